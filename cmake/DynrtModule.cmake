@@ -1,0 +1,53 @@
+# dynrt_add_module(<target> SOURCES <src>... [OUTPUT_NAME <name>] [OUTPUT_DIR <dir>])
+#
+# Builds a dynrt module: a shared object loaded at run time by the module loader.
+# Flags follow docs/module-abi.md: hidden visibility (only the two entry points
+# are exported), -fno-gnu-unique (so unloading really unloads) and
+# --no-undefined (a missing symbol fails the build, not the first call).
+# Used in-tree and, installed with the SDK, by out-of-tree modules after
+# find_package(dynrt).
+function(dynrt_add_module target)
+  cmake_parse_arguments(ARG "" "OUTPUT_NAME;OUTPUT_DIR" "SOURCES" ${ARGN})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  if(TARGET dynrt_core)
+    target_link_libraries(${target} PRIVATE dynrt_core)
+  else()
+    target_link_libraries(${target} PRIVATE dynrt::core)
+  endif()
+  set_target_properties(${target} PROPERTIES
+    PREFIX "lib"
+    CXX_STANDARD 17
+    CXX_STANDARD_REQUIRED ON
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(ARG_OUTPUT_NAME)
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME})
+  endif()
+  if(ARG_OUTPUT_DIR)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR})
+  elseif(DEFINED DYNRT_MODULE_OUTPUT_DIR)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${DYNRT_MODULE_OUTPUT_DIR})
+  endif()
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -fno-gnu-unique)
+  endif()
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+endfunction()
+
+# In-tree op: dynrt_add_op(NAME <op> SOURCES <src>... [TESTS <test src>...])
+# builds libdynrt_op_<op>.so into the module folder and one test executable
+# test_op_<op> run by ctest. Only used inside the dynrt source tree.
+function(dynrt_add_op)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;TESTS" ${ARGN})
+  dynrt_add_module(dynrt_op_${ARG_NAME} SOURCES ${ARG_SOURCES} OUTPUT_NAME dynrt_op_${ARG_NAME})
+  target_compile_options(dynrt_op_${ARG_NAME} PRIVATE ${DYNRT_WARNINGS})
+  install(TARGETS dynrt_op_${ARG_NAME} LIBRARY DESTINATION ${DYNRT_INSTALL_MODULE_DIR})
+  add_dependencies(dynrt_modules dynrt_op_${ARG_NAME})
+  if(DYNRT_BUILD_TESTS AND ARG_TESTS)
+    add_executable(test_op_${ARG_NAME} ${ARG_TESTS})
+    target_link_libraries(test_op_${ARG_NAME} PRIVATE dynrt_test_support)
+    target_compile_options(test_op_${ARG_NAME} PRIVATE ${DYNRT_WARNINGS})
+    add_dependencies(test_op_${ARG_NAME} dynrt_modules)
+    gtest_discover_tests(test_op_${ARG_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS op)
+  endif()
+endfunction()

@@ -1,0 +1,104 @@
+// Network and InferRequest: a program compiled for one engine, and one stream of
+// inferences on it.
+//
+// A Network is shared: it holds the program, the engine, constants in device
+// memory, the impl cache (LRU, keyed by attributes + layouts) and the compilation
+// context for background static builds. It is safe to run several InferRequests
+// on one Network from several threads. An InferRequest owns per-request state: a
+// primitive_inst per node (current layouts, impl, output memory), input and
+// output tensors and its own ShapePredictor.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dynrt/host_tensor.hpp"
+#include "dynrt/memory.hpp"
+#include "dynrt/program.hpp"
+#include "dynrt/shape_predictor.hpp"
+#include "dynrt/stats.hpp"
+
+namespace dynrt {
+
+class ImplCache;
+class CompilationContext;
+class PrimitiveInst;
+struct RegisteredImpl;
+
+struct NetworkOptions {
+    size_t impl_cache_capacity = 300;   // entries of the LRU impl cache
+    bool use_dynamic_impls = true;      // false: always build static impls
+    bool async_compile = true;          // critical ops: background static build
+    size_t compile_threads = 1;
+    ShapePredictor::Settings prealloc;  // per-request predictor settings
+    bool verbose = false;               // impl choice reasons on stderr
+};
+
+class Network : public std::enable_shared_from_this<Network> {
+public:
+    static std::shared_ptr<Network> create(std::shared_ptr<const Program> program, EnginePtr engine,
+                                           NetworkOptions options = {});
+    ~Network();
+
+    const Program& program() const { return *program_; }
+    Engine& engine() const { return *engine_; }
+    const EnginePtr& engine_ptr() const { return engine_; }
+    const NetworkOptions& options() const { return options_; }
+    ImplCache& impl_cache() const { return *impl_cache_; }
+    CompilationContext* compilation_context() const { return compile_ctx_.get(); }
+    // Device copy of a constant node's value (nullptr for other nodes).
+    MemoryPtr constant_memory(size_t node) const;
+    // Waits for every queued background build (tests, benchmarks).
+    void wait_for_background_builds() const;
+
+private:
+    Network(std::shared_ptr<const Program> program, EnginePtr engine, NetworkOptions options);
+    void upload_constants();
+
+    std::shared_ptr<const Program> program_;
+    EnginePtr engine_;
+    NetworkOptions options_;
+    std::unique_ptr<ImplCache> impl_cache_;
+    std::unique_ptr<CompilationContext> compile_ctx_;
+    std::vector<MemoryPtr> constants_;
+};
+
+class InferRequest {
+public:
+    explicit InferRequest(std::shared_ptr<Network> network);
+    ~InferRequest();
+    InferRequest(const InferRequest&) = delete;
+    InferRequest& operator=(const InferRequest&) = delete;
+
+    // Copies `value` into the input's device buffer (sized through the
+    // predictor). Throws when the name is unknown, the dtype differs or the shape
+    // does not fit the declared partial shape.
+    void set_input(const std::string& name, const HostTensor& value);
+    void infer();
+    // Copy of an output's current value.
+    HostTensor get_output(const std::string& name) const;
+    HostTensor get_output(size_t index) const;
+    // Current layout of a node's output (tests).
+    Layout node_layout(const std::string& node, size_t output = 0) const;
+
+    const RunStats& last_run() const { return last_; }
+    const Counters& cumulative() const { return cumulative_; }
+    ShapePredictor& shape_predictor() { return *predictor_; }
+    Network& network() const { return *network_; }
+    Stream& stream() const { return *stream_; }
+    PrimitiveInst& inst(const std::string& node) const;
+
+private:
+    std::shared_ptr<Network> network_;
+    std::shared_ptr<Stream> stream_;
+    std::unique_ptr<ShapePredictor> predictor_;
+    std::vector<std::unique_ptr<PrimitiveInst>> insts_;
+    std::map<std::string, size_t> input_index_;
+    RunStats last_;
+    Counters cumulative_;
+    uint64_t run_index_ = 0;
+};
+
+}  // namespace dynrt

@@ -1,0 +1,83 @@
+// Program: the graph as built by a front end (YAML, the op harness, the API).
+//
+// Nodes are added by name; inputs refer to other nodes as "name" or "name:K"
+// (output K). build() validates everything against the registry (ops exist,
+// attribute schemas, input counts, no cycles, outputs exist), orders the nodes
+// topologically and infers every output layout with partial shapes. Errors carry
+// the ErrorContext given when the node was added (file, line, node, field).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/host_tensor.hpp"
+#include "dynrt/layout.hpp"
+
+namespace dynrt {
+
+class Registry;
+struct RegisteredOp;
+
+struct NodeInput {
+    size_t node = 0;     // index into Program::nodes()
+    size_t output = 0;
+};
+
+struct Node {
+    std::string name;
+    std::string op;
+    std::vector<std::string> input_names;       // as given
+    std::vector<NodeInput> inputs;              // resolved by build()
+    Attributes attrs;                           // validated by build()
+    ErrorContext where;
+    const RegisteredOp* def = nullptr;          // resolved by build()
+    std::vector<Layout> out_layouts;            // partial layouts, by build()
+    std::shared_ptr<const HostTensor> constant; // constants only
+    Layout declared;                            // inputs only
+    std::vector<size_t> users;                  // consumer node indices
+    bool is_output = false;
+    bool is_dynamic = false;                    // any input or output dim dynamic
+    bool in_shape_of_subgraph = false;          // computes only from shapes
+    std::vector<size_t> shape_of_roots;         // shape_of nodes feeding the subgraph
+};
+
+class Program {
+public:
+    explicit Program(std::shared_ptr<const Registry> registry, std::string name = "program");
+
+    void add_input(const std::string& name, const Layout& layout, ErrorContext where = {});
+    void add_constant(const std::string& name, HostTensor value, ErrorContext where = {});
+    void add_node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
+                  Attributes raw_attrs = {}, ErrorContext where = {});
+    void add_output(const std::string& name, ErrorContext where = {});   // "node" or "node:K"
+    void build();
+
+    const std::string& name() const { return name_; }
+    const std::vector<Node>& nodes() const { return nodes_; }
+    const std::vector<size_t>& order() const { return order_; }          // topological
+    const std::vector<size_t>& inputs() const { return inputs_; }        // node indices
+    const std::vector<NodeInput>& outputs() const { return outputs_; }
+    const std::vector<std::string>& output_names() const { return output_names_; }
+    size_t node_index(const std::string& name) const;                    // throws if unknown
+    const std::shared_ptr<const Registry>& registry() const { return registry_; }
+    bool built() const { return built_; }
+
+private:
+    NodeInput resolve(const std::string& ref, const ErrorContext& where) const;
+    void mark_shape_of_subgraphs();
+
+    std::shared_ptr<const Registry> registry_;
+    std::string name_;
+    std::vector<Node> nodes_;
+    std::vector<size_t> order_;
+    std::vector<size_t> inputs_;
+    std::vector<NodeInput> outputs_;
+    std::vector<std::string> output_names_;
+    std::vector<ErrorContext> output_where_;
+    bool built_ = false;
+};
+
+}  // namespace dynrt

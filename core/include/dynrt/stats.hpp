@@ -1,0 +1,57 @@
+// Counters of the dynamic execution flow, per primitive and per run.
+//
+// Every branch of the per-primitive flow increments one counter, so tests assert
+// on the mechanism (not on timings) and the CLI reports it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dynrt {
+
+struct Counters {
+    uint64_t executions = 0;            // impl executed
+    uint64_t shape_changes = 0;         // update_shape produced a new output layout
+    uint64_t update_shape_runs = 0;     // shape inference actually ran
+    uint64_t skip_shape_unchanged = 0;  // update_shape skipped: inputs unchanged
+    uint64_t skip_shape_of = 0;         // shape_of-like op with unchanged input shape
+    uint64_t skip_shape_of_subgraph = 0;// shape_of subgraph with unchanged roots: values reused
+    uint64_t skip_done_by_other = 0;    // update_shape already done by another primitive
+    uint64_t skip_data_dependent = 0;   // output shape comes from execution
+    uint64_t skip_empty_output = 0;     // empty output: execution skipped
+    uint64_t impl_cache_hits = 0;
+    uint64_t impl_cache_misses = 0;
+    uint64_t static_builds = 0;         // static impls built synchronously
+    uint64_t dynamic_impl_runs = 0;     // executions on a shape-agnostic impl
+    uint64_t async_builds_queued = 0;
+    uint64_t async_builds_picked = 0;   // background static impl took over
+    uint64_t impl_changes = 0;
+    uint64_t allocations = 0;
+    uint64_t reuses = 0;                // buffer reinterpreted, no allocation
+    uint64_t reclaims = 0;              // buffer released: need << capacity
+    uint64_t bytes_allocated = 0;
+    uint64_t set_arguments = 0;         // arguments re-bound (impl or memory changed)
+
+    Counters& operator+=(const Counters& o);
+    // (name, value) pairs in a fixed order, for reports.
+    std::vector<std::pair<const char*, uint64_t>> items() const;
+};
+
+struct NodeStats {
+    std::string node;
+    std::string op;
+    std::string impl;        // impl used in the last run ("" when skipped)
+    bool dynamic_impl = false;
+    Counters counters;       // this run
+};
+
+struct RunStats {
+    Counters totals;                  // sum over nodes, this run
+    std::vector<NodeStats> nodes;     // execution order
+    uint64_t peak_bytes = 0;          // engine peak bytes in use during the run
+    uint64_t used_bytes = 0;          // engine bytes in use after the run
+    double host_ms = 0;               // wall time of infer()
+};
+
+}  // namespace dynrt

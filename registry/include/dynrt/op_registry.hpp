@@ -1,0 +1,57 @@
+// Op definitions: what an op is, independent of any device.
+//
+// An op module registers one OpDefinition per op: its name, input count, typed
+// attribute schema, a pure shape-inference function and the traits the generic
+// execution flow needs (this op is shape_of-like; its output size depends on
+// data; it is worth a background static build ...). Core never branches on op
+// names: everything op-specific is declared here.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/host_tensor.hpp"
+#include "dynrt/layout.hpp"
+
+namespace dynrt {
+
+struct ShapeInferContext {
+    const std::string& node;                 // for error messages
+    const std::vector<Layout>& inputs;       // current input layouts (maybe dynamic)
+    const Attributes& attrs;                 // validated attributes
+    // Values of inputs the op listed in OpDefinition::value_inputs; nullptr when
+    // not known yet (graph build with dynamic producers). Shape inference must then
+    // return dynamic dims instead of failing.
+    std::vector<const HostTensor*> values;
+    const HostTensor* value(size_t i) const { return i < values.size() ? values[i] : nullptr; }
+};
+
+// Returns one Layout per output. Throws dynrt::Error on invalid shapes; the
+// flow adds node/op context.
+using ShapeInferFn = std::function<std::vector<Layout>(const ShapeInferContext&)>;
+
+struct OpTraits {
+    bool is_input = false;              // graph input (parameter): data set by the request
+    bool is_constant = false;           // holds constant data given at build time
+    bool shape_of_like = false;         // output depends only on the input *shape*
+    bool data_dependent_output = false; // output shape known only after execution
+    bool critical = false;              // dynamic impl triggers a background static build
+    bool weightable = false;            // has weights that impls may reorder
+};
+
+struct OpDefinition {
+    std::string name;
+    std::string doc;                    // one line
+    size_t min_inputs = 1;
+    size_t max_inputs = 1;
+    size_t num_outputs = 1;
+    std::vector<AttrSpec> attrs;
+    std::vector<size_t> value_inputs;   // inputs whose values shape inference reads
+    ShapeInferFn infer;
+    OpTraits traits;
+};
+
+}  // namespace dynrt

@@ -1,0 +1,89 @@
+// Helpers for op modules: host (reference) impls and shape-inference utilities.
+//
+// Most ops need only three things: an OpDefinition with a shape-inference
+// function, a host kernel written as plain loops over a HostCall, and
+// add_host_impls() to register it as the cpu reference impl in both flavours:
+//   - "cpu_ref_dynamic": shape-agnostic; one instance serves every shape;
+//   - "cpu_ref_static":  built for one set of layouts (checked on execution),
+//     kept in the impl cache like a device's specialised kernel.
+// Both run the same math; the static flavour lets the host device exercise every
+// path of the flow (impl cache, static builds, background hand-over).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/implementation_map.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/registry.hpp"
+
+namespace dynrt {
+
+// Host view of one execution: inputs and outputs mapped to host pointers.
+class HostCall {
+public:
+    HostCall(ExecContext& ctx);
+    ~HostCall();
+    HostCall(const HostCall&) = delete;
+    HostCall& operator=(const HostCall&) = delete;
+
+    const KernelParams& params() const { return ctx_.params; }
+    const Attributes& attrs() const { return *ctx_.params.attrs; }
+    const std::string& node() const { return ctx_.params.node; }
+    size_t num_inputs() const { return in_shapes_.size(); }
+    size_t num_outputs() const { return out_shapes_.size(); }
+    const Shape& in_shape(size_t i) const { return in_shapes_.at(i); }
+    const Shape& out_shape(size_t i) const { return out_shapes_.at(i); }
+    DataType in_type(size_t i) const { return ctx_.params.inputs.at(i).dtype; }
+    DataType out_type(size_t i) const { return ctx_.params.outputs.at(i).dtype; }
+
+    template <typename T> const T* in(size_t i) const { return static_cast<const T*>(in_ptrs_.at(i)); }
+    template <typename T> T* out(size_t i) const { return static_cast<T*>(out_ptrs_.at(i)); }
+    const void* in_raw(size_t i) const { return in_ptrs_.at(i); }
+    void* out_raw(size_t i) const { return out_ptrs_.at(i); }
+
+    // Element access through double for any dtype (f16 decoded; integers exact up
+    // to 2^53). The reference math of most ops is written with these.
+    double get(size_t input, size_t flat_index) const;
+    void set(size_t output, size_t flat_index, double value) const;
+    // Integer values of an input (for index / shape inputs).
+    std::vector<int64_t> get_ints(size_t input) const;
+
+private:
+    ExecContext& ctx_;
+    std::vector<Shape> in_shapes_, out_shapes_;
+    std::vector<const void*> in_ptrs_;
+    std::vector<void*> out_ptrs_;
+    std::vector<std::unique_ptr<MappedMemory>> maps_;
+};
+
+using HostKernel = std::function<void(HostCall&)>;
+
+struct HostImplOptions {
+    std::vector<DataType> dtypes;            // empty = any
+    bool register_static = true;
+    bool register_dynamic = true;
+    // Extra check (empty string = ok), e.g. unsupported attribute combinations.
+    std::function<std::string(const KernelParams&)> validate;
+};
+
+// Registers the cpu reference impls of `op` (dynamic first, then static).
+void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel,
+                    HostImplOptions options = {});
+
+// ---- shape-inference utilities -------------------------------------------
+
+// Normalises a possibly negative axis against `rank`; throws naming `field`.
+int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& field = "axis");
+// Numpy broadcasting of two partial shapes; throws on incompatible static dims.
+PartialShape broadcast_shapes(const PartialShape& a, const PartialShape& b);
+// Row-major strides of a static shape (in elements).
+std::vector<size_t> strides_of(const Shape& s);
+// Throws dynrt::Error{"<what>: expected <n> dims, got <shape>"} unless rank matches.
+void expect_rank(const Layout& l, size_t rank, const std::string& what);
+
+}  // namespace dynrt
