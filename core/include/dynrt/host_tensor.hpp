@@ -33,6 +33,16 @@ public:
     double get_as_double(size_t i) const;
     void set_from_double(size_t i, double v);
 
+    // Changes dtype/shape in place, keeping the storage's capacity (used to keep
+    // request outputs preallocated across runs). Contents are unspecified.
+    void reset(DataType t, const Shape& shape) {
+        dtype_ = t;
+        shape_ = shape;
+        data_.resize(bytes());
+    }
+    void reserve_bytes(size_t n) { data_.reserve(n); }
+    size_t capacity_bytes() const { return data_.capacity(); }
+
     static HostTensor from_int64(DataType t, const Shape& shape, const std::vector<int64_t>& v);
     static HostTensor from_floats(const Shape& shape, const std::vector<float>& v);
 

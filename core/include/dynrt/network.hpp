@@ -80,6 +80,9 @@ public:
     // Copy of an output's current value.
     HostTensor get_output(const std::string& name) const;
     HostTensor get_output(size_t index) const;
+    // The request-owned output tensor (valid until the next infer()).
+    const HostTensor& output(const std::string& name) const;
+    const HostTensor& output(size_t index) const;
     // Current layout of a node's output (tests).
     Layout node_layout(const std::string& node, size_t output = 0) const;
 
@@ -91,11 +94,14 @@ public:
     PrimitiveInst& inst(const std::string& node) const;
 
 private:
+    void copy_outputs();
+
     std::shared_ptr<Network> network_;
     std::shared_ptr<Stream> stream_;
     std::unique_ptr<ShapePredictor> predictor_;
     std::vector<std::unique_ptr<PrimitiveInst>> insts_;
     std::map<std::string, size_t> input_index_;
+    std::vector<HostTensor> outputs_host_;
     RunStats last_;
     Counters cumulative_;
     uint64_t run_index_ = 0;

@@ -40,6 +40,9 @@ struct ExecContext {
     const KernelParams& params;               // current layouts
     const std::vector<MemoryPtr>& inputs;     // views with the current layouts
     const std::vector<MemoryPtr>& outputs;
+    // Ops with data-dependent output shapes write the actual output layouts here
+    // (the outputs were allocated for the upper bound their shape inference gave).
+    std::vector<Layout>* actual_outputs = nullptr;
 };
 
 class Impl {

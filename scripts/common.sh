@@ -1,0 +1,29 @@
+# Shared by bootstrap.sh and test.sh: package check and the build.
+set -euo pipefail
+DYNRT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DYNRT_PACKAGES=(g++ cmake make pkg-config python3
+  libboost-dev libboost-program-options-dev libyaml-cpp-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  libgtest-dev libbenchmark-dev)
+
+dynrt_install_packages() {
+  local missing=()
+  for p in "${DYNRT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then return 0; fi
+  echo "dynrt: installing ${missing[*]}" >&2
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# dynrt_build <build dir> [extra cmake args...]
+dynrt_build() {
+  local dir="$1"; shift
+  local jobs
+  jobs="$(nproc 2>/dev/null || echo 2)"
+  cmake -S "$DYNRT_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE="${DYNRT_BUILD_TYPE:-Release}" "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}

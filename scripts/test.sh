@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds, runs ctest.
+#   ./scripts/test.sh              build/ (Release), every test
+#   ./scripts/test.sh --sanitize   build-asan/ with AddressSanitizer + UBSan
+# CI=true turns warnings into errors.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+dir="$DYNRT_ROOT/build"
+args=()
+if [ "${1:-}" = "--sanitize" ]; then
+  dir="$DYNRT_ROOT/build-asan"
+  args+=(-DDYNRT_SANITIZE=address,undefined -DDYNRT_BUILD_BENCHMARKS=OFF)
+  export DYNRT_BUILD_TYPE=Debug
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+fi
+if [ "${CI:-}" = "true" ]; then args+=(-DDYNRT_WERROR=ON); fi
+dynrt_install_packages
+dynrt_build "$dir" "${args[@]}"
+cd "$dir"
+ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 600
