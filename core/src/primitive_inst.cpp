@@ -21,6 +21,11 @@ std::string layouts_to_string(const std::vector<Layout>& ls) {
     return s;
 }
 
+// ShapePredictor key of output i: the node name, "_out<i>" appended for i > 0.
+std::string predictor_key(const std::string& node, size_t i) {
+    return i == 0 ? node : node + "_out" + std::to_string(i);
+}
+
 bool same_bytes(const HostTensor& a, const HostTensor& b) {
     return a.dtype() == b.dtype() && a.shape() == b.shape() &&
            std::memcmp(a.data(), b.data(), a.bytes()) == 0;
@@ -338,8 +343,7 @@ void PrimitiveInst::realloc_if_needed() {
         // Release a buffer far larger than the need (reclaim rule: need * 10 < capacity).
         const bool reclaim = fits && need > 0 && need * 10 < capacity_[i];
         if (fits && !reclaim) {
-            const std::string id = i == 0 ? node_.name : node_.name + "_out" + std::to_string(i);
-            predictor_.predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), true, l.format);
+            predictor_.predict_preallocation_shape(predictor_key(node_.name, i), l.get_shape(), bitwidth(l.dtype), true, l.format);
             if (outputs_[i]->layout() != l) {
                 outputs_[i] = outputs_[i]->reinterpret(l);
                 memory_changed_ = true;
@@ -353,7 +357,7 @@ void PrimitiveInst::realloc_if_needed() {
 }
 
 void PrimitiveInst::allocate_output(size_t i, const Layout& l) {
-    const std::string id = i == 0 ? node_.name : node_.name + "_out" + std::to_string(i);
+    const std::string id = predictor_key(node_.name, i);
     const size_t need = l.bytes();
     size_t size = need;
     auto prediction = predictor_.predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), false, l.format);

@@ -14,7 +14,7 @@
 
 #include "dynrt/registry.hpp"
 
-#define DYNRT_MODULE_ABI_VERSION 1u
+#define DYNRT_MODULE_ABI_VERSION 1
 
 #define DYNRT_STR2(x) #x
 #define DYNRT_STR(x) DYNRT_STR2(x)

@@ -1,0 +1,147 @@
+#include "dynrt/shape_predictor.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "dynrt/error.hpp"
+
+namespace dynrt {
+
+namespace {
+
+// newer - older per dimension; false when any dimension shrank (the two shapes
+// always have equal rank here: a rank change restarts the history).
+bool step(const Shape& newer, const Shape& older, std::vector<int64_t>& out) {
+    out.resize(newer.size());
+    for (size_t i = 0; i < newer.size(); ++i) {
+        if (newer[i] < older[i]) return false;
+        out[i] = newer[i] - older[i];
+    }
+    return true;
+}
+
+Error settings_error(const std::string& text, const std::string& why) {
+    return Error("invalid preallocation settings '" + text + "': " + why +
+                 " (expected \"N BYTES DIFF RATIO\", e.g. \"10 16384 2 1.1\")");
+}
+
+size_t parse_count(const std::string& text, const std::string& tok, const char* what) {
+    // strtoull would accept "-1" and wrap it, so only digits are allowed.
+    bool digits = !tok.empty();
+    for (char c : tok) digits = digits && c >= '0' && c <= '9';
+    if (!digits) throw settings_error(text, std::string(what) + " '" + tok + "' is not a non-negative integer");
+    errno = 0;
+    const unsigned long long v = std::strtoull(tok.c_str(), nullptr, 10);
+    if (errno == ERANGE) throw settings_error(text, std::string(what) + " '" + tok + "' is too large");
+    return static_cast<size_t>(v);
+}
+
+}  // namespace
+
+ShapePredictor::ShapePredictor(Settings settings) : settings_(settings) {}
+
+ShapePredictor::ShapePredictor(Settings settings, DeviceLimits limits)
+    : settings_(settings), limits_(std::move(limits)) {}
+
+ShapePredictor::Settings ShapePredictor::parse_settings(const std::string& text) {
+    std::istringstream is(text);
+    std::vector<std::string> tok;
+    for (std::string t; is >> t;) tok.push_back(t);
+    if (tok.size() != 4)
+        throw settings_error(text, "got " + std::to_string(tok.size()) + " values, need 4");
+    Settings s;
+    s.next_iters_preallocation_count = parse_count(text, tok[0], "N");
+    s.max_per_iter_size = parse_count(text, tok[1], "BYTES");
+    s.max_per_dim_diff = parse_count(text, tok[2], "DIFF");
+    char* end = nullptr;
+    errno = 0;
+    const float r = std::strtof(tok[3].c_str(), &end);
+    if (end == tok[3].c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(r) || r < 0.0f)
+        throw settings_error(text, "RATIO '" + tok[3] + "' is not a non-negative number");
+    s.buffers_preallocation_ratio = r;
+    return s;
+}
+
+bool ShapePredictor::disabled(const Settings& s) {
+    // Iterations mode needs N > 0, a step of at least 1 within DIFF and a slice
+    // of at least one byte within BYTES; ratio mode needs a ratio above 1.
+    const bool no_iterations =
+        s.next_iters_preallocation_count == 0 || s.max_per_dim_diff == 0 || s.max_per_iter_size == 0;
+    return no_iterations && s.buffers_preallocation_ratio <= 1.0f;
+}
+
+std::pair<bool, Shape> ShapePredictor::predict_preallocation_shape(const std::string& id,
+                                                                   const Shape& current_shape,
+                                                                   size_t dt_bitwidth, bool can_reuse_buffer,
+                                                                   Format format) {
+    std::lock_guard<std::mutex> lock(mutex_);
+
+    // Record first, whatever happens next: reuse calls feed the history too.
+    auto& hist = history_[id];
+    if (!hist.empty() && hist.back().rank() != current_shape.rank()) hist.clear();
+    hist.push_back(current_shape);
+    if (hist.size() > kHistorySize) hist.pop_front();
+
+    if (can_reuse_buffer) return {false, {}};
+    // A scalar has no dimension 0 to grow; nothing sensible to predict.
+    if (current_shape.rank() == 0) return {false, {}};
+    if (hist.size() < kHistorySize) return {false, {}};
+
+    const Shape& h0 = hist[hist.size() - 3];
+    const Shape& h1 = hist[hist.size() - 2];
+    const Shape& h2 = hist[hist.size() - 1];
+    std::vector<int64_t> d0, d1;
+    // d1 is computed only when d0 did not shrink, as in the reference.
+    const bool grew = step(h2, h1, d0) && step(h1, h0, d1);
+
+    const size_t n = settings_.next_iters_preallocation_count;
+    if (grew && n > 0 && d0 == d1) {
+        bool any_step = false, within_diff = true;
+        for (int64_t d : d0) {
+            any_step = any_step || d != 0;
+            within_diff = within_diff && static_cast<size_t>(d) <= settings_.max_per_dim_diff;
+        }
+        if (any_step && within_diff) {
+            // The "slice" counts each growing dimension as 1 (not as its step):
+            // the reference's rule, kept as is.
+            size_t slice = 1;
+            for (size_t i = 0; i < d0.size(); ++i) slice *= d0[i] == 0 ? static_cast<size_t>(current_shape[i]) : 1;
+            const size_t slice_bytes = (slice * dt_bitwidth + 7) / 8;
+            if (slice_bytes <= settings_.max_per_iter_size) {
+                Shape predicted = current_shape;
+                for (size_t i = 0; i < d0.size(); ++i) predicted[i] += static_cast<int64_t>(n) * d0[i];
+                return {true, predicted};
+            }
+        }
+    }
+
+    const float ratio = settings_.buffers_preallocation_ratio;
+    if (ratio > 1.0f && !is_blocked(format)) {
+        // Flattened into dim 0, computed in float and truncated, like the reference.
+        Shape flat(std::vector<int64_t>(current_shape.rank(), 1));
+        flat[0] = static_cast<int64_t>(static_cast<size_t>(static_cast<float>(current_shape.count()) * ratio));
+        return {true, flat};
+    }
+    return {false, {}};
+}
+
+bool ShapePredictor::can_preallocate(size_t desired_buffer_size) const {
+    if (limits_.max_alloc_bytes != 0 && desired_buffer_size > limits_.max_alloc_bytes) return false;
+    if (limits_.global_mem_bytes != 0) {
+        const size_t used = limits_.used_bytes ? limits_.used_bytes() : 0;
+        // Compared in float, strictly below 90%, as the reference does.
+        return static_cast<float>(used + desired_buffer_size) <
+               static_cast<float>(limits_.global_mem_bytes) * 0.90f;
+    }
+    return true;
+}
+
+void ShapePredictor::reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    history_.clear();
+}
+
+}  // namespace dynrt

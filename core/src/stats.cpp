@@ -1,0 +1,37 @@
+#include "dynrt/stats.hpp"
+
+namespace dynrt {
+
+// One list of the fields, used by both functions, so adding a counter means
+// adding one line here.
+#define DYNRT_COUNTER_FIELDS(X)                                                                      \
+    X(executions) X(shape_changes) X(update_shape_runs) X(skip_shape_unchanged) X(skip_shape_of)      \
+    X(skip_shape_of_subgraph) X(skip_done_by_other) X(skip_data_dependent) X(skip_empty_output)       \
+    X(impl_cache_hits) X(impl_cache_misses) X(static_builds) X(dynamic_impl_runs)                     \
+    X(async_builds_queued) X(async_builds_picked) X(impl_changes) X(allocations) X(reuses)            \
+    X(reclaims) X(bytes_allocated) X(set_arguments)
+
+// Catches a counter added to the header but not to the list above.
+#define DYNRT_ONE(f) +1
+static_assert(sizeof(Counters) == sizeof(uint64_t) * (0 DYNRT_COUNTER_FIELDS(DYNRT_ONE)),
+              "Counters has a field missing from DYNRT_COUNTER_FIELDS");
+#undef DYNRT_ONE
+
+Counters& Counters::operator+=(const Counters& o) {
+#define DYNRT_ADD(f) f += o.f;
+    DYNRT_COUNTER_FIELDS(DYNRT_ADD)
+#undef DYNRT_ADD
+    return *this;
+}
+
+std::vector<std::pair<const char*, uint64_t>> Counters::items() const {
+    std::vector<std::pair<const char*, uint64_t>> out;
+#define DYNRT_ITEM(f) out.emplace_back(#f, f);
+    DYNRT_COUNTER_FIELDS(DYNRT_ITEM)
+#undef DYNRT_ITEM
+    return out;
+}
+
+#undef DYNRT_COUNTER_FIELDS
+
+}  // namespace dynrt

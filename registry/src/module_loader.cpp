@@ -1,0 +1,195 @@
+// ModuleLoader: the only place that touches Boost.DLL (P8 of the
+// plugin-systems reference); modules never see Boost types.
+//
+// Order of checks for one file, each with its own message (docs/module-abi.md):
+// exists -> is an ELF shared object that loads with RTLD_NOW -> exports the info
+// entry point -> ABI version and fingerprint match -> exports the register entry
+// point -> registering succeeds -> nothing conflicts with what is loaded.
+#include "dynrt/module_loader.hpp"
+
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+
+namespace fs = std::filesystem;
+
+namespace dynrt {
+
+namespace {
+
+// dlopen is not reentrant-safe everywhere and registration must not interleave
+// (P18): one mutex for every load in the process.
+std::mutex& loader_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+const char* const kRebuild = "rebuild the module against this dynrt SDK";
+
+bool has_elf_magic(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    char magic[4] = {};
+    f.read(magic, 4);
+    return f.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+// Boost 1.74 reports "<what> (dlerror system message: <text>): <errc text>",
+// where the errc text is unrelated to the failure; keep only dlerror's text,
+// without the file name it starts with (the error context already names it).
+std::string dlerror_text(const std::system_error& e, const std::string& path) {
+    std::string s = e.what();
+    const std::string suffix = ": " + e.code().message();
+    if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+        s.erase(s.size() - suffix.size());
+    const std::string marker = "(dlerror system message: ";
+    const size_t at = s.find(marker);
+    if (at == std::string::npos) return s;
+    s = s.substr(at + marker.size());
+    if (!s.empty() && s.back() == ')') s.pop_back();
+    if (s.compare(0, path.size() + 2, path + ": ") == 0) s.erase(0, path.size() + 2);
+    return s;
+}
+
+std::string str_or(const char* s, const char* fallback) { return s ? std::string(s) : std::string(fallback); }
+
+}  // namespace
+
+std::string ModuleLoader::default_module_dir() {
+    const fs::path exe = boost::dll::program_location();
+    return (exe.parent_path() / ".." / "lib" / "dynrt").lexically_normal().string();
+}
+
+std::vector<std::string> ModuleLoader::search_path(const std::vector<std::string>& explicit_dirs) {
+    if (!explicit_dirs.empty()) return explicit_dirs;
+    if (const char* env = std::getenv("DYNRT_MODULE_PATH")) {
+        std::vector<std::string> dirs;
+        std::string item;
+        for (const char* c = env;; ++c) {
+            if (*c == ':' || *c == '\0') {
+                if (!item.empty()) dirs.push_back(item);
+                item.clear();
+                if (*c == '\0') break;
+            } else {
+                item += *c;
+            }
+        }
+        if (!dirs.empty()) return dirs;
+    }
+    return {default_module_dir()};
+}
+
+void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
+    std::error_code ec;
+    // Absolute paths only: Boost 1.74 resolves a bare name against the current
+    // directory (P6), and the record should name the file unambiguously.
+    fs::path path = fs::absolute(path_in, ec).lexically_normal();
+    if (ec) path = fs::path(path_in);
+    const std::string p = path.string();
+    ErrorContext where;
+    where.file = p;
+
+    if (!fs::exists(path, ec)) throw Error("no such module file", where);
+    if (!fs::is_regular_file(path, ec)) throw Error("not a regular file", where);
+
+    std::lock_guard<std::mutex> lock(loader_mutex());
+
+    // rtld_now: a missing symbol fails here, catchably, instead of killing the
+    // process at the first call (P5).
+    auto library = std::make_shared<boost::dll::shared_library>();
+    try {
+        library->load(path, boost::dll::load_mode::rtld_now);
+    } catch (const std::system_error& e) {
+        if (!has_elf_magic(path))
+            throw Error("not a shared object (" + dlerror_text(e, p) + "): remove it from the module folder", where);
+        throw Error("cannot be loaded: " + dlerror_text(e, p) +
+                        ". A module must link only against symbols of dynrt and its own dependencies: " +
+                        kRebuild + " (dynrt_add_module links with --no-undefined to catch this at build time)",
+                    where);
+    }
+
+    if (!library->has(DYNRT_MODULE_INFO_SYMBOL))
+        throw Error(std::string("lacks the entry point ") + DYNRT_MODULE_INFO_SYMBOL +
+                        ": not a dynrt module, or built against an SDK older than ABI " +
+                        std::to_string(DYNRT_MODULE_ABI_VERSION) + " (use DYNRT_MODULE to define it)",
+                    where);
+    auto& info_fn = library->get<const DynrtModuleInfo*()>(DYNRT_MODULE_INFO_SYMBOL);
+    const DynrtModuleInfo* info = info_fn();
+    if (!info) throw Error(std::string(DYNRT_MODULE_INFO_SYMBOL) + " returned null: " + kRebuild, where);
+
+    // The first two fields are the same in every ABI version; the rest is read
+    // only when the version and size say the layout is ours.
+    const std::string host_fp = DYNRT_BUILD_FINGERPRINT;
+    const bool layout_ok = info->abi_version == DYNRT_MODULE_ABI_VERSION && info->struct_size >= sizeof(DynrtModuleInfo);
+    const std::string module_fp = layout_ok ? str_or(info->fingerprint, "<none>") : std::string("<unknown>");
+    if (!layout_ok || module_fp != host_fp) {
+        throw Error("built for ABI " + std::to_string(info->abi_version) + " / fingerprint " + module_fp +
+                        ", this dynrt is ABI " + std::to_string(DYNRT_MODULE_ABI_VERSION) + " / fingerprint " +
+                        host_fp + ": " + kRebuild,
+                    where);
+    }
+
+    if (!library->has(DYNRT_MODULE_REGISTER_SYMBOL))
+        throw Error(std::string("lacks the entry point ") + DYNRT_MODULE_REGISTER_SYMBOL +
+                        " (use DYNRT_MODULE to define both entry points): " + kRebuild,
+                    where);
+    auto& register_fn = library->get<int(dynrt::ModuleRegistrar*, char*, size_t)>(DYNRT_MODULE_REGISTER_SYMBOL);
+
+    auto record = std::make_shared<ModuleRecord>();
+    record->path = p;
+    record->name = str_or(info->name, path.stem().string().c_str());
+    record->fingerprint = module_fp;
+    record->library = library;   // shared_ptr<shared_library> -> shared_ptr<void>
+
+    // Declared after `library`, so the staged entries (whose code lives in the
+    // module) are destroyed before a refused module is unloaded.
+    ModuleRegistrar registrar(registry, record);
+    char message[2048] = {};
+    if (register_fn(&registrar, message, sizeof message) != 0)
+        throw Error(std::string("threw while registering: ") + (message[0] ? message : "no message") +
+                        " (nothing of this module was registered)",
+                    where);
+    try {
+        registrar.commit();
+    } catch (const Error& e) {
+        throw e.with_context(where);
+    }
+}
+
+LoadReport ModuleLoader::load_dirs(Registry& registry, const std::vector<std::string>& dirs) {
+    LoadReport report;
+    for (const std::string& dir : dirs) {
+        std::error_code ec;
+        const fs::path folder = fs::absolute(dir, ec).lexically_normal();
+        if (!fs::is_directory(folder, ec)) {
+            report.failed.push_back({folder.string(), folder.string() + ": module folder does not exist"});
+            continue;
+        }
+        std::vector<fs::path> files;
+        for (const auto& entry : fs::directory_iterator(folder, ec)) {
+            if (entry.path().extension() == ".so" && !entry.is_directory()) files.push_back(entry.path());
+        }
+        if (ec) {
+            report.failed.push_back({folder.string(), folder.string() + ": cannot list the folder: " + ec.message()});
+            continue;
+        }
+        std::sort(files.begin(), files.end());
+        for (const fs::path& f : files) {
+            try {
+                load_file(registry, f.string());
+                report.loaded.push_back(f.string());
+            } catch (const std::exception& e) {
+                report.failed.push_back({f.string(), e.what()});
+            }
+        }
+    }
+    return report;
+}
+
+}  // namespace dynrt

@@ -1,0 +1,247 @@
+// Op SDK helpers: HostCall, the cpu reference impls and shape utilities.
+//
+// These live in libdynrt_core (not in a header) so that every op module shares
+// one copy and modules stay small.
+#include "dynrt/op_sdk.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "dynrt/host_tensor.hpp"
+
+namespace dynrt {
+
+// ---- HostCall -------------------------------------------------------------
+
+HostCall::HostCall(ExecContext& ctx) : ctx_(ctx) {
+    const KernelParams& p = ctx.params;
+    // Layouts come from the params (the current, static shapes), pointers from
+    // mapping the memories. An absent (optional) input maps to nullptr.
+    for (size_t i = 0; i < p.inputs.size(); ++i) {
+        in_shapes_.push_back(p.inputs[i].get_shape());
+        const MemoryPtr mem = i < ctx.inputs.size() ? ctx.inputs[i] : nullptr;
+        if (!mem) {
+            in_ptrs_.push_back(nullptr);
+            continue;
+        }
+        maps_.push_back(std::make_unique<MappedMemory>(*mem, ctx.stream));
+        in_ptrs_.push_back(maps_.back()->data());
+    }
+    for (size_t i = 0; i < p.outputs.size(); ++i) {
+        out_shapes_.push_back(p.outputs[i].get_shape());
+        const MemoryPtr mem = i < ctx.outputs.size() ? ctx.outputs[i] : nullptr;
+        if (!mem) {
+            out_ptrs_.push_back(nullptr);
+            continue;
+        }
+        maps_.push_back(std::make_unique<MappedMemory>(*mem, ctx.stream));
+        out_ptrs_.push_back(maps_.back()->data());
+    }
+}
+
+HostCall::~HostCall() = default;
+
+namespace {
+
+double load(DataType t, const void* base, size_t i) {
+    switch (t) {
+        case DataType::f32: return static_cast<const float*>(base)[i];
+        case DataType::f16: return half_to_float(static_cast<const uint16_t*>(base)[i]);
+        case DataType::i32: return static_cast<const int32_t*>(base)[i];
+        case DataType::i64: return static_cast<double>(static_cast<const int64_t*>(base)[i]);
+        case DataType::u8: return static_cast<const uint8_t*>(base)[i];
+        case DataType::i8: return static_cast<const int8_t*>(base)[i];
+        case DataType::boolean: return static_cast<const uint8_t*>(base)[i] != 0 ? 1.0 : 0.0;
+    }
+    throw Error("unsupported dtype");
+}
+
+// Integers take the value truncated toward zero (C conversion), saturated to
+// the type's range (an out-of-range cast would be undefined) and NaN -> 0, the
+// same rule as HostTensor::set_from_double.
+template <typename T>
+T to_int(double v) {
+    if (std::isnan(v)) return 0;
+    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if (v <= lo) return std::numeric_limits<T>::lowest();
+    if (v >= hi) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+}
+
+void store(DataType t, void* base, size_t i, double v) {
+    switch (t) {
+        case DataType::f32: static_cast<float*>(base)[i] = static_cast<float>(v); return;
+        case DataType::f16: static_cast<uint16_t*>(base)[i] = float_to_half(static_cast<float>(v)); return;
+        case DataType::i32: static_cast<int32_t*>(base)[i] = to_int<int32_t>(v); return;
+        case DataType::i64: static_cast<int64_t*>(base)[i] = to_int<int64_t>(v); return;
+        case DataType::u8: static_cast<uint8_t*>(base)[i] = to_int<uint8_t>(v); return;
+        case DataType::i8: static_cast<int8_t*>(base)[i] = to_int<int8_t>(v); return;
+        case DataType::boolean: static_cast<uint8_t*>(base)[i] = v != 0.0 ? 1 : 0; return;
+    }
+    throw Error("unsupported dtype");
+}
+
+}  // namespace
+
+double HostCall::get(size_t input, size_t flat_index) const {
+    return load(in_type(input), in_ptrs_.at(input), flat_index);
+}
+
+void HostCall::set(size_t output, size_t flat_index, double value) const {
+    store(out_type(output), out_ptrs_.at(output), flat_index, value);
+}
+
+std::vector<int64_t> HostCall::get_ints(size_t input) const {
+    const size_t n = in_shape(input).count();
+    std::vector<int64_t> out(n);
+    const DataType t = in_type(input);
+    const void* p = in_ptrs_.at(input);
+    for (size_t i = 0; i < n; ++i) {
+        // i64 read directly: exact beyond 2^53.
+        out[i] = t == DataType::i64 ? static_cast<const int64_t*>(p)[i] : static_cast<int64_t>(load(t, p, i));
+    }
+    return out;
+}
+
+// ---- cpu reference impls ----------------------------------------------------
+
+namespace {
+
+class HostImpl : public Impl {
+public:
+    HostImpl(std::string name, HostKernel kernel, bool dynamic, const KernelParams* built_for)
+        : name_(std::move(name)), kernel_(std::move(kernel)), dynamic_(dynamic) {
+        if (built_for) {
+            in_layouts_ = built_for->inputs;
+            out_layouts_ = built_for->outputs;
+        }
+    }
+
+    void execute(ExecContext& ctx) override {
+        if (!dynamic_ && (ctx.params.inputs != in_layouts_ || ctx.params.outputs != out_layouts_)) {
+            ErrorContext ec;
+            ec.node = ctx.params.node;
+            throw Error(name_ + " was built for " + describe(in_layouts_, out_layouts_) +
+                            " but executed with " + describe(ctx.params.inputs, ctx.params.outputs),
+                        ec);
+        }
+        HostCall call(ctx);
+        kernel_(call);
+    }
+    std::string name() const override { return name_; }
+    bool is_dynamic() const override { return dynamic_; }
+
+private:
+    static std::string describe(const std::vector<Layout>& in, const std::vector<Layout>& out) {
+        std::string s = "(";
+        for (size_t i = 0; i < in.size(); ++i) s += (i ? ", " : "") + in[i].to_string();
+        s += ") -> (";
+        for (size_t i = 0; i < out.size(); ++i) s += (i ? ", " : "") + out[i].to_string();
+        return s + ")";
+    }
+
+    std::string name_;
+    HostKernel kernel_;
+    bool dynamic_;
+    std::vector<Layout> in_layouts_, out_layouts_;
+};
+
+std::string host_validate(const KernelParams& p, const HostImplOptions& options) {
+    for (size_t i = 0; i < p.inputs.size(); ++i)
+        if (!p.inputs[i].padding.empty())
+            return "input " + std::to_string(i) + " is padded (" + p.inputs[i].to_string() +
+                   "); the host reference takes dense layouts only";
+    for (size_t i = 0; i < p.outputs.size(); ++i)
+        if (!p.outputs[i].padding.empty())
+            return "output " + std::to_string(i) + " is padded (" + p.outputs[i].to_string() +
+                   "); the host reference takes dense layouts only";
+    if (options.validate) return options.validate(p);
+    return {};
+}
+
+ImplEntry host_entry(const std::string& op, const HostKernel& kernel, const HostImplOptions& options,
+                     bool dynamic) {
+    ImplEntry e;
+    e.name = dynamic ? "cpu_ref_dynamic" : "cpu_ref_static";
+    e.impl_type = "cpu";
+    e.shape_type = dynamic ? ShapeType::dynamic_shape : ShapeType::static_shape;
+    e.dtypes = options.dtypes;
+    e.formats = {Format::plain};
+    e.validate = [options](const KernelParams& p) { return host_validate(p, options); };
+    const std::string impl_name = op + "_" + e.name;
+    e.create = [impl_name, kernel, dynamic](const KernelParams& p) -> std::unique_ptr<Impl> {
+        return std::make_unique<HostImpl>(impl_name, kernel, dynamic, dynamic ? nullptr : &p);
+    };
+    return e;
+}
+
+}  // namespace
+
+void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel, HostImplOptions options) {
+    if (!kernel) throw Error("add_host_impls: op '" + op + "' has no host kernel");
+    if (options.register_dynamic) reg.add_impl(op, host_entry(op, kernel, options, true));
+    if (options.register_static) reg.add_impl(op, host_entry(op, kernel, options, false));
+}
+
+// ---- shape utilities ------------------------------------------------------------
+
+int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& field) {
+    if (axis < -rank || axis >= rank) {
+        ErrorContext ctx;
+        ctx.field = field;
+        throw Error(field + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank) +
+                        (rank > 0 ? " (allowed " + std::to_string(-rank) + ".." + std::to_string(rank - 1) + ")"
+                                  : std::string(" (a scalar has no axes)")),
+                    ctx);
+    }
+    return axis < 0 ? axis + rank : axis;
+}
+
+PartialShape broadcast_shapes(const PartialShape& a, const PartialShape& b) {
+    const size_t rank = std::max(a.rank(), b.rank());
+    std::vector<Dimension> out(rank);
+    auto fail = [&]() -> void { throw Error("cannot broadcast " + a.to_string() + " and " + b.to_string()); };
+    for (size_t i = 0; i < rank; ++i) {
+        // Align from the right; a missing leading dim acts as 1.
+        const bool has_a = i + a.rank() >= rank;
+        const bool has_b = i + b.rank() >= rank;
+        const Dimension da = has_a ? a[i + a.rank() - rank] : Dimension(1);
+        const Dimension db = has_b ? b[i + b.rank() - rank] : Dimension(1);
+        if (da.is_static() && db.is_static()) {
+            const int64_t x = da.get_length(), y = db.get_length();
+            if (x == y || y == 1) out[i] = da;
+            else if (x == 1) out[i] = db;
+            else fail();
+        } else if (da.is_static() || db.is_static()) {
+            const Dimension& s = da.is_static() ? da : db;
+            const Dimension& d = da.is_static() ? db : da;
+            const int64_t n = s.get_length();
+            if (n == 1) {
+                out[i] = d;   // ? vs 1 -> ?
+            } else {
+                // ? vs N -> N, valid when the dynamic dim may be N (or 1).
+                if (!d.contains(n) && !d.contains(1)) fail();
+                out[i] = s;
+            }
+        } else {
+            // Both dynamic: either may be 1, so nothing is known.
+            out[i] = Dimension::dynamic();
+        }
+    }
+    return PartialShape(std::move(out));
+}
+
+std::vector<size_t> strides_of(const Shape& s) {
+    std::vector<size_t> st(s.rank(), 1);
+    for (size_t i = s.rank(); i-- > 1;) st[i - 1] = st[i] * static_cast<size_t>(s[i]);
+    return st;
+}
+
+void expect_rank(const Layout& l, size_t rank, const std::string& what) {
+    if (l.shape.rank() != rank)
+        throw Error(what + ": expected " + std::to_string(rank) + " dims, got " + l.shape.to_string());
+}
+
+}  // namespace dynrt

@@ -1,0 +1,120 @@
+// Test support: the shared registry of in-tree modules and small helpers for
+// op tests (random inputs, one-node programs, single runs, comparisons).
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <random>
+
+#include "dynrt/module_loader.hpp"
+
+namespace dynrt::test {
+
+std::string module_dir() { return DYNRT_TEST_MODULE_DIR; }
+
+std::shared_ptr<const Registry> registry() {
+    static std::once_flag once;
+    static std::shared_ptr<Registry> reg;
+    std::call_once(once, [] {
+        auto r = std::make_shared<Registry>();
+        // The default search path (<exe>/../lib/dynrt) is wrong for test
+        // executables, so the folder is always given explicitly.
+        const LoadReport report = ModuleLoader::load_dirs(*r, {module_dir()});
+        if (!report.failed.empty()) {
+            std::string msg = "modules failed to load from " + module_dir() + ":\n";
+            for (const LoadFailure& f : report.failed) msg += "  " + f.path + ": " + f.message + "\n";
+            ADD_FAILURE() << msg;
+            // Every test of the program would fail confusingly later on.
+            std::fprintf(stderr, "%s", msg.c_str());
+            std::abort();
+        }
+        reg = std::move(r);
+    });
+    return reg;
+}
+
+EnginePtr engine(const std::string& type) {
+    EngineConfig cfg;
+    cfg.device = type;
+    return registry()->create_engine(type, cfg);
+}
+
+HostTensor random_tensor(DataType t, const Shape& s, uint64_t seed, double low, double high) {
+    HostTensor out(t, s);
+    std::mt19937_64 rng(seed);
+    const size_t n = out.count();
+    if (is_floating(t)) {
+        std::uniform_real_distribution<double> dist(low, high);
+        for (size_t i = 0; i < n; ++i) out.set_from_double(i, dist(rng));
+        return out;
+    }
+    int64_t lo = static_cast<int64_t>(std::ceil(low));
+    int64_t hi = static_cast<int64_t>(std::ceil(high)) - 1;   // [low, high)
+    if (t == DataType::boolean) {
+        lo = 0;
+        hi = 1;
+    } else if (t == DataType::u8) {
+        lo = std::max<int64_t>(lo, 0);
+        hi = std::min<int64_t>(hi, 255);
+    } else if (t == DataType::i8) {
+        lo = std::max<int64_t>(lo, -128);
+        hi = std::min<int64_t>(hi, 127);
+    }
+    if (hi < lo) hi = lo;
+    std::uniform_int_distribution<int64_t> dist(lo, hi);
+    for (size_t i = 0; i < n; ++i) out.set_from_double(i, static_cast<double>(dist(rng)));
+    return out;
+}
+
+std::shared_ptr<Program> single_node_program(const std::string& op, const std::vector<Layout>& inputs,
+                                             const Attributes& attrs, const std::map<size_t, HostTensor>& constants) {
+    auto program = std::make_shared<Program>(registry(), op);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const std::string name = "in" + std::to_string(i);
+        auto c = constants.find(i);
+        if (c != constants.end()) program->add_constant(name, c->second);
+        else program->add_input(name, inputs[i]);
+        names.push_back(name);
+    }
+    program->add_node("node", op, names, attrs);
+    program->add_output("node");
+    program->build();
+    return program;
+}
+
+HostTensor run_once(const std::shared_ptr<Program>& program, const std::vector<HostTensor>& inputs,
+                    NetworkOptions options, const std::string& engine_type) {
+    auto network = Network::create(program, engine(engine_type), options);
+    InferRequest request(network);
+    const auto& in_nodes = program->inputs();
+    if (in_nodes.size() != inputs.size())
+        throw Error("run_once: the program has " + std::to_string(in_nodes.size()) + " inputs, " +
+                    std::to_string(inputs.size()) + " given");
+    for (size_t i = 0; i < in_nodes.size(); ++i) request.set_input(program->nodes()[in_nodes[i]].name, inputs[i]);
+    request.infer();
+    return request.get_output(0);
+}
+
+double max_abs_diff(const HostTensor& a, const HostTensor& b) {
+    const double inf = std::numeric_limits<double>::infinity();
+    if (a.dtype() != b.dtype() || a.shape() != b.shape()) return inf;
+    double worst = 0.0;
+    for (size_t i = 0; i < a.count(); ++i) {
+        const double x = a.get_as_double(i), y = b.get_as_double(i);
+        if (std::isnan(x) || std::isnan(y)) {
+            if (std::isnan(x) && std::isnan(y)) continue;
+            return inf;
+        }
+        if (x == y) continue;   // equal infinities
+        worst = std::max(worst, std::fabs(x - y));
+    }
+    return worst;
+}
+
+}  // namespace dynrt::test
