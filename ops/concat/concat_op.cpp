@@ -1,0 +1,105 @@
+// concat: joins its inputs along `axis`. All inputs share dtype and rank; every
+// other dim must agree (a dynamic dim merges with a static one into the static
+// value). The output's axis dim is the sum of the inputs' (dynamic if any is).
+//
+// The kernel copies each input's contiguous block per outer index as bytes, so
+// every data type is served by the same loop.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using namespace dynrt;
+
+// Intersection of two dims' ranges; throws when they cannot be the same value.
+Dimension merge_dims(const Dimension& a, const Dimension& b, size_t input, size_t dim,
+                     const PartialShape& shape) {
+    if (!a.compatible(b))
+        throw Error("input " + std::to_string(input) + " has shape " + shape.to_string() + ", expected dim " +
+                    std::to_string(dim) + " to be " + a.to_string() + " like the inputs before it" +
+                    " (only the axis dim may differ)");
+    const int64_t lo = std::max(a.min(), b.min());
+    int64_t hi = Dimension::kUnbounded;
+    if (a.max() == Dimension::kUnbounded) hi = b.max();
+    else if (b.max() == Dimension::kUnbounded) hi = a.max();
+    else hi = std::min(a.max(), b.max());
+    return hi == lo ? Dimension(lo) : Dimension(lo, hi);
+}
+
+std::vector<Layout> infer_concat(const ShapeInferContext& ctx) {
+    const Layout& first = ctx.inputs.at(0);
+    const size_t rank = first.shape.rank();
+    if (rank == 0) throw Error("input 0 is a scalar " + first.shape.to_string() + "; concat needs rank >= 1");
+    const auto axis = static_cast<size_t>(normalize_axis(ctx.attrs.get_int("axis"), static_cast<int64_t>(rank)));
+
+    std::vector<Dimension> out(first.shape.dims());
+    int64_t axis_min = first.shape[axis].min();
+    int64_t axis_max = first.shape[axis].max();
+    for (size_t i = 1; i < ctx.inputs.size(); ++i) {
+        const Layout& in = ctx.inputs[i];
+        if (in.dtype != first.dtype)
+            throw Error("input " + std::to_string(i) + " has type " + to_string(in.dtype) +
+                        ", input 0 has " + to_string(first.dtype));
+        if (in.shape.rank() != rank)
+            throw Error("input " + std::to_string(i) + " has shape " + in.shape.to_string() + " of rank " +
+                        std::to_string(in.shape.rank()) + ", input 0 " + first.shape.to_string() +
+                        " has rank " + std::to_string(rank));
+        for (size_t d = 0; d < rank; ++d) {
+            if (d == axis) continue;
+            out[d] = merge_dims(out[d], in.shape[d], i, d, in.shape);
+        }
+        const Dimension& ad = in.shape[axis];
+        axis_min += ad.min();
+        axis_max = (axis_max == Dimension::kUnbounded || ad.max() == Dimension::kUnbounded)
+                       ? Dimension::kUnbounded
+                       : axis_max + ad.max();
+    }
+    out[axis] = axis_min == axis_max ? Dimension(axis_min) : Dimension(axis_min, axis_max);
+    return {Layout(PartialShape(std::move(out)), first.dtype)};
+}
+
+void concat_kernel(HostCall& call) {
+    const Shape& out = call.out_shape(0);
+    const auto axis = static_cast<size_t>(
+        normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(out.rank())));
+    size_t outer = 1, inner = 1;
+    for (size_t i = 0; i < axis; ++i) outer *= static_cast<size_t>(out[i]);
+    for (size_t i = axis + 1; i < out.rank(); ++i) inner *= static_cast<size_t>(out[i]);
+    const size_t esize = byte_size(call.out_type(0));
+    const size_t out_row = static_cast<size_t>(out[axis]) * inner * esize;
+
+    auto* dst = static_cast<uint8_t*>(call.out_raw(0));
+    size_t offset = 0;   // bytes into each output row where the current input starts
+    for (size_t i = 0; i < call.num_inputs(); ++i) {
+        const size_t row = static_cast<size_t>(call.in_shape(i)[axis]) * inner * esize;
+        if (row == 0) continue;
+        const auto* src = static_cast<const uint8_t*>(call.in_raw(i));
+        for (size_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row + offset, src + o * row, row);
+        offset += row;
+    }
+}
+
+void register_concat(ModuleRegistrar& reg) {
+    OpDefinition def;
+    def.name = "concat";
+    def.doc = "Joins the inputs along axis";
+    def.min_inputs = 1;
+    def.max_inputs = SIZE_MAX;
+    def.attrs = {attr_int("axis", 0, "axis to join along; negative counts from the end")};
+    def.infer = infer_concat;
+    reg.add_op(def);
+    add_host_impls(reg, "concat", concat_kernel);
+}
+
+}  // namespace
+
+DYNRT_MODULE("concat", register_concat)

@@ -1,0 +1,237 @@
+// concat: shape-inference table, reference vs hand-computed and naive values,
+// and one network instance fed a sequence of changing shapes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/registry.hpp"
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+using test::registry;
+
+std::vector<Layout> infer(const std::vector<Layout>& inputs, int64_t axis) {
+    const OpDefinition& def = registry()->op("concat").def;
+    Attributes raw;
+    raw.set("axis", axis);
+    const Attributes attrs = Attributes::validate(def.attrs, raw);
+    const std::string node = "c";
+    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
+}
+
+template <typename F>
+std::string error_of(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "expected a dynrt::Error";
+    return {};
+}
+
+Attributes axis_attr(int64_t axis) {
+    Attributes a;
+    a.set("axis", axis);
+    return a;
+}
+
+Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+
+void expect_bytes_equal(const HostTensor& got, const HostTensor& want) {
+    ASSERT_EQ(got.dtype(), want.dtype());
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()));
+}
+
+// Independent of the kernel: for every output element, find the input that
+// owns its coordinate along the axis and read that input's element.
+HostTensor naive_concat(const std::vector<HostTensor>& ins, int64_t axis) {
+    const size_t r = ins[0].shape().rank();
+    const auto ax = static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(r) : axis);
+    Shape os = ins[0].shape();
+    os[ax] = 0;
+    for (const HostTensor& t : ins) os[ax] += t.shape()[ax];
+    HostTensor out(ins[0].dtype(), os);
+    const size_t esize = byte_size(out.dtype());
+    for (size_t flat = 0; flat < out.count(); ++flat) {
+        std::vector<int64_t> c(r);
+        size_t rem = flat;
+        for (size_t k = r; k-- > 0;) {
+            c[k] = static_cast<int64_t>(rem % static_cast<size_t>(os[k]));
+            rem /= static_cast<size_t>(os[k]);
+        }
+        size_t which = 0;
+        while (c[ax] >= ins[which].shape()[ax]) c[ax] -= ins[which++].shape()[ax];
+        const Shape& is = ins[which].shape();
+        size_t iflat = 0;
+        for (size_t k = 0; k < r; ++k) iflat = iflat * static_cast<size_t>(is[k]) + static_cast<size_t>(c[k]);
+        std::memcpy(static_cast<uint8_t*>(out.data()) + flat * esize,
+                    static_cast<const uint8_t*>(ins[which].data()) + iflat * esize, esize);
+    }
+    return out;
+}
+
+// ---- 1. shape inference ----------------------------------------------------
+
+TEST(ConcatShapeInfer, StaticAxisDimIsTheSum) {
+    EXPECT_EQ(infer({f32({2, 3}), f32({4, 3})}, 0)[0].shape, PartialShape({6, 3}));
+    EXPECT_EQ(infer({f32({2, 3}), f32({2, 1}), f32({2, 5})}, -1)[0].shape, PartialShape({2, 9}));
+    EXPECT_EQ(infer({f32({2, 3})}, 1)[0].shape, PartialShape({2, 3}));
+}
+
+TEST(ConcatShapeInfer, DynamicDimMergesWithStatic) {
+    EXPECT_EQ(infer({f32({2, Dimension()}), f32({2, 5})}, 0)[0].shape, PartialShape({4, 5}));
+    EXPECT_EQ(infer({f32({Dimension(), 5}), f32({Dimension(), 5})}, 1)[0].shape,
+              PartialShape({Dimension(), 10}));
+    // Bounds intersect.
+    EXPECT_EQ(infer({f32({Dimension(1, 4), 3}), f32({Dimension(2, 6), 3})}, 1)[0].shape,
+              PartialShape({Dimension(2, 4), 6}));
+    EXPECT_EQ(infer({f32({Dimension(1, 4), 3}), f32({Dimension(4, 6), 3})}, 1)[0].shape, PartialShape({4, 6}));
+}
+
+TEST(ConcatShapeInfer, DynamicAxisDimStaysDynamicWithSummedBounds) {
+    const auto out = infer({f32({Dimension(), 3}), f32({2, 3})}, 0)[0].shape;
+    EXPECT_TRUE(out[0].is_dynamic());
+    EXPECT_EQ(out[0], Dimension(2, Dimension::kUnbounded));
+    EXPECT_EQ(out[1], Dimension(3));
+    EXPECT_EQ(infer({f32({Dimension(1, 4), 3}), f32({Dimension(0, 2), 3})}, 0)[0].shape,
+              PartialShape({Dimension(1, 6), 3}));
+}
+
+TEST(ConcatShapeInfer, MismatchedOtherDimIsRejected) {
+    const std::string msg = error_of([] { infer({f32({2, 3}), f32({2, 4})}, 0); });
+    EXPECT_NE(msg.find("input 1 has shape [2,4]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("dim 1"), std::string::npos) << msg;
+    // Disjoint bounds cannot be the same value either.
+    error_of([] { infer({f32({Dimension(1, 2), 3}), f32({Dimension(3, 5), 3})}, 1); });
+}
+
+TEST(ConcatShapeInfer, RankAndTypeMismatchAreRejected) {
+    std::string msg = error_of([] { infer({f32({2, 3}), f32({2, 3, 1})}, 0); });
+    EXPECT_NE(msg.find("rank"), std::string::npos) << msg;
+    msg = error_of([] { infer({f32({2, 3}), Layout({2, 3}, DataType::i32)}, 0); });
+    EXPECT_NE(msg.find("i32"), std::string::npos) << msg;
+    msg = error_of([] { infer({f32({2, 3}), f32({2, 3})}, 2); });
+    EXPECT_NE(msg.find("axis"), std::string::npos) << msg;
+    msg = error_of([] { infer({f32(PartialShape{}), f32(PartialShape{})}, 0); });
+    EXPECT_NE(msg.find("scalar"), std::string::npos) << msg;
+}
+
+// ---- 2. reference values -----------------------------------------------------
+
+TEST(ConcatReference, InnerAxisInterleavesRows) {
+    const auto prog = test::single_node_program("concat", {f32({2, 2}), f32({2, 1})}, axis_attr(1));
+    const HostTensor out = test::run_once(prog, {HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4}),
+                                                 HostTensor::from_floats(Shape{2, 1}, {5, 6})});
+    expect_bytes_equal(out, HostTensor::from_floats(Shape{2, 3}, {1, 2, 5, 3, 4, 6}));
+}
+
+TEST(ConcatReference, OuterAxisAppendsThreeInputs) {
+    const auto prog = test::single_node_program("concat", {f32({2, 2}), f32({1, 2}), f32({0, 2})}, axis_attr(0));
+    const HostTensor out = test::run_once(prog, {HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4}),
+                                                 HostTensor::from_floats(Shape{1, 2}, {7, 8}),
+                                                 HostTensor(DataType::f32, Shape{0, 2})});
+    expect_bytes_equal(out, HostTensor::from_floats(Shape{3, 2}, {1, 2, 3, 4, 7, 8}));
+}
+
+TEST(ConcatReference, ShapeVectorsJoinAsI64) {
+    // The shape-chain use: [batch] + constant [-1, 64] -> a reshape target.
+    const auto prog = test::single_node_program(
+        "concat", {Layout({1}, DataType::i64), Layout({2}, DataType::i64)}, axis_attr(0),
+        {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {-1, 64})}});
+    const HostTensor out = test::run_once(prog, {HostTensor::from_int64(DataType::i64, Shape{1}, {5})});
+    EXPECT_EQ(out.to_int64(), std::vector<int64_t>({5, -1, 64}));
+}
+
+TEST(ConcatReference, RandomInputsMatchNaiveConcatForEveryDtype) {
+    uint64_t seed = 1;
+    for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64}) {
+        for (int64_t axis : {0, 1, 2, -2}) {
+            std::vector<Shape> shapes{{3, 4, 5}, {3, 4, 5}, {3, 4, 5}};
+            const auto ax = static_cast<size_t>(axis < 0 ? axis + 3 : axis);
+            shapes[1][ax] = 1;
+            shapes[2][ax] = 7;
+            std::vector<Layout> layouts;
+            std::vector<HostTensor> ins;
+            for (const Shape& s : shapes) {
+                layouts.emplace_back(PartialShape(s), t);
+                ins.push_back(test::random_tensor(t, s, seed++, -50, 50));
+            }
+            SCOPED_TRACE(std::string(to_string(t)) + " axis " + std::to_string(axis));
+            const auto prog = test::single_node_program("concat", layouts, axis_attr(axis));
+            expect_bytes_equal(test::run_once(prog, ins), naive_concat(ins, axis));
+        }
+    }
+}
+
+// ---- 3. one instance, changing shapes -----------------------------------------
+
+class ConcatSweep : public ::testing::TestWithParam<bool> {};
+
+// A KV-cache-like concat: past [?, 4] + new [?, 4] along axis 0 (both dynamic),
+// and a second case along the inner axis: [2, ?] + [2, ?] along axis 1.
+TEST_P(ConcatSweep, ConcatDynamicAxis_GrowsAlongAxis) {
+    const bool dynamic_impls = GetParam();
+    for (int64_t axis : {0, 1}) {
+        SCOPED_TRACE("axis " + std::to_string(axis));
+        const PartialShape ps = axis == 0 ? PartialShape{Dimension(), 4} : PartialShape{2, Dimension()};
+        const auto prog = test::single_node_program("concat", {f32(ps), f32(ps)}, axis_attr(axis));
+        NetworkOptions opts;
+        opts.use_dynamic_impls = dynamic_impls;
+        InferRequest req(Network::create(prog, test::engine(), opts));
+
+        const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257};
+        std::set<std::vector<Shape>> seen;
+        std::vector<Shape> prev;
+        uint64_t seed = 100;
+        for (int64_t n : sizes) {
+            SCOPED_TRACE("n = " + std::to_string(n));
+            const int64_t m = n % 5 + 1;
+            const Shape a = axis == 0 ? Shape{n, 4} : Shape{2, n};
+            const Shape b = axis == 0 ? Shape{m, 4} : Shape{2, m};
+            const std::vector<HostTensor> ins{test::random_tensor(DataType::f32, a, seed++),
+                                              test::random_tensor(DataType::f32, b, seed++)};
+            req.set_input("in0", ins[0]);
+            req.set_input("in1", ins[1]);
+            req.infer();
+            expect_bytes_equal(req.get_output(0), naive_concat(ins, axis));
+
+            const std::vector<Shape> key{a, b};
+            const Counters& c = req.last_run().totals;
+            if (key == prev) {
+                EXPECT_EQ(c.shape_changes, 0u);
+                EXPECT_GE(c.skip_shape_unchanged, 1u);
+                EXPECT_EQ(c.static_builds, 0u);
+            } else {
+                EXPECT_GE(c.shape_changes, 1u);
+                if (dynamic_impls) {
+                    EXPECT_EQ(c.static_builds, 0u);
+                    EXPECT_GE(c.dynamic_impl_runs, 1u);
+                } else if (seen.count(key)) {
+                    EXPECT_EQ(c.impl_cache_hits, 1u);
+                    EXPECT_EQ(c.static_builds, 0u);
+                } else {
+                    EXPECT_EQ(c.static_builds, 1u);
+                }
+            }
+            seen.insert(key);
+            prev = key;
+        }
+        EXPECT_EQ(req.cumulative().static_builds, dynamic_impls ? 0u : seen.size());
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Impls, ConcatSweep, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+
+}  // namespace
+}  // namespace dynrt

@@ -1,0 +1,259 @@
+// gather: shape-inference table, reference vs hand-computed and naive values,
+// and one network instance fed a sequence of changing shapes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/registry.hpp"
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+using test::registry;
+
+std::vector<Layout> infer(const std::vector<Layout>& inputs, int64_t axis) {
+    const OpDefinition& def = registry()->op("gather").def;
+    Attributes raw;
+    raw.set("axis", axis);
+    const Attributes attrs = Attributes::validate(def.attrs, raw);
+    const std::string node = "g";
+    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
+}
+
+template <typename F>
+std::string error_of(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "expected a dynrt::Error";
+    return {};
+}
+
+Attributes axis_attr(int64_t axis) {
+    Attributes a;
+    a.set("axis", axis);
+    return a;
+}
+
+void expect_bytes_equal(const HostTensor& got, const HostTensor& want) {
+    ASSERT_EQ(got.dtype(), want.dtype());
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()));
+}
+
+// Independent of the kernel: walks the *output* element by element, unravels
+// its coordinates and maps them back into data.
+HostTensor naive_gather(const HostTensor& data, const HostTensor& indices, int64_t axis) {
+    const Shape& ds = data.shape();
+    const size_t r = ds.rank();
+    const auto ax = static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(r) : axis);
+    Shape os;
+    for (size_t i = 0; i < ax; ++i) os.push_back(ds[i]);
+    for (int64_t d : indices.shape()) os.push_back(d);
+    for (size_t i = ax + 1; i < r; ++i) os.push_back(ds[i]);
+    HostTensor out(data.dtype(), os);
+    const std::vector<int64_t> idx = indices.to_int64();
+    const size_t ir = indices.shape().rank();
+    const size_t esize = byte_size(data.dtype());
+    for (size_t flat = 0; flat < out.count(); ++flat) {
+        std::vector<int64_t> oc(os.rank());
+        size_t rem = flat;
+        for (size_t k = os.rank(); k-- > 0;) {
+            oc[k] = static_cast<int64_t>(rem % static_cast<size_t>(os[k]));
+            rem /= static_cast<size_t>(os[k]);
+        }
+        size_t iflat = 0;
+        for (size_t k = 0; k < ir; ++k) iflat = iflat * static_cast<size_t>(indices.shape()[k]) + static_cast<size_t>(oc[ax + k]);
+        int64_t v = idx[iflat];
+        if (v < 0) v += ds[ax];
+        size_t dflat = 0;
+        for (size_t k = 0; k < r; ++k) {
+            const int64_t c = k < ax ? oc[k] : (k == ax ? v : oc[k - 1 + ir]);
+            dflat = dflat * static_cast<size_t>(ds[k]) + static_cast<size_t>(c);
+        }
+        std::memcpy(static_cast<uint8_t*>(out.data()) + flat * esize,
+                    static_cast<const uint8_t*>(data.data()) + dflat * esize, esize);
+    }
+    return out;
+}
+
+// ---- 1. shape inference ----------------------------------------------------
+
+TEST(GatherShapeInfer, IndicesShapeReplacesTheAxis) {
+    const auto out = infer({Layout({5, 4, 3}, DataType::f32), Layout({2, 7}, DataType::i64)}, 1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape, PartialShape({5, 2, 7, 3}));
+    EXPECT_EQ(out[0].dtype, DataType::f32);
+}
+
+TEST(GatherShapeInfer, ScalarIndicesDropTheAxis) {
+    EXPECT_EQ(infer({Layout({5, 4}, DataType::f16), Layout(PartialShape{}, DataType::i32)}, -1)[0].shape,
+              PartialShape({5}));
+    EXPECT_EQ(infer({Layout({5, 4}, DataType::f16), Layout(PartialShape{}, DataType::i32)}, 0)[0].shape,
+              PartialShape({4}));
+}
+
+TEST(GatherShapeInfer, DynamicAndBoundedDimsPassThrough) {
+    EXPECT_EQ(infer({Layout({Dimension(), 4}, DataType::f32), Layout({Dimension()}, DataType::i64)}, 0)[0].shape,
+              PartialShape({Dimension(), 4}));
+    EXPECT_EQ(infer({Layout({Dimension(2, 8), 4}, DataType::i32), Layout({Dimension(1, 3)}, DataType::i32)}, 1)[0]
+                  .shape,
+              PartialShape({Dimension(2, 8), Dimension(1, 3)}));
+    // The gathered axis itself may be dynamic: its extent does not reach the output.
+    EXPECT_EQ(infer({Layout({3, Dimension()}, DataType::f32), Layout({2}, DataType::i64)}, -1)[0].shape,
+              PartialShape({3, 2}));
+}
+
+TEST(GatherShapeInfer, FloatIndicesAreRejected) {
+    const std::string msg =
+        error_of([] { infer({Layout({5, 4}, DataType::f32), Layout({2}, DataType::f32)}, 0); });
+    EXPECT_NE(msg.find("indices must be i32 or i64"), std::string::npos) << msg;
+}
+
+TEST(GatherShapeInfer, AxisOutOfRangeIsRejected) {
+    const std::string msg =
+        error_of([] { infer({Layout({5, 4}, DataType::f32), Layout({2}, DataType::i64)}, 2); });
+    EXPECT_NE(msg.find("axis"), std::string::npos) << msg;
+    error_of([] { infer({Layout({5, 4}, DataType::f32), Layout({2}, DataType::i64)}, -3); });
+}
+
+TEST(GatherShapeInfer, ScalarDataIsRejected) {
+    const std::string msg =
+        error_of([] { infer({Layout(PartialShape{}, DataType::f32), Layout({2}, DataType::i64)}, 0); });
+    EXPECT_NE(msg.find("scalar"), std::string::npos) << msg;
+}
+
+// ---- 2. reference values -----------------------------------------------------
+
+HostTensor data_3x2() { return HostTensor::from_floats(Shape{3, 2}, {1, 2, 3, 4, 5, 6}); }
+
+TEST(GatherReference, Axis0WithNegativeIndexPicksRows) {
+    const auto prog = test::single_node_program(
+        "gather", {Layout({3, 2}, DataType::f32), Layout({3}, DataType::i64)}, axis_attr(0));
+    const HostTensor out =
+        test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i64, Shape{3}, {2, 0, -1})});
+    expect_bytes_equal(out, HostTensor::from_floats(Shape{3, 2}, {5, 6, 1, 2, 5, 6}));
+}
+
+TEST(GatherReference, LastAxisWithI32IndicesPicksColumns) {
+    const auto prog = test::single_node_program(
+        "gather", {Layout({3, 2}, DataType::f32), Layout({3}, DataType::i32)}, axis_attr(-1));
+    const HostTensor out =
+        test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i32, Shape{3}, {1, 1, 0})});
+    expect_bytes_equal(out, HostTensor::from_floats(Shape{3, 3}, {2, 2, 1, 4, 4, 3, 6, 6, 5}));
+}
+
+TEST(GatherReference, ScalarIndexDropsTheAxis) {
+    const auto prog = test::single_node_program(
+        "gather", {Layout({3, 2}, DataType::f32), Layout(PartialShape{}, DataType::i64)}, axis_attr(0));
+    const HostTensor out =
+        test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i64, Shape{}, {-2})});
+    expect_bytes_equal(out, HostTensor::from_floats(Shape{2}, {3, 4}));
+}
+
+TEST(GatherReference, IntegerDataFromConstantIndices) {
+    // shape_of -> gather is the typical use: pick dims out of an i64 vector.
+    const auto prog = test::single_node_program(
+        "gather", {Layout({4}, DataType::i64), Layout({2}, DataType::i64)}, axis_attr(0),
+        {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {3, 1})}});
+    const HostTensor out = test::run_once(prog, {HostTensor::from_int64(DataType::i64, Shape{4}, {10, 20, 30, 40})});
+    EXPECT_EQ(out.shape(), Shape({2}));
+    EXPECT_EQ(out.to_int64(), std::vector<int64_t>({40, 20}));
+}
+
+TEST(GatherReference, OutOfRangeIndexNamesNodeAndIndex) {
+    const auto prog = test::single_node_program(
+        "gather", {Layout({3, 2}, DataType::f32), Layout({2}, DataType::i64)}, axis_attr(0));
+    for (int64_t bad : {3, -4}) {
+        const std::string msg = error_of([&] {
+            test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i64, Shape{2}, {0, bad})});
+        });
+        EXPECT_NE(msg.find("'node'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("index " + std::to_string(bad)), std::string::npos) << msg;
+    }
+}
+
+TEST(GatherReference, RandomInputsMatchNaiveGatherForEveryDtype) {
+    uint64_t seed = 1;
+    for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64}) {
+        for (int64_t axis : {0, 1, 2, -1}) {
+            const Shape ds{4, 5, 6};
+            const int64_t len = ds[static_cast<size_t>(axis < 0 ? axis + 3 : axis)];
+            const HostTensor data = test::random_tensor(t, ds, seed++, -50, 50);
+            const HostTensor idx = test::random_tensor(DataType::i32, Shape{2, 3}, seed++,
+                                                       static_cast<double>(-len), static_cast<double>(len));
+            const auto prog = test::single_node_program(
+                "gather", {Layout(PartialShape(ds), t), Layout({2, 3}, DataType::i32)}, axis_attr(axis));
+            SCOPED_TRACE(std::string(to_string(t)) + " axis " + std::to_string(axis));
+            expect_bytes_equal(test::run_once(prog, {data, idx}), naive_gather(data, idx, axis));
+        }
+    }
+}
+
+// ---- 3. one instance, changing shapes -----------------------------------------
+
+class GatherSweep : public ::testing::TestWithParam<bool> {};
+
+// data [?, 3] gathered along axis 0 with indices [?]; both change size per step.
+TEST_P(GatherSweep, OneInstanceFollowsChangingShapes) {
+    const bool dynamic_impls = GetParam();
+    const auto prog = test::single_node_program(
+        "gather", {Layout({Dimension(), 3}, DataType::f32), Layout({Dimension()}, DataType::i64)}, axis_attr(0));
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic_impls;
+    InferRequest req(Network::create(prog, test::engine(), opts));
+
+    const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 13, 13, 1, 257};
+    std::set<std::vector<Shape>> seen;
+    std::vector<Shape> prev;
+    uint64_t seed = 100;
+    for (int64_t n : sizes) {
+        const Shape ds{n, 3}, is{(n % 7) + 1};
+        SCOPED_TRACE("n = " + std::to_string(n));
+        const HostTensor data = test::random_tensor(DataType::f32, ds, seed++);
+        const HostTensor idx = test::random_tensor(DataType::i64, is, seed++, static_cast<double>(-n),
+                                                   static_cast<double>(n));
+        req.set_input("in0", data);
+        req.set_input("in1", idx);
+        req.infer();
+        expect_bytes_equal(req.get_output(0), naive_gather(data, idx, 0));
+
+        const std::vector<Shape> key{ds, is};
+        const Counters& c = req.last_run().totals;
+        if (key == prev) {
+            EXPECT_EQ(c.shape_changes, 0u);
+            EXPECT_GE(c.skip_shape_unchanged, 1u);
+            EXPECT_EQ(c.static_builds, 0u);
+        } else {
+            EXPECT_GE(c.shape_changes, 1u);
+            if (dynamic_impls) {
+                EXPECT_EQ(c.static_builds, 0u);
+                EXPECT_GE(c.dynamic_impl_runs, 1u);
+            } else if (seen.count(key)) {
+                EXPECT_EQ(c.impl_cache_hits, 1u);
+                EXPECT_EQ(c.static_builds, 0u);
+            } else {
+                EXPECT_EQ(c.static_builds, 1u);
+            }
+        }
+        seen.insert(key);
+        prev = key;
+    }
+    EXPECT_EQ(req.cumulative().static_builds, dynamic_impls ? 0u : seen.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Impls, GatherSweep, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+
+}  // namespace
+}  // namespace dynrt

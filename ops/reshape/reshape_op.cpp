@@ -1,0 +1,163 @@
+// reshape: the same elements under a new shape. The target comes from input 1
+// (an i32/i64 1-D tensor, read by value during shape inference) or, with one
+// input, from the `shape` attribute.
+//
+// Target values: a positive value is that dim; at most one -1 is inferred from
+// the element count; a 0 copies the input's dim at that position when
+// special_zero is true and means an empty dim otherwise. With a dynamic input,
+// dims fixed by the target or copied from static input dims stay static, and
+// the -1 is still resolved when every input dim it depends on is static.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using namespace dynrt;
+
+std::string list_to_string(const std::vector<int64_t>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+PartialShape resolve_target(const PartialShape& in, const std::vector<int64_t>& target, bool special_zero) {
+    const std::string target_str = list_to_string(target);
+    std::vector<Dimension> out(target.size());
+    std::vector<bool> copied(in.rank(), false);
+    bool has_infer = false;
+    size_t infer_at = 0;
+    for (size_t i = 0; i < target.size(); ++i) {
+        const int64_t v = target[i];
+        if (v == -1) {
+            if (has_infer) throw Error("target shape " + target_str + " has more than one -1");
+            has_infer = true;
+            infer_at = i;
+        } else if (v < -1) {
+            throw Error("target shape " + target_str + " has invalid value " + std::to_string(v) +
+                        " at position " + std::to_string(i));
+        } else if (v == 0 && special_zero) {
+            if (i >= in.rank())
+                throw Error("target shape " + target_str + " copies dim " + std::to_string(i) +
+                            " (a 0 with special_zero) but the input " + in.to_string() + " has rank " +
+                            std::to_string(in.rank()));
+            out[i] = in[i];
+            copied[i] = true;
+        } else {
+            out[i] = Dimension(v);
+        }
+    }
+
+    const auto mismatch = [&](const std::string& detail) {
+        return Error("cannot reshape " + in.to_string() + detail + " to " + target_str);
+    };
+
+    if (in.is_static()) {
+        const Shape s = in.to_shape();
+        const auto count = static_cast<int64_t>(s.count());
+        int64_t known = 1;
+        for (size_t i = 0; i < out.size(); ++i)
+            if (!(has_infer && i == infer_at)) known *= out[i].get_length();
+        const std::string detail = " (" + std::to_string(count) + " elements)";
+        if (has_infer) {
+            if (known == 0 || count % known != 0) throw mismatch(detail);
+            out[infer_at] = Dimension(count / known);
+        } else if (known != count) {
+            throw mismatch(detail);
+        }
+        return PartialShape(std::move(out));
+    }
+
+    // Dynamic input: dims copied through a 0 appear on both sides and cancel, so
+    // the rest can still be checked (and the -1 resolved) when the input dims
+    // that were not copied are all static.
+    int64_t rest_in = 1;
+    bool rest_in_static = true;
+    for (size_t j = 0; j < in.rank(); ++j) {
+        if (copied[j]) continue;
+        if (in[j].is_dynamic()) rest_in_static = false;
+        else rest_in *= in[j].get_length();
+    }
+    if (!rest_in_static) {
+        if (has_infer) out[infer_at] = Dimension::dynamic();
+        return PartialShape(std::move(out));
+    }
+    int64_t rest_out = 1;
+    for (size_t i = 0; i < out.size(); ++i) {
+        const bool out_copied = special_zero && target[i] == 0;
+        if (!out_copied && !(has_infer && i == infer_at)) rest_out *= out[i].get_length();
+    }
+    const std::string detail = " (" + std::to_string(rest_in) + " elements besides the copied dims)";
+    if (has_infer) {
+        if (rest_out == 0 || rest_in % rest_out != 0) throw mismatch(detail);
+        out[infer_at] = Dimension(rest_in / rest_out);
+    } else if (rest_in != rest_out) {
+        throw mismatch(detail);
+    }
+    return PartialShape(std::move(out));
+}
+
+std::vector<Layout> infer_reshape(const ShapeInferContext& ctx) {
+    const Layout& data = ctx.inputs.at(0);
+    std::vector<int64_t> target;
+    if (ctx.inputs.size() > 1) {
+        const Layout& t = ctx.inputs[1];
+        if (t.dtype != DataType::i32 && t.dtype != DataType::i64)
+            throw Error(std::string("the target shape (input 1) must be i32 or i64, got ") + to_string(t.dtype));
+        if (t.shape.rank() != 1)
+            throw Error("the target shape (input 1) must be 1-D, got shape " + t.shape.to_string());
+        const HostTensor* value = ctx.value(1);
+        if (value == nullptr) {
+            // Values unknown until the producer runs: only the rank is known,
+            // and only if the target's length is.
+            if (t.shape[0].is_dynamic())
+                throw Error("the target shape (input 1) has dynamic length " + t.shape.to_string() +
+                            " and unknown values, so the output rank is unknown");
+            return {Layout(PartialShape::dynamic_of_rank(static_cast<size_t>(t.shape[0].get_length())),
+                           data.dtype)};
+        }
+        target = value->to_int64();
+    } else {
+        target = ctx.attrs.get_ints("shape");
+    }
+    return {Layout(resolve_target(data.shape, target, ctx.attrs.get_bool("special_zero")), data.dtype)};
+}
+
+void reshape_kernel(HostCall& call) {
+    const size_t count = call.in_shape(0).count();
+    if (call.out_shape(0).count() != count) {
+        ErrorContext where;
+        where.node = call.node();
+        where.op = "reshape";
+        throw Error("cannot reshape " + call.in_shape(0).to_string() + " (" + std::to_string(count) +
+                        " elements) to " + call.out_shape(0).to_string(),
+                    where);
+    }
+    const size_t bytes = count * byte_size(call.in_type(0));
+    if (bytes != 0) std::memcpy(call.out_raw(0), call.in_raw(0), bytes);
+}
+
+void register_reshape(ModuleRegistrar& reg) {
+    OpDefinition def;
+    def.name = "reshape";
+    def.doc = "Same elements under a new shape (from input 1 or the shape attribute)";
+    def.min_inputs = 1;
+    def.max_inputs = 2;
+    def.attrs = {attr_ints("shape", std::vector<int64_t>{}, "target shape when there is no input 1"),
+                 attr_bool("special_zero", true, "a 0 copies the input dim at that position")};
+    def.value_inputs = {1};
+    def.infer = infer_reshape;
+    reg.add_op(def);
+    add_host_impls(reg, "reshape", reshape_kernel);
+}
+
+}  // namespace
+
+DYNRT_MODULE("reshape", register_reshape)

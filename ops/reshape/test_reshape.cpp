@@ -1,0 +1,252 @@
+// reshape: shape-inference table (attribute and tensor targets, special_zero,
+// -1, dynamic inputs), reference values and one network instance fed a
+// sequence of changing shapes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/registry.hpp"
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+using test::registry;
+
+Attributes shape_attrs(std::vector<int64_t> target, bool special_zero = true) {
+    Attributes a;
+    a.set("shape", std::move(target));
+    a.set("special_zero", special_zero);
+    return a;
+}
+
+std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw,
+                          std::vector<const HostTensor*> values = {}) {
+    const OpDefinition& def = registry()->op("reshape").def;
+    const Attributes attrs = Attributes::validate(def.attrs, raw);
+    const std::string node = "r";
+    return def.infer(ShapeInferContext{node, inputs, attrs, std::move(values)});
+}
+
+// Shape inference from the `shape` attribute alone.
+PartialShape infer_attr(const PartialShape& in, std::vector<int64_t> target, bool special_zero = true) {
+    return infer({Layout(in, DataType::f32)}, shape_attrs(std::move(target), special_zero)).at(0).shape;
+}
+
+template <typename F>
+std::string error_of(F f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "expected a dynrt::Error";
+    return {};
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// ---- 1. shape inference ----------------------------------------------------
+
+TEST(ReshapeShapeInfer, StaticTargetsFromTheAttribute) {
+    EXPECT_EQ(infer_attr({2, 3}, {3, 2}), PartialShape({3, 2}));
+    EXPECT_EQ(infer_attr({2, 3}, {-1}), PartialShape({6}));
+    EXPECT_EQ(infer_attr({2, 3, 4}, {0, -1}), PartialShape({2, 12}));
+    EXPECT_EQ(infer_attr({2, 3, 4}, {-1, 0, 2}), PartialShape({4, 3, 2}));
+    EXPECT_EQ(infer_attr({1}, {}), PartialShape{});   // one element to a scalar
+    EXPECT_EQ(infer_attr({0, 3}, {-1, 3}), PartialShape({0, 3}));
+}
+
+TEST(ReshapeShapeInfer, ZeroIsAnEmptyDimWithoutSpecialZero) {
+    EXPECT_EQ(infer_attr({0, 3}, {3, 0}, false), PartialShape({3, 0}));
+    const std::string msg = error_of([] { infer_attr({2, 3}, {0, -1}, false); });
+    EXPECT_TRUE(contains(msg, "cannot reshape [2,3] (6 elements) to [0,-1]")) << msg;
+}
+
+TEST(ReshapeShapeInfer, DynamicInputKeepsResolvableDimsStatic) {
+    const Dimension dyn;
+    EXPECT_EQ(infer_attr({dyn, 3, 4}, {0, -1}), PartialShape({dyn, 12}));       // -1 from the static rest
+    EXPECT_EQ(infer_attr({dyn, 3, 4}, {0, 12}), PartialShape({dyn, 12}));
+    EXPECT_EQ(infer_attr({dyn, 3, 4}, {-1, 4}), PartialShape({dyn, 4}));        // -1 depends on ?
+    EXPECT_EQ(infer_attr({dyn, 6}, {0, 2, 3}), PartialShape({dyn, 2, 3}));
+    EXPECT_EQ(infer_attr({Dimension(2, 5), 6}, {0, 3, -1}), PartialShape({Dimension(2, 5), 3, 2}));
+    EXPECT_EQ(infer_attr({dyn, dyn}, {0, 0, 1}), PartialShape({dyn, dyn, 1}));
+    EXPECT_EQ(infer_attr({dyn, dyn}, {8, -1}), PartialShape({8, dyn}));
+}
+
+TEST(ReshapeShapeInfer, ElementCountMismatchIsRejected) {
+    std::string msg = error_of([] { infer_attr({2, 3}, {4, -1}); });
+    EXPECT_TRUE(contains(msg, "cannot reshape [2,3] (6 elements) to [4,-1]")) << msg;
+    msg = error_of([] { infer_attr({2, 3}, {4, 2}); });
+    EXPECT_TRUE(contains(msg, "cannot reshape [2,3] (6 elements) to [4,2]")) << msg;
+    msg = error_of([] { infer_attr({Dimension(), 3, 4}, {0, 5}); });
+    EXPECT_TRUE(contains(msg, "cannot reshape [?,3,4]")) << msg;
+    msg = error_of([] { infer_attr({Dimension(), 3, 4}, {0, 5, -1}); });
+    EXPECT_TRUE(contains(msg, "to [0,5,-1]")) << msg;
+}
+
+TEST(ReshapeShapeInfer, InvalidTargetsAreRejected) {
+    std::string msg = error_of([] { infer_attr({2, 3}, {-1, -1}); });
+    EXPECT_TRUE(contains(msg, "more than one -1")) << msg;
+    msg = error_of([] { infer_attr({2, 3}, {-2, 3}); });
+    EXPECT_TRUE(contains(msg, "invalid value -2")) << msg;
+    msg = error_of([] { infer_attr({6}, {3, 0}); });
+    EXPECT_TRUE(contains(msg, "copies dim 1")) << msg;
+}
+
+TEST(ReshapeShapeInfer, TargetTensorValuesAreUsedWhenKnown) {
+    const HostTensor target = HostTensor::from_int64(DataType::i32, Shape{3}, {0, -1, 2});
+    const auto out = infer({Layout({Dimension(), 4, 3}, DataType::f16), Layout({3}, DataType::i32)}, {}, {nullptr, &target});
+    EXPECT_EQ(out.at(0).shape, PartialShape({Dimension(), 6, 2}));
+    EXPECT_EQ(out.at(0).dtype, DataType::f16);
+}
+
+TEST(ReshapeShapeInfer, UnknownTargetValuesGiveDynamicDimsOfTheTargetLength) {
+    EXPECT_EQ(infer({Layout({2, 3}, DataType::f32), Layout({4}, DataType::i64)}, {}).at(0).shape,
+              PartialShape::dynamic_of_rank(4));
+    const std::string msg =
+        error_of([] { infer({Layout({2, 3}, DataType::f32), Layout({Dimension()}, DataType::i64)}, {}); });
+    EXPECT_TRUE(contains(msg, "dynamic length")) << msg;
+}
+
+TEST(ReshapeShapeInfer, BadTargetTensorIsRejected) {
+    std::string msg = error_of([] { infer({Layout({2, 3}, DataType::f32), Layout({2}, DataType::f32)}, {}); });
+    EXPECT_TRUE(contains(msg, "i32 or i64")) << msg;
+    msg = error_of([] { infer({Layout({2, 3}, DataType::f32), Layout({1, 2}, DataType::i64)}, {}); });
+    EXPECT_TRUE(contains(msg, "1-D")) << msg;
+}
+
+// ---- 2. reference values -----------------------------------------------------
+
+TEST(ReshapeReference, ElementsKeepTheirOrder) {
+    const auto prog = test::single_node_program("reshape", {Layout({2, 3}, DataType::f32)}, shape_attrs({3, -1}));
+    const HostTensor out = test::run_once(prog, {HostTensor::from_floats(Shape{2, 3}, {1, 2, 3, 4, 5, 6})});
+    ASSERT_EQ(out.shape(), Shape({3, 2}));
+    for (size_t i = 0; i < 6; ++i) EXPECT_EQ(out.get_as_double(i), static_cast<double>(i + 1));
+}
+
+TEST(ReshapeReference, ConstantTargetTensorWithSpecialZero) {
+    const auto prog = test::single_node_program(
+        "reshape", {Layout({2, 2, 3}, DataType::i64), Layout({2}, DataType::i64)}, {},
+        {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {0, -1})}});
+    const std::vector<int64_t> v{1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12};
+    const HostTensor out = test::run_once(prog, {HostTensor::from_int64(DataType::i64, Shape{2, 2, 3}, v)});
+    EXPECT_EQ(out.shape(), Shape({2, 6}));
+    EXPECT_EQ(out.to_int64(), v);
+}
+
+TEST(ReshapeReference, RandomInputsKeepTheirBytesForEveryDtype) {
+    uint64_t seed = 1;
+    for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64, DataType::u8}) {
+        const HostTensor in = test::random_tensor(t, Shape{4, 5, 6}, seed++, 0, 100);
+        const auto prog = test::single_node_program("reshape", {Layout({4, 5, 6}, t)}, shape_attrs({5, -1, 2}));
+        const HostTensor out = test::run_once(prog, {in});
+        SCOPED_TRACE(to_string(t));
+        ASSERT_EQ(out.shape(), Shape({5, 12, 2}));
+        ASSERT_EQ(out.dtype(), t);
+        EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
+    }
+}
+
+// ---- 3. one instance, changing shapes -----------------------------------------
+
+class ReshapeSweep : public ::testing::TestWithParam<bool> {};
+
+// [?, 6] -> [0, 2, 3]: the batch follows the input, the rest stays static.
+TEST_P(ReshapeSweep, SpecialZeroFollowsTheBatchOnOneInstance) {
+    const bool dynamic_impls = GetParam();
+    const auto prog = test::single_node_program("reshape", {Layout({Dimension(), 6}, DataType::f32)},
+                                                shape_attrs({0, 2, 3}));
+    EXPECT_EQ(prog->nodes()[prog->node_index("node")].out_layouts.at(0).shape, PartialShape({Dimension(), 2, 3}));
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic_impls;
+    InferRequest req(Network::create(prog, test::engine(), opts));
+
+    const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257};
+    std::set<int64_t> seen;
+    int64_t prev = -1;
+    uint64_t seed = 100;
+    for (int64_t n : sizes) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        const HostTensor in = test::random_tensor(DataType::f32, Shape{n, 6}, seed++);
+        req.set_input("in0", in);
+        req.infer();
+        const HostTensor out = req.get_output(0);
+        ASSERT_EQ(out.shape(), Shape({n, 2, 3}));
+        EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
+
+        const Counters& c = req.last_run().totals;
+        if (n == prev) {
+            EXPECT_EQ(c.shape_changes, 0u);
+            EXPECT_GE(c.skip_shape_unchanged, 1u);
+            EXPECT_EQ(c.static_builds, 0u);
+        } else {
+            EXPECT_GE(c.shape_changes, 1u);
+            if (dynamic_impls) {
+                EXPECT_EQ(c.static_builds, 0u);
+                EXPECT_GE(c.dynamic_impl_runs, 1u);
+            } else if (seen.count(n)) {
+                EXPECT_EQ(c.impl_cache_hits, 1u);
+                EXPECT_EQ(c.static_builds, 0u);
+            } else {
+                EXPECT_EQ(c.static_builds, 1u);
+            }
+        }
+        seen.insert(n);
+        prev = n;
+    }
+    EXPECT_EQ(req.cumulative().static_builds, dynamic_impls ? 0u : seen.size());
+}
+
+// The target comes from a graph input, so its values are only known at run
+// time: the same data shape reshaped three ways, read afresh on every run.
+TEST_P(ReshapeSweep, TargetTensorFromAnInputIsReadOnEveryRun) {
+    NetworkOptions opts;
+    opts.use_dynamic_impls = GetParam();
+    const auto prog = test::single_node_program(
+        "reshape", {Layout({Dimension(), 4}, DataType::f32), Layout({2}, DataType::i64)}, {});
+    EXPECT_EQ(prog->nodes()[prog->node_index("node")].out_layouts.at(0).shape, PartialShape::dynamic_of_rank(2));
+    InferRequest req(Network::create(prog, test::engine(), opts));
+    struct Case {
+        int64_t rows;
+        std::vector<int64_t> target;
+        Shape want;
+    };
+    const std::vector<Case> cases = {{3, {0, -1}, {3, 4}},  {3, {-1, 2}, {6, 2}}, {3, {2, 6}, {2, 6}},
+                                     {17, {1, -1}, {1, 68}}, {3, {-1, 2}, {6, 2}}, {3, {-1, 2}, {6, 2}}};
+    uint64_t seed = 7;
+    for (const Case& k : cases) {
+        SCOPED_TRACE("rows " + std::to_string(k.rows) + " want " + k.want.to_string());
+        const HostTensor in = test::random_tensor(DataType::f32, Shape{k.rows, 4}, seed++);
+        req.set_input("in0", in);
+        req.set_input("in1", HostTensor::from_int64(DataType::i64, Shape{2}, k.target));
+        req.infer();
+        const HostTensor out = req.get_output(0);
+        ASSERT_EQ(out.shape(), k.want);
+        EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
+    }
+}
+
+TEST_P(ReshapeSweep, TargetTensorWithWrongCountFailsAtRunTime) {
+    NetworkOptions opts;
+    opts.use_dynamic_impls = GetParam();
+    const auto prog = test::single_node_program(
+        "reshape", {Layout({Dimension(), 4}, DataType::f32), Layout({2}, DataType::i64)}, {});
+    InferRequest req(Network::create(prog, test::engine(), opts));
+    req.set_input("in0", test::random_tensor(DataType::f32, Shape{3, 4}, 1));
+    req.set_input("in1", HostTensor::from_int64(DataType::i64, Shape{2}, {5, -1}));
+    const std::string msg = error_of([&] { req.infer(); });
+    EXPECT_TRUE(contains(msg, "cannot reshape [3,4] (12 elements) to [5,-1]")) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(Impls, ReshapeSweep, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+
+}  // namespace
+}  // namespace dynrt

@@ -1,0 +1,62 @@
+// shape_of: the dims of its input as a 1-D integer tensor.
+//
+// The output depends only on the input's *shape* (traits.shape_of_like), which
+// lets the flow skip it while that shape is unchanged and lets the kernel run
+// without the input's data ever being read.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using namespace dynrt;
+
+std::vector<Layout> infer_shape_of(const ShapeInferContext& ctx) {
+    const DataType out = parse_data_type(ctx.attrs.get_string("output_type"));
+    const auto rank = static_cast<int64_t>(ctx.inputs.at(0).shape.rank());
+    return {Layout(PartialShape{Dimension(rank)}, out)};
+}
+
+void shape_of_kernel(HostCall& call) {
+    // Dims come from the layout only: the input buffer is never touched.
+    const Shape& in = call.in_shape(0);
+    if (call.out_type(0) == DataType::i64) {
+        int64_t* out = call.out<int64_t>(0);
+        for (size_t i = 0; i < in.rank(); ++i) out[i] = in[i];
+    } else {
+        int32_t* out = call.out<int32_t>(0);
+        for (size_t i = 0; i < in.rank(); ++i) out[i] = static_cast<int32_t>(in[i]);
+    }
+}
+
+void register_shape_of(ModuleRegistrar& reg) {
+    OpDefinition def;
+    def.name = "shape_of";
+    def.doc = "Dims of the input as a 1-D i64/i32 tensor";
+    def.min_inputs = 1;
+    def.max_inputs = 1;
+    def.attrs = {attr_string("output_type", std::string("i64"), {"i64", "i32"},
+                             "data type of the output")};
+    def.infer = infer_shape_of;
+    def.traits.shape_of_like = true;
+    reg.add_op(def);
+
+    HostImplOptions opts;
+    opts.validate = [](const KernelParams& p) -> std::string {
+        const DataType t = p.outputs.at(0).dtype;
+        if (t != DataType::i64 && t != DataType::i32)
+            return std::string("output type ") + to_string(t) + " is not i64 or i32";
+        return {};
+    };
+    add_host_impls(reg, "shape_of", shape_of_kernel, opts);
+}
+
+}  // namespace
+
+DYNRT_MODULE("shape_of", register_shape_of)

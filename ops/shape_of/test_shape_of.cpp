@@ -1,0 +1,130 @@
+// shape_of: shape-inference table, hand-computed values for both output types,
+// and one network instance fed a sequence of changing shapes.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/registry.hpp"
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+using test::registry;
+
+Attributes type_attr(const std::string& t) {
+    Attributes a;
+    a.set("output_type", t);
+    return a;
+}
+
+std::vector<Layout> infer(const Layout& in, const Attributes& raw = {}) {
+    const OpDefinition& def = registry()->op("shape_of").def;
+    const Attributes attrs = Attributes::validate(def.attrs, raw);
+    const std::vector<Layout> inputs{in};
+    const std::string node = "s";
+    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
+}
+
+std::vector<int64_t> dims_of(const Shape& s) { return s.dims(); }
+
+// ---- 1. shape inference ----------------------------------------------------
+
+TEST(ShapeOfShapeInfer, OutputIsOneDimOfTheInputRank) {
+    const auto out = infer(Layout({Dimension(), 3, Dimension(1, 5)}, DataType::f16));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape, PartialShape({3}));
+    EXPECT_EQ(out[0].dtype, DataType::i64);   // the default
+    EXPECT_EQ(infer(Layout({2, 3}, DataType::f32), type_attr("i32"))[0].dtype, DataType::i32);
+    // A scalar has no dims.
+    EXPECT_EQ(infer(Layout(PartialShape{}, DataType::f32))[0].shape, PartialShape({0}));
+}
+
+TEST(ShapeOfShapeInfer, DeclaresTheShapeOfLikeTrait) {
+    const OpDefinition& def = registry()->op("shape_of").def;
+    EXPECT_TRUE(def.traits.shape_of_like);
+    EXPECT_FALSE(def.traits.data_dependent_output);
+    EXPECT_EQ(def.min_inputs, 1u);
+    EXPECT_EQ(def.max_inputs, 1u);
+}
+
+TEST(ShapeOfShapeInfer, UnknownOutputTypeIsRejected) {
+    const OpDefinition& def = registry()->op("shape_of").def;
+    EXPECT_THROW(Attributes::validate(def.attrs, type_attr("f32")), Error);
+    Program p(registry(), "t");
+    p.add_input("x", Layout({2}, DataType::f32));
+    p.add_node("s", "shape_of", {"x"}, type_attr("u8"));
+    p.add_output("s");
+    try {
+        p.build();
+        ADD_FAILURE() << "expected a dynrt::Error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("output_type"), std::string::npos) << e.what();
+    }
+}
+
+// ---- 2. reference values -----------------------------------------------------
+
+TEST(ShapeOfReference, WritesTheDimsForBothOutputTypes) {
+    for (const char* t : {"i64", "i32"}) {
+        for (DataType in_type : {DataType::f32, DataType::f16, DataType::i64, DataType::u8}) {
+            SCOPED_TRACE(std::string(t) + " of " + to_string(in_type));
+            const auto prog = test::single_node_program("shape_of", {Layout({2, 3, 4}, in_type)}, type_attr(t));
+            const HostTensor out = test::run_once(prog, {HostTensor(in_type, Shape{2, 3, 4})});
+            EXPECT_EQ(out.dtype(), parse_data_type(t));
+            EXPECT_EQ(out.shape(), Shape({3}));
+            EXPECT_EQ(out.to_int64(), std::vector<int64_t>({2, 3, 4}));
+        }
+    }
+}
+
+TEST(ShapeOfReference, EmptyAndUnitDimsAreReported) {
+    const auto prog = test::single_node_program("shape_of", {Layout({Dimension(), 1, 7}, DataType::f32)}, {});
+    EXPECT_EQ(test::run_once(prog, {HostTensor(DataType::f32, Shape{0, 1, 7})}).to_int64(),
+              std::vector<int64_t>({0, 1, 7}));
+}
+
+// ---- 3. one instance, changing shapes -----------------------------------------
+
+class ShapeOfSweep : public ::testing::TestWithParam<bool> {};
+
+// The output layout ([2] i64) never changes while its values do: each new
+// input shape must still be written, and an unchanged one skipped.
+TEST_P(ShapeOfSweep, OneInstanceReportsEveryNewShape) {
+    NetworkOptions opts;
+    opts.use_dynamic_impls = GetParam();
+    const auto prog =
+        test::single_node_program("shape_of", {Layout({Dimension(), Dimension()}, DataType::f32)}, {});
+    InferRequest req(Network::create(prog, test::engine(), opts));
+
+    const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257, 257};
+    int64_t prev = -1;
+    uint64_t seed = 1;
+    for (int64_t n : sizes) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        const Shape s{n, 300 - n};
+        req.set_input("in0", test::random_tensor(DataType::f32, s, seed++));
+        req.infer();
+        const HostTensor out = req.get_output(0);
+        EXPECT_EQ(out.shape(), Shape({2}));
+        EXPECT_EQ(out.to_int64(), dims_of(s));
+        const Counters& c = req.last_run().totals;
+        if (n == prev) {
+            EXPECT_GE(c.skip_shape_of, 1u);
+            EXPECT_EQ(c.static_builds, 0u);
+        } else {
+            EXPECT_EQ(c.skip_shape_of, 0u);
+        }
+        prev = n;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfSweep, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+
+}  // namespace
+}  // namespace dynrt
