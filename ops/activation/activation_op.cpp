@@ -1,0 +1,138 @@
+// activation: an elementwise unary function chosen by the `func` attribute.
+//
+// One op for every pointwise activation keeps the registry short and lets a
+// YAML file switch functions by changing one string. The math runs in double
+// and is rounded once on store, so f16 and f32 results are the correctly
+// rounded values of the exact function (up to libm accuracy).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using dynrt::DataType;
+
+enum class Func {
+    relu, gelu, gelu_tanh, silu, sigmoid, tanh_, exp_, abs_, neg, sqrt_, log_,
+    elu, leaky_relu, clamp, hswish, softplus, identity
+};
+
+struct FuncName {
+    const char* name;
+    Func func;
+};
+
+const FuncName kFuncs[] = {
+    {"relu", Func::relu},         {"gelu", Func::gelu},         {"gelu_tanh", Func::gelu_tanh},
+    {"silu", Func::silu},         {"sigmoid", Func::sigmoid},   {"tanh", Func::tanh_},
+    {"exp", Func::exp_},          {"abs", Func::abs_},          {"neg", Func::neg},
+    {"sqrt", Func::sqrt_},        {"log", Func::log_},          {"elu", Func::elu},
+    {"leaky_relu", Func::leaky_relu}, {"clamp", Func::clamp},   {"hswish", Func::hswish},
+    {"softplus", Func::softplus}, {"identity", Func::identity},
+};
+
+std::vector<std::string> func_names() {
+    std::vector<std::string> names;
+    for (const FuncName& f : kFuncs) names.emplace_back(f.name);
+    return names;
+}
+
+Func parse_func(const std::string& s, const std::string& node) {
+    for (const FuncName& f : kFuncs)
+        if (s == f.name) return f.func;
+    dynrt::ErrorContext ctx;
+    ctx.node = node;
+    ctx.op = "activation";
+    ctx.field = "func";
+    throw dynrt::Error("unknown activation function '" + s + "'", ctx);
+}
+
+// alpha: elu alpha, leaky_relu slope, clamp min; beta: clamp max.
+double apply(Func f, double x, double alpha, double beta) {
+    switch (f) {
+        case Func::relu: return x > 0.0 ? x : 0.0;
+        case Func::gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+        case Func::gelu_tanh: {
+            const double k = 0.7978845608028654;   // sqrt(2 / pi)
+            return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+        }
+        case Func::silu: return x / (1.0 + std::exp(-x));
+        case Func::sigmoid: return 1.0 / (1.0 + std::exp(-x));
+        case Func::tanh_: return std::tanh(x);
+        case Func::exp_: return std::exp(x);
+        case Func::abs_: return std::fabs(x);
+        case Func::neg: return -x;
+        case Func::sqrt_: return std::sqrt(x);
+        case Func::log_: return std::log(x);
+        case Func::elu: return x > 0.0 ? x : alpha * (std::exp(x) - 1.0);
+        case Func::leaky_relu: return x >= 0.0 ? x : alpha * x;
+        case Func::clamp: return std::min(std::max(x, alpha), beta);
+        case Func::hswish: return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+        // log1p(exp(x)) overflows for large x, where softplus(x) == x to double
+        // precision anyway.
+        case Func::softplus: return x > 30.0 ? x : std::log1p(std::exp(x));
+        case Func::identity: return x;
+    }
+    return x;
+}
+
+std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
+    const dynrt::Layout& in = ctx.inputs.at(0);
+    if (!dynrt::is_floating(in.dtype))
+        throw dynrt::Error("activation takes floating-point input, got " + in.to_string());
+    const std::string& func = ctx.attrs.get_string("func");
+    if (parse_func(func, ctx.node) == Func::clamp &&
+        ctx.attrs.get_float("alpha") > ctx.attrs.get_float("beta")) {
+        dynrt::ErrorContext ec;
+        ec.field = "beta";
+        throw dynrt::Error("clamp needs alpha (min) <= beta (max), got alpha " +
+                               std::to_string(ctx.attrs.get_float("alpha")) + " and beta " +
+                               std::to_string(ctx.attrs.get_float("beta")),
+                           ec);
+    }
+    return {dynrt::Layout(in.shape, in.dtype)};
+}
+
+void kernel(dynrt::HostCall& call) {
+    const Func f = parse_func(call.attrs().get_string("func"), call.node());
+    const double alpha = call.attrs().get_float("alpha");
+    const double beta = call.attrs().get_float("beta");
+    const size_t n = call.in_shape(0).count();
+    if (call.in_type(0) == DataType::f32 && call.out_type(0) == DataType::f32) {
+        const float* x = call.in<float>(0);
+        float* y = call.out<float>(0);
+        for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>(apply(f, x[i], alpha, beta));
+        return;
+    }
+    for (size_t i = 0; i < n; ++i) call.set(0, i, apply(f, call.get(0, i), alpha, beta));
+}
+
+void register_activation(dynrt::ModuleRegistrar& reg) {
+    dynrt::OpDefinition def;
+    def.name = "activation";
+    def.doc = "Elementwise unary activation function selected by `func`";
+    def.min_inputs = 1;
+    def.max_inputs = 1;
+    def.attrs = {
+        dynrt::attr_string("func", std::nullopt, func_names(), "function to apply"),
+        dynrt::attr_float("alpha", 0.0, "elu alpha, leaky_relu slope, clamp min"),
+        dynrt::attr_float("beta", 0.0, "clamp max"),
+    };
+    def.infer = infer;
+    reg.add_op(def);
+
+    dynrt::HostImplOptions opts;
+    opts.dtypes = {DataType::f32, DataType::f16};
+    dynrt::add_host_impls(reg, "activation", kernel, opts);
+}
+
+}  // namespace
+
+DYNRT_MODULE("activation", register_activation)

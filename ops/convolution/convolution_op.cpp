@@ -1,0 +1,207 @@
+// convolution: 2-D grouped convolution (cross-correlation) over NCHW input.
+//
+// x [N, C, H, W], weights [O, C/groups, kH, kW], optional bias [O]. Output
+// spatial size per axis: (in + pad_begin + pad_end - dilation*(k-1) - 1)/stride + 1.
+// With a dynamic input extent the output extent is a range computed from the
+// input's bounds (the formula is monotonic). The op is critical and weightable.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using dynrt::DataType;
+using dynrt::Dimension;
+using dynrt::PartialShape;
+using dynrt::Shape;
+
+struct ConvAttrs {
+    std::vector<int64_t> strides, pads_begin, pads_end, dilations;
+    int64_t groups = 1;
+};
+
+std::string ints_to_string(const std::vector<int64_t>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+dynrt::Error attr_error(const std::string& field, const std::string& message) {
+    dynrt::ErrorContext ctx;
+    ctx.field = field;
+    return dynrt::Error(message, ctx);
+}
+
+ConvAttrs read_attrs(const dynrt::Attributes& a) {
+    ConvAttrs c;
+    c.strides = a.get_ints("strides");
+    c.pads_begin = a.get_ints("pads_begin");
+    c.pads_end = a.get_ints("pads_end");
+    c.dilations = a.get_ints("dilations");
+    c.groups = a.get_int("groups");
+    const std::pair<const char*, const std::vector<int64_t>*> lists[] = {
+        {"strides", &c.strides}, {"pads_begin", &c.pads_begin}, {"pads_end", &c.pads_end},
+        {"dilations", &c.dilations}};
+    for (const auto& l : lists) {
+        if (l.second->size() != 2)
+            throw attr_error(l.first, std::string("convolution attribute '") + l.first +
+                                          "' needs 2 values (H, W), got " + ints_to_string(*l.second));
+        const bool pads = l.first[0] == 'p';
+        for (int64_t v : *l.second)
+            if (pads ? v < 0 : v <= 0)
+                throw attr_error(l.first, std::string("convolution attribute '") + l.first + "' must be " +
+                                              (pads ? ">= 0" : "> 0") + ", got " + ints_to_string(*l.second));
+    }
+    if (c.groups < 1)
+        throw attr_error("groups", "convolution attribute 'groups' must be >= 1, got " + std::to_string(c.groups));
+    return c;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+    const int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+int64_t out_extent(int64_t in, int64_t k, int64_t pb, int64_t pe, int64_t s, int64_t d) {
+    return floor_div(in + pb + pe - d * (k - 1) - 1, s) + 1;
+}
+
+std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
+    const dynrt::Layout& x = ctx.inputs.at(0);
+    const dynrt::Layout& w = ctx.inputs.at(1);
+    const std::string shapes = "input " + x.shape.to_string() + ", weights " + w.shape.to_string();
+    if (!dynrt::is_floating(x.dtype) || x.dtype != w.dtype)
+        throw dynrt::Error("convolution needs floating-point input and weights of one data type, got " +
+                           x.to_string() + " and " + w.to_string());
+    if (x.shape.rank() != 4 || w.shape.rank() != 4)
+        throw dynrt::Error("convolution needs input [N,C,H,W] and weights [O,C/groups,kH,kW], got " + shapes);
+    const ConvAttrs a = read_attrs(ctx.attrs);
+    const Dimension& c = x.shape[1];
+    const Dimension& o = w.shape[0];
+    const Dimension& cg = w.shape[1];
+    const std::string g = std::to_string(a.groups);
+    if (c.is_static() && c.get_length() % a.groups != 0)
+        throw dynrt::Error("convolution: channels C=" + c.to_string() + " not divisible by groups=" + g + " (" +
+                           shapes + ")");
+    if (o.is_static() && o.get_length() % a.groups != 0)
+        throw dynrt::Error("convolution: output channels O=" + o.to_string() + " not divisible by groups=" + g +
+                           " (" + shapes + ")");
+    if (c.is_static() && cg.is_static() && c.get_length() != cg.get_length() * a.groups)
+        throw dynrt::Error("convolution: input has C=" + c.to_string() + " but weights expect C/groups=" +
+                           cg.to_string() + " with groups=" + g + " (" + shapes + ")");
+    if (ctx.inputs.size() > 2) {
+        const dynrt::Layout& b = ctx.inputs[2];
+        if (b.shape.rank() != 1 || !b.shape[0].compatible(o) || b.dtype != x.dtype)
+            throw dynrt::Error("convolution bias must be " + std::string(dynrt::to_string(x.dtype)) + "[O] with O=" +
+                               o.to_string() + ", got " + b.to_string() + " (" + shapes + ")");
+    }
+    std::vector<Dimension> out = {x.shape[0], o};
+    for (size_t i = 0; i < 2; ++i) {
+        const Dimension& in = x.shape[2 + i];
+        const Dimension& k = w.shape[2 + i];
+        if (!k.is_static()) {
+            out.emplace_back();
+            continue;
+        }
+        const int64_t kl = k.get_length();
+        auto f = [&](int64_t v) {
+            return out_extent(v, kl, a.pads_begin[i], a.pads_end[i], a.strides[i], a.dilations[i]);
+        };
+        if (in.is_static()) {
+            const int64_t e = f(in.get_length());
+            if (e <= 0)
+                throw dynrt::Error("convolution: output " + std::string(i == 0 ? "height" : "width") + " would be " +
+                                   std::to_string(e) + " (" + shapes + ", strides " + ints_to_string(a.strides) +
+                                   ", pads " + ints_to_string(a.pads_begin) + "/" + ints_to_string(a.pads_end) +
+                                   ", dilations " + ints_to_string(a.dilations) + ")");
+            out.emplace_back(e);
+            continue;
+        }
+        // The formula is non-decreasing in the input extent, so bounds map to
+        // bounds; extents that would give an empty output are errors at run time.
+        const int64_t hi = in.max() == Dimension::kUnbounded ? Dimension::kUnbounded : f(in.max());
+        if (hi != Dimension::kUnbounded && hi <= 0)
+            throw dynrt::Error("convolution: output " + std::string(i == 0 ? "height" : "width") +
+                               " would be <= 0 for every input extent in " + in.to_string() + " (" + shapes + ")");
+        out.emplace_back(std::max<int64_t>(f(in.min()), 1), hi);
+    }
+    return {dynrt::Layout(PartialShape(out), x.dtype)};
+}
+
+std::vector<double> load(const dynrt::HostCall& call, size_t input) {
+    std::vector<double> v(call.in_shape(input).count());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = call.get(input, i);
+    return v;
+}
+
+void kernel(dynrt::HostCall& call) {
+    const ConvAttrs a = read_attrs(call.attrs());
+    const Shape& xs = call.in_shape(0);
+    const Shape& ws = call.in_shape(1);
+    const Shape& ys = call.out_shape(0);
+    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+    const int64_t O = ws[0], CG = ws[1], KH = ws[2], KW = ws[3];
+    const int64_t OH = ys[2], OW = ys[3];
+    if (CG * a.groups != C || O % a.groups != 0)
+        throw dynrt::Error("convolution: input " + xs.to_string() + " and weights " + ws.to_string() +
+                           " do not match groups=" + std::to_string(a.groups));
+    const int64_t OG = O / a.groups;
+    const std::vector<double> x = load(call, 0);
+    const std::vector<double> w = load(call, 1);
+    const std::vector<double> bias = call.num_inputs() > 2 ? load(call, 2) : std::vector<double>();
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t oc = 0; oc < O; ++oc) {
+            const int64_t grp = oc / OG;
+            for (int64_t oh = 0; oh < OH; ++oh)
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                    double acc = bias.empty() ? 0.0 : bias[static_cast<size_t>(oc)];
+                    for (int64_t ci = 0; ci < CG; ++ci) {
+                        const int64_t ic = grp * CG + ci;
+                        for (int64_t kh = 0; kh < KH; ++kh) {
+                            const int64_t ih = oh * a.strides[0] - a.pads_begin[0] + kh * a.dilations[0];
+                            if (ih < 0 || ih >= H) continue;   // zero padding
+                            for (int64_t kw = 0; kw < KW; ++kw) {
+                                const int64_t iw = ow * a.strides[1] - a.pads_begin[1] + kw * a.dilations[1];
+                                if (iw < 0 || iw >= W) continue;
+                                acc += x[static_cast<size_t>(((n * C + ic) * H + ih) * W + iw)] *
+                                       w[static_cast<size_t>(((oc * CG + ci) * KH + kh) * KW + kw)];
+                            }
+                        }
+                    }
+                    call.set(0, static_cast<size_t>(((n * O + oc) * OH + oh) * OW + ow), acc);
+                }
+        }
+}
+
+void register_convolution(dynrt::ModuleRegistrar& reg) {
+    dynrt::OpDefinition def;
+    def.name = "convolution";
+    def.doc = "2-D grouped convolution: x[N,C,H,W] * w[O,C/groups,kH,kW] + bias[O]";
+    def.min_inputs = 2;
+    def.max_inputs = 3;
+    def.attrs = {
+        dynrt::attr_ints("strides", std::vector<int64_t>{1, 1}, "step per spatial axis (H, W)"),
+        dynrt::attr_ints("pads_begin", std::vector<int64_t>{0, 0}, "zero padding before (top, left)"),
+        dynrt::attr_ints("pads_end", std::vector<int64_t>{0, 0}, "zero padding after (bottom, right)"),
+        dynrt::attr_ints("dilations", std::vector<int64_t>{1, 1}, "kernel element spacing (H, W)"),
+        dynrt::attr_int("groups", 1, "channel groups; C and O must be divisible by it"),
+    };
+    def.infer = infer;
+    def.traits.critical = true;
+    def.traits.weightable = true;
+    reg.add_op(def);
+
+    dynrt::HostImplOptions opts;
+    opts.dtypes = {DataType::f32, DataType::f16};
+    dynrt::add_host_impls(reg, "convolution", kernel, opts);
+}
+
+}  // namespace
+
+DYNRT_MODULE("convolution", register_convolution)

@@ -1,0 +1,361 @@
+// Tests of the convolution op: shape inference (static, bounded, dynamic and
+// invalid cases), hand-computed small convolutions (padding, stride, dilation,
+// groups), a naive convolution on random inputs, and one network instance fed
+// a sequence of spatial sizes with constant weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+using test::registry;
+
+struct Conv {
+    std::vector<int64_t> strides{1, 1}, pads_begin{0, 0}, pads_end{0, 0}, dilations{1, 1};
+    int64_t groups = 1;
+    Attributes attrs() const {
+        Attributes a;
+        a.set("strides", strides);
+        a.set("pads_begin", pads_begin);
+        a.set("pads_end", pads_end);
+        a.set("dilations", dilations);
+        a.set("groups", groups);
+        return a;
+    }
+};
+
+std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
+    const OpDefinition& def = registry()->op("convolution").def;
+    const Attributes attrs = Attributes::validate(def.attrs, raw);
+    const std::string node = "conv";
+    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+
+// ---- 1. shape inference ------------------------------------------------------
+
+TEST(ConvolutionShape, OutputSizeTable) {
+    const Dimension dyn;
+    Conv plain, g2p1, s2, d2, asym, s2p1;
+    g2p1.groups = 2;
+    g2p1.pads_begin = g2p1.pads_end = {1, 1};
+    s2.strides = {2, 2};
+    d2.dilations = {2, 2};
+    asym.pads_begin = {1, 0};
+    asym.pads_end = {0, 2};
+    s2p1.strides = {2, 2};
+    s2p1.pads_begin = s2p1.pads_end = {1, 1};
+    struct Case {
+        Conv conv;
+        PartialShape x, w, out;
+    };
+    const std::vector<Case> cases = {
+        {plain, {1, 1, 3, 3}, {1, 1, 2, 2}, {1, 1, 2, 2}},
+        {g2p1, {2, 4, 5, 5}, {6, 2, 3, 3}, {2, 6, 5, 5}},
+        {s2, {1, 1, 7, 8}, {1, 1, 3, 3}, {1, 1, 3, 3}},             // (7-3)/2+1, (8-3)/2+1
+        {d2, {1, 1, 7, 7}, {1, 1, 3, 3}, {1, 1, 3, 3}},             // effective kernel 5
+        {asym, {1, 1, 5, 5}, {1, 1, 3, 3}, {1, 1, 4, 5}},           // 5+1-3+1, 5+2-3+1
+        {s2p1, {1, 1, 1, 2}, {1, 1, 3, 3}, {1, 1, 1, 1}},           // (1+2-3)/2+1, (2+2-3)/2+1
+        {plain, {dyn, 3, dyn, 8}, {4, 3, 3, 3}, {dyn, 4, Dimension(1, -1), 6}},
+        {s2, {1, 3, Dimension(4, 10), 8}, {4, 3, 3, 3}, {1, 4, Dimension(1, 4), 3}},
+        {plain, {1, 3, Dimension(1, 10), 8}, {4, 3, 3, 3}, {1, 4, Dimension(1, 8), 6}},
+        {g2p1, {1, dyn, 5, 5}, {4, 2, 3, 3}, {1, 4, 5, 5}},
+        {plain, {1, 3, 5, 5}, {dyn, 3, 3, 3}, {1, dyn, 3, 3}},
+        {plain, {1, 3, 5, 5}, {4, 3, dyn, 3}, {1, 4, dyn, 3}},
+        {plain, {0, 3, 5, 5}, {4, 3, 3, 3}, {0, 4, 3, 3}},
+    };
+    for (const Case& c : cases) {
+        const std::vector<Layout> out = infer({f32(c.x), f32(c.w)}, c.conv.attrs());
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_EQ(out[0].shape, c.out) << c.x.to_string() << " * " << c.w.to_string() << " -> "
+                                       << out[0].shape.to_string();
+    }
+    // Defaults: stride 1, no padding, no dilation, one group; bias accepted.
+    EXPECT_EQ(infer({f32({1, 2, 4, 4}), f32({3, 2, 3, 3}), f32({3})}, Attributes())[0].shape,
+              PartialShape({1, 3, 2, 2}));
+}
+
+TEST(ConvolutionShape, GroupMismatchesNameTheShapes) {
+    Conv g2;
+    g2.groups = 2;
+    std::string msg = error_of([&] { infer({f32({1, 3, 5, 5}), f32({4, 1, 3, 3})}, g2.attrs()); });
+    EXPECT_NE(msg.find("C=3"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[1,3,5,5]"), std::string::npos) << msg;
+    msg = error_of([&] { infer({f32({1, 4, 5, 5}), f32({3, 2, 3, 3})}, g2.attrs()); });
+    EXPECT_NE(msg.find("O=3"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[3,2,3,3]"), std::string::npos) << msg;
+    msg = error_of([] { infer({f32({1, 3, 5, 5}), f32({4, 2, 3, 3})}, Conv().attrs()); });
+    EXPECT_NE(msg.find("[4,2,3,3]"), std::string::npos) << msg;
+}
+
+TEST(ConvolutionShape, EmptyOutputIsRejected) {
+    std::string msg = error_of([] { infer({f32({1, 1, 2, 5}), f32({1, 1, 3, 3})}, Conv().attrs()); });
+    EXPECT_NE(msg.find("height would be 0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[1,1,2,5]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[1,1,3,3]"), std::string::npos) << msg;
+    // A bounded extent that never fits the kernel is rejected at build time too.
+    msg = error_of([] { infer({f32({1, 1, 5, Dimension(1, 2)}), f32({1, 1, 3, 3})}, Conv().attrs()); });
+    EXPECT_NE(msg.find("width"), std::string::npos) << msg;
+}
+
+TEST(ConvolutionShape, BadRanksAttributesAndBiasAreRejected) {
+    EXPECT_NE(error_of([] { infer({f32({1, 3, 5}), f32({4, 3, 3})}, Conv().attrs()); }).find("[N,C,H,W]"),
+              std::string::npos);
+    Conv bad;
+    bad.strides = {1};
+    EXPECT_NE(error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("strides"),
+              std::string::npos);
+    bad = Conv();
+    bad.dilations = {1, 0};
+    EXPECT_NE(error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("dilations"),
+              std::string::npos);
+    bad = Conv();
+    bad.pads_end = {-1, 0};
+    EXPECT_NE(error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("pads_end"),
+              std::string::npos);
+    bad = Conv();
+    bad.groups = 0;
+    EXPECT_NE(error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("groups"),
+              std::string::npos);
+    const std::string msg =
+        error_of([] { infer({f32({1, 1, 5, 5}), f32({4, 1, 3, 3}), f32({5})}, Conv().attrs()); });
+    EXPECT_NE(msg.find("bias"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[5]"), std::string::npos) << msg;
+}
+
+TEST(ConvolutionShape, IsCriticalAndWeightable) {
+    const OpTraits& t = registry()->op("convolution").def.traits;
+    EXPECT_TRUE(t.critical);
+    EXPECT_TRUE(t.weightable);
+}
+
+// ---- 2. values ----------------------------------------------------------------
+
+HostTensor run(const std::vector<HostTensor>& in, const Conv& conv) {
+    std::vector<Layout> layouts;
+    for (const HostTensor& t : in) layouts.push_back(t.layout());
+    return test::run_once(test::single_node_program("convolution", layouts, conv.attrs()), in);
+}
+
+void expect_values(const HostTensor& y, const Shape& s, const std::vector<double>& want, const std::string& what) {
+    ASSERT_EQ(y.shape(), s) << what;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_DOUBLE_EQ(y.get_as_double(i), want[i]) << what << " at " << i;
+}
+
+// x = [[1,2,3],[4,5,6],[7,8,9]], w = [[1,2],[3,4]].
+const HostTensor kX = HostTensor::from_floats(Shape{1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+const HostTensor kW = HostTensor::from_floats(Shape{1, 1, 2, 2}, {1, 2, 3, 4});
+
+TEST(ConvolutionValues, ThreeByThreeWithTwoByTwoKernel) {
+    // y00 = 1+4+12+20, y01 = 2+6+15+24, y10 = 4+10+21+32, y11 = 5+12+24+36.
+    expect_values(run({kX, kW}, Conv()), Shape{1, 1, 2, 2}, {37, 47, 67, 77}, "valid");
+    expect_values(run({kX, kW, HostTensor::from_floats(Shape{1}, {0.5f})}, Conv()), Shape{1, 1, 2, 2},
+                  {37.5, 47.5, 67.5, 77.5}, "bias");
+}
+
+TEST(ConvolutionValues, PaddingStrideAndDilationByHand) {
+    Conv p1s2;
+    p1s2.pads_begin = p1s2.pads_end = {1, 1};
+    p1s2.strides = {2, 2};
+    // Windows start at -1 and 1: y00 = 1*4, y01 = 2*3+3*4, y10 = 4*2+7*4,
+    // y11 = 5*1+6*2+8*3+9*4.
+    expect_values(run({kX, kW}, p1s2), Shape{1, 1, 2, 2}, {4, 18, 36, 77}, "pad 1 stride 2");
+    Conv d2;
+    d2.dilations = {2, 2};
+    // The four corners: 1*1 + 3*2 + 7*3 + 9*4.
+    expect_values(run({kX, kW}, d2), Shape{1, 1, 1, 1}, {64}, "dilation 2");
+    Conv asym;
+    asym.pads_end = {0, 1};
+    // Extra zero column on the right: y02 = 3*1 + 6*3, y12 = 6*1 + 9*3.
+    expect_values(run({kX, kW}, asym), Shape{1, 1, 2, 3}, {37, 47, 21, 67, 77, 33}, "pad end");
+}
+
+TEST(ConvolutionValues, GroupedConvolutionKeepsChannelsApart) {
+    // ch0 = [[1,2],[3,4]], ch1 = [[5,6],[7,8]].
+    const HostTensor x = HostTensor::from_floats(Shape{1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+    Conv g2;
+    g2.groups = 2;
+    expect_values(run({x, HostTensor::from_floats(Shape{2, 1, 1, 1}, {2, -1})}, g2), Shape{1, 2, 2, 2},
+                  {2, 4, 6, 8, -5, -6, -7, -8}, "depthwise");
+    // Two outputs per group: outputs 0,1 read ch0, outputs 2,3 read ch1.
+    expect_values(run({x, HostTensor::from_floats(Shape{4, 1, 1, 1}, {1, 2, 3, 4})}, g2), Shape{1, 4, 2, 2},
+                  {1, 2, 3, 4, 2, 4, 6, 8, 15, 18, 21, 24, 20, 24, 28, 32}, "two per group");
+    // One group sums the channels.
+    expect_values(run({x, HostTensor::from_floats(Shape{1, 2, 1, 1}, {1, 1})}, Conv()), Shape{1, 1, 2, 2},
+                  {6, 8, 10, 12}, "one group");
+}
+
+// Naive convolution: build the zero-padded input explicitly, then correlate
+// with the dilated kernel.
+HostTensor naive_conv(const HostTensor& x, const HostTensor& w, const HostTensor* b, const Conv& c) {
+    const Shape& xs = x.shape();
+    const Shape& ws = w.shape();
+    const int64_t N = xs[0], C = xs[1], O = ws[0], CG = ws[1], KH = ws[2], KW = ws[3];
+    const int64_t PH = xs[2] + c.pads_begin[0] + c.pads_end[0];
+    const int64_t PW = xs[3] + c.pads_begin[1] + c.pads_end[1];
+    std::vector<double> padded(static_cast<size_t>(N * C * PH * PW), 0.0);
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t ch = 0; ch < C; ++ch)
+            for (int64_t h = 0; h < xs[2]; ++h)
+                for (int64_t v = 0; v < xs[3]; ++v)
+                    padded[((n * C + ch) * PH + h + c.pads_begin[0]) * PW + v + c.pads_begin[1]] =
+                        x.get_as_double(((n * C + ch) * xs[2] + h) * xs[3] + v);
+    const int64_t OH = (PH - c.dilations[0] * (KH - 1) - 1) / c.strides[0] + 1;
+    const int64_t OW = (PW - c.dilations[1] * (KW - 1) - 1) / c.strides[1] + 1;
+    HostTensor y(x.dtype(), Shape{N, O, OH, OW});
+    const int64_t per_group = O / c.groups;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t o = 0; o < O; ++o)
+            for (int64_t i = 0; i < OH; ++i)
+                for (int64_t j = 0; j < OW; ++j) {
+                    double acc = b ? b->get_as_double(o) : 0.0;
+                    for (int64_t cg = 0; cg < CG; ++cg)
+                        for (int64_t p = 0; p < KH; ++p)
+                            for (int64_t q = 0; q < KW; ++q)
+                                acc += padded[((n * C + (o / per_group) * CG + cg) * PH + i * c.strides[0] +
+                                               p * c.dilations[0]) * PW + j * c.strides[1] + q * c.dilations[1]] *
+                                       w.get_as_double(((o * CG + cg) * KH + p) * KW + q);
+                    y.set_from_double(((n * O + o) * OH + i) * OW + j, acc);
+                }
+    return y;
+}
+
+TEST(ConvolutionValues, RandomConfigurationsMatchNaive) {
+    struct Config {
+        Shape x, w;
+        Conv conv;
+    };
+    std::vector<Config> configs(4);
+    configs[0] = {Shape{2, 3, 9, 7}, Shape{4, 3, 3, 2}, Conv()};
+    configs[0].conv.strides = {2, 1};
+    configs[0].conv.pads_begin = {1, 0};
+    configs[0].conv.pads_end = {2, 1};
+    configs[0].conv.dilations = {1, 2};
+    configs[1] = {Shape{1, 6, 8, 8}, Shape{9, 2, 3, 3}, Conv()};
+    configs[1].conv.groups = 3;
+    configs[1].conv.pads_begin = configs[1].conv.pads_end = {1, 1};
+    configs[2] = {Shape{1, 4, 13, 11}, Shape{4, 1, 5, 3}, Conv()};
+    configs[2].conv.groups = 4;
+    configs[2].conv.strides = {3, 2};
+    configs[2].conv.dilations = {2, 3};
+    configs[2].conv.pads_end = {2, 0};
+    configs[3] = {Shape{3, 2, 5, 6}, Shape{5, 2, 1, 1}, Conv()};
+    for (DataType t : {DataType::f32, DataType::f16}) {
+        for (size_t i = 0; i < configs.size(); ++i) {
+            const Config& cfg = configs[i];
+            const HostTensor x = test::random_tensor(t, cfg.x, 1 + i);
+            const HostTensor w = test::random_tensor(t, cfg.w, 11 + i);
+            const HostTensor b = test::random_tensor(t, Shape{cfg.w[0]}, 21 + i);
+            const HostTensor y = run({x, w, b}, cfg.conv);
+            EXPECT_LE(test::max_abs_diff(y, naive_conv(x, w, &b, cfg.conv)), t == DataType::f16 ? 8e-3 : 1e-5)
+                << "config " << i << " " << to_string(t);
+        }
+    }
+}
+
+// ---- 3. changing shapes on one instance ----------------------------------------
+
+const Counters& node_counters(const InferRequest& req, const std::string& node) {
+    for (const NodeStats& s : req.last_run().nodes)
+        if (s.node == node) return s.counters;
+    static const Counters none;
+    ADD_FAILURE() << "no stats for node " << node;
+    return none;
+}
+
+// How the network picks impls. A critical op on a dynamic node runs the dynamic
+// impl while a static one is built in the background; without background
+// compilation it builds the static impl synchronously instead.
+enum class Mode { dynamic_async, sync_compile, static_only };
+
+// `prev_new`: the previous step ran a shape never seen before (so it queued a
+// background build that this step, on the same shape, picks up).
+void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new,
+                          size_t step) {
+    if (mode == Mode::dynamic_async) {
+        EXPECT_EQ(c.static_builds, 0u) << "step " << step;
+        if (same_as_prev) {
+            // The build queued on the previous step has finished (we waited).
+            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+            EXPECT_EQ(c.async_builds_picked, prev_new ? 1u : 0u) << "step " << step;
+        } else if (revisit) {
+            EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+        } else {
+            EXPECT_EQ(c.dynamic_impl_runs, 1u) << "step " << step;
+            EXPECT_EQ(c.async_builds_queued, 1u) << "step " << step;
+        }
+        return;
+    }
+    EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+    EXPECT_EQ(c.async_builds_queued, 0u) << "step " << step;
+    if (same_as_prev) EXPECT_EQ(c.static_builds + c.impl_cache_hits, 0u) << "step " << step;
+    else if (revisit) EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+    else EXPECT_EQ(c.static_builds, 1u) << "step " << step;
+}
+
+void sweep(Mode mode) {
+    Conv conv;
+    conv.strides = {2, 2};
+    conv.pads_begin = conv.pads_end = {1, 1};
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{4, 3, 3, 3}, 5);
+    const HostTensor b = test::random_tensor(DataType::f32, Shape{4}, 6);
+    auto prog = test::single_node_program(
+        "convolution", {Layout(PartialShape{1, 3, Dimension(), Dimension()}, DataType::f32), w.layout(), b.layout()},
+        conv.attrs(), {{1, w}, {2, b}});
+    NetworkOptions opts;
+    opts.use_dynamic_impls = mode != Mode::static_only;
+    opts.async_compile = mode == Mode::dynamic_async;
+    auto net = Network::create(prog, test::engine(), opts);
+    InferRequest req(net);
+
+    const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1},   {3, 3},   {13, 13}, {13, 13}, {16, 3}, {17, 17},
+                                                            {255, 3}, {3, 257}, {13, 13}, {1, 1},   {1, 1}};
+    std::set<std::pair<int64_t, int64_t>> seen;
+    std::pair<int64_t, int64_t> prev{-1, -1};
+    bool prev_new = false;
+    for (size_t step = 0; step < sizes.size(); ++step) {
+        const auto hw = sizes[step];
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{1, 3, hw.first, hw.second}, 50 + step);
+        req.set_input("in0", x);
+        req.infer();
+        if (mode == Mode::dynamic_async) net->wait_for_background_builds();
+        const HostTensor want = naive_conv(x, w, &b, conv);
+        const HostTensor y = req.get_output(0);
+        ASSERT_EQ(y.shape(), want.shape()) << "step " << step;
+        EXPECT_LE(test::max_abs_diff(y, want), 1e-5) << "step " << step;
+        const Counters& c = node_counters(req, "node");
+        EXPECT_EQ(c.executions, 1u) << "step " << step;
+        EXPECT_EQ(c.shape_changes, hw != prev ? 1u : 0u) << "step " << step;
+        EXPECT_EQ(c.skip_shape_unchanged, hw != prev ? 0u : 1u) << "step " << step;
+        expect_impl_counters(mode, c, hw == prev, seen.count(hw) > 0, prev_new, step);
+        prev_new = hw != prev && !seen.count(hw);
+        seen.insert(hw);
+        prev = hw;
+    }
+}
+
+TEST(ConvolutionDynamic, DynamicImplServesNewSpatialSizesWhileStaticBuildsInBackground) { sweep(Mode::dynamic_async); }
+TEST(ConvolutionDynamic, WithoutBackgroundCompileEachNewSpatialSizeBuildsStatic) { sweep(Mode::sync_compile); }
+TEST(ConvolutionDynamic, OneInstanceFollowsSpatialSizesOnStaticImpls) { sweep(Mode::static_only); }
+
+}  // namespace
+}  // namespace dynrt

@@ -1,0 +1,212 @@
+// eltwise: a binary elementwise operation with numpy broadcasting.
+//
+// Floating-point inputs are computed in double and rounded once on store.
+// Integer inputs are computed in int64 with two's-complement wrap-around (so
+// overflow is defined, as on every device), division truncates toward zero and
+// pow goes through double and truncates, saturating to the int64 range.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using dynrt::DataType;
+using dynrt::Shape;
+
+enum class Mode { add, sub, mul, div, min, max, pow, squared_diff };
+
+Mode parse_mode(const std::string& s) {
+    static const std::pair<const char*, Mode> kModes[] = {
+        {"add", Mode::add}, {"sub", Mode::sub}, {"mul", Mode::mul}, {"div", Mode::div},
+        {"min", Mode::min}, {"max", Mode::max}, {"pow", Mode::pow}, {"squared_diff", Mode::squared_diff}};
+    for (const auto& m : kModes)
+        if (s == m.first) return m.second;
+    dynrt::ErrorContext ctx;
+    ctx.field = "mode";
+    throw dynrt::Error("unknown eltwise mode '" + s + "'", ctx);
+}
+
+double apply_float(Mode m, double a, double b) {
+    switch (m) {
+        case Mode::add: return a + b;
+        case Mode::sub: return a - b;
+        case Mode::mul: return a * b;
+        case Mode::div: return a / b;
+        case Mode::min: return std::min(a, b);
+        case Mode::max: return std::max(a, b);
+        case Mode::pow: return std::pow(a, b);
+        case Mode::squared_diff: return (a - b) * (a - b);
+    }
+    return 0.0;
+}
+
+// Wrapping arithmetic through uint64: signed overflow would be undefined.
+int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+
+int64_t apply_int(Mode m, int64_t a, int64_t b, const std::string& node) {
+    switch (m) {
+        case Mode::add: return wrap_add(a, b);
+        case Mode::sub: return wrap_sub(a, b);
+        case Mode::mul: return wrap_mul(a, b);
+        case Mode::div: {
+            if (b == 0) {
+                dynrt::ErrorContext ctx;
+                ctx.node = node;
+                ctx.op = "eltwise";
+                throw dynrt::Error("eltwise node '" + node + "': integer division by zero (" +
+                                       std::to_string(a) + " / 0)",
+                                   ctx);
+            }
+            if (b == -1) return wrap_sub(0, a);   // INT64_MIN / -1 wraps instead of trapping
+            return a / b;                         // C++ truncates toward zero
+        }
+        case Mode::min: return std::min(a, b);
+        case Mode::max: return std::max(a, b);
+        case Mode::pow: {
+            const double p = std::trunc(std::pow(static_cast<double>(a), static_cast<double>(b)));
+            // Casting an out-of-range double to an integer is undefined: saturate.
+            if (std::isnan(p)) return 0;
+            if (p >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+            if (p <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+            return static_cast<int64_t>(p);
+        }
+        case Mode::squared_diff: {
+            const int64_t d = wrap_sub(a, b);
+            return wrap_mul(d, d);
+        }
+    }
+    return 0;
+}
+
+bool is_integer_type(DataType t) {
+    return t == DataType::i32 || t == DataType::i64 || t == DataType::i8 || t == DataType::u8;
+}
+
+std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
+    const dynrt::Layout& a = ctx.inputs.at(0);
+    const dynrt::Layout& b = ctx.inputs.at(1);
+    if (a.dtype != b.dtype)
+        throw dynrt::Error("eltwise inputs must have the same data type, got " + a.to_string() + " and " +
+                           b.to_string());
+    if (!dynrt::is_floating(a.dtype) && !is_integer_type(a.dtype))
+        throw dynrt::Error(std::string("eltwise does not support data type ") + dynrt::to_string(a.dtype));
+    parse_mode(ctx.attrs.get_string("mode"));
+    dynrt::PartialShape out;
+    try {
+        out = dynrt::broadcast_shapes(a.shape, b.shape);
+    } catch (const dynrt::Error& e) {
+        throw dynrt::Error("eltwise inputs cannot be broadcast: " + a.shape.to_string() + " and " +
+                           b.shape.to_string() + " (" + e.message() + ")");
+    }
+    return {dynrt::Layout(out, a.dtype)};
+}
+
+// Element strides of `in` seen through the output's index space: broadcast dims
+// (size 1, or missing on the left) get stride 0.
+std::vector<size_t> broadcast_strides(const Shape& in, const Shape& out) {
+    std::vector<size_t> s(out.size(), 0);
+    const size_t lead = out.size() - in.size();
+    size_t stride = 1;
+    for (size_t d = in.size(); d-- > 0;) {
+        s[d + lead] = in[d] == 1 ? 0 : stride;
+        stride *= static_cast<size_t>(in[d]);
+    }
+    return s;
+}
+
+// Calls body(out_index, a_index, b_index) for every output element in order.
+template <typename Body>
+void for_each_broadcast(const Shape& a, const Shape& b, const Shape& out, Body body) {
+    const size_t rank = out.size();
+    const std::vector<size_t> sa = broadcast_strides(a, out);
+    const std::vector<size_t> sb = broadcast_strides(b, out);
+    std::vector<int64_t> idx(rank, 0);
+    const size_t n = out.count();
+    size_t ia = 0, ib = 0;
+    for (size_t o = 0; o < n; ++o) {
+        body(o, ia, ib);
+        for (size_t d = rank; d-- > 0;) {
+            if (++idx[d] < out[d]) {
+                ia += sa[d];
+                ib += sb[d];
+                break;
+            }
+            ia -= sa[d] * static_cast<size_t>(out[d] - 1);
+            ib -= sb[d] * static_cast<size_t>(out[d] - 1);
+            idx[d] = 0;
+        }
+    }
+}
+
+int64_t load_int(const dynrt::HostCall& call, size_t input, size_t i) {
+    switch (call.in_type(input)) {
+        case DataType::i32: return call.in<int32_t>(input)[i];
+        case DataType::i64: return call.in<int64_t>(input)[i];
+        default: return static_cast<int64_t>(call.get(input, i));
+    }
+}
+
+void store_int(const dynrt::HostCall& call, size_t i, int64_t v) {
+    switch (call.out_type(0)) {
+        case DataType::i32: call.out<int32_t>(0)[i] = static_cast<int32_t>(v); break;
+        case DataType::i64: call.out<int64_t>(0)[i] = v; break;
+        case DataType::i8: call.set(0, i, static_cast<int8_t>(v)); break;
+        case DataType::u8: call.set(0, i, static_cast<uint8_t>(v)); break;
+        default: call.set(0, i, static_cast<double>(v)); break;
+    }
+}
+
+void kernel(dynrt::HostCall& call) {
+    const Mode m = parse_mode(call.attrs().get_string("mode"));
+    const Shape& sa = call.in_shape(0);
+    const Shape& sb = call.in_shape(1);
+    const Shape& so = call.out_shape(0);
+    const DataType t = call.in_type(0);
+    if (is_integer_type(t)) {
+        for_each_broadcast(sa, sb, so, [&](size_t o, size_t ia, size_t ib) {
+            store_int(call, o, apply_int(m, load_int(call, 0, ia), load_int(call, 1, ib), call.node()));
+        });
+    } else if (t == DataType::f32 && call.out_type(0) == DataType::f32) {
+        const float* a = call.in<float>(0);
+        const float* b = call.in<float>(1);
+        float* y = call.out<float>(0);
+        for_each_broadcast(sa, sb, so, [&](size_t o, size_t ia, size_t ib) {
+            y[o] = static_cast<float>(apply_float(m, a[ia], b[ib]));
+        });
+    } else {
+        for_each_broadcast(sa, sb, so, [&](size_t o, size_t ia, size_t ib) {
+            call.set(0, o, apply_float(m, call.get(0, ia), call.get(1, ib)));
+        });
+    }
+}
+
+void register_eltwise(dynrt::ModuleRegistrar& reg) {
+    dynrt::OpDefinition def;
+    def.name = "eltwise";
+    def.doc = "Binary elementwise operation with numpy broadcasting, selected by `mode`";
+    def.min_inputs = 2;
+    def.max_inputs = 2;
+    def.attrs = {dynrt::attr_string("mode", std::nullopt,
+                                    {"add", "sub", "mul", "div", "min", "max", "pow", "squared_diff"},
+                                    "operation to apply")};
+    def.infer = infer;
+    reg.add_op(def);
+
+    dynrt::HostImplOptions opts;
+    opts.dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64, DataType::i8, DataType::u8};
+    dynrt::add_host_impls(reg, "eltwise", kernel, opts);
+}
+
+}  // namespace
+
+DYNRT_MODULE("eltwise", register_eltwise)

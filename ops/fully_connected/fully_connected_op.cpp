@@ -1,0 +1,86 @@
+// fully_connected: y[..., n] = sum_k x[..., k] * w[n, k] + bias[n].
+//
+// Weights are stored [N, K] (one output feature per row), as inference
+// runtimes keep them, so the inner loop walks both x and w contiguously. Every
+// leading dim of x is a batch dim; the op is critical (worth a background static
+// build) and weightable (device impls may reorder w).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using dynrt::DataType;
+using dynrt::Dimension;
+
+std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
+    const dynrt::Layout& x = ctx.inputs.at(0);
+    const dynrt::Layout& w = ctx.inputs.at(1);
+    if (!dynrt::is_floating(x.dtype))
+        throw dynrt::Error("fully_connected takes floating-point input, got " + x.to_string());
+    if (x.shape.rank() < 1)
+        throw dynrt::Error("fully_connected input 0 must have rank >= 1, got " + x.shape.to_string());
+    if (w.shape.rank() != 2)
+        throw dynrt::Error("fully_connected weights (input 1) must be [N, K], got " + w.shape.to_string());
+    const Dimension& k_x = x.shape[x.shape.rank() - 1];
+    const Dimension& k_w = w.shape[1];
+    if (!k_x.compatible(k_w))
+        throw dynrt::Error("fully_connected: input 0 has shape " + x.shape.to_string() + " and weights " +
+                           w.shape.to_string() + ": last dim of input (K=" + k_x.to_string() +
+                           ") must equal weights dim 1 (K=" + k_w.to_string() + ")");
+    const Dimension& n = w.shape[0];
+    if (ctx.inputs.size() > 2) {
+        const dynrt::Layout& b = ctx.inputs[2];
+        if (b.shape.rank() != 1 || !b.shape[0].compatible(n))
+            throw dynrt::Error("fully_connected bias (input 2) must be [N] with N=" + n.to_string() +
+                               " (weights " + w.shape.to_string() + "), got " + b.shape.to_string());
+    }
+    std::vector<Dimension> out(x.shape.begin(), x.shape.end());
+    out.back() = n;
+    return {dynrt::Layout(dynrt::PartialShape(out), x.dtype)};
+}
+
+void kernel(dynrt::HostCall& call) {
+    const dynrt::Shape& xs = call.in_shape(0);
+    const dynrt::Shape& ws = call.in_shape(1);
+    const size_t k_len = static_cast<size_t>(xs[xs.rank() - 1]);
+    if (static_cast<size_t>(ws[1]) != k_len)
+        throw dynrt::Error("fully_connected: input 0 has shape " + xs.to_string() + " but weights have shape " +
+                           ws.to_string());
+    const size_t n_len = static_cast<size_t>(ws[0]);
+    size_t rows = 1;
+    for (size_t d = 0; d + 1 < xs.rank(); ++d) rows *= static_cast<size_t>(xs[d]);
+    const bool has_bias = call.num_inputs() > 2;
+    for (size_t r = 0; r < rows; ++r) {
+        for (size_t n = 0; n < n_len; ++n) {
+            double acc = has_bias ? call.get(2, n) : 0.0;
+            for (size_t k = 0; k < k_len; ++k) acc += call.get(0, r * k_len + k) * call.get(1, n * k_len + k);
+            call.set(0, r * n_len + n, acc);
+        }
+    }
+}
+
+void register_fully_connected(dynrt::ModuleRegistrar& reg) {
+    dynrt::OpDefinition def;
+    def.name = "fully_connected";
+    def.doc = "y[..., N] = x[..., K] * w[N, K]^T + bias[N]";
+    def.min_inputs = 2;
+    def.max_inputs = 3;
+    def.infer = infer;
+    def.traits.critical = true;
+    def.traits.weightable = true;
+    reg.add_op(def);
+
+    dynrt::HostImplOptions opts;
+    opts.dtypes = {DataType::f32, DataType::f16};
+    dynrt::add_host_impls(reg, "fully_connected", kernel, opts);
+}
+
+}  // namespace
+
+DYNRT_MODULE("fully_connected", register_fully_connected)

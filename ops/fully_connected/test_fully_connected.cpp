@@ -1,0 +1,229 @@
+// Tests of the fully_connected op: shape inference, hand-computed values, a
+// naive matrix product on random inputs, and one network instance fed a
+// sequence of batch sizes with constant weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+using test::registry;
+
+std::vector<Layout> infer(const std::vector<Layout>& inputs) {
+    const OpDefinition& def = registry()->op("fully_connected").def;
+    const Attributes attrs = Attributes::validate(def.attrs, Attributes());
+    const std::string node = "fc";
+    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+
+// ---- 1. shape inference ------------------------------------------------------
+
+TEST(FullyConnectedShape, OutputReplacesLastDimByN) {
+    const Dimension dyn;
+    struct Case {
+        std::vector<Layout> in;
+        PartialShape out;
+    };
+    const std::vector<Case> cases = {
+        {{f32({2, 3}), f32({4, 3})}, {2, 4}},
+        {{f32({3}), f32({4, 3})}, {4}},
+        {{f32({dyn, 5, 3}), f32({4, 3}), f32({4})}, {dyn, 5, 4}},
+        {{f32({dyn, dyn}), f32({4, 3})}, {dyn, 4}},
+        {{f32({Dimension(1, 64), 3}), f32({dyn, 3})}, {Dimension(1, 64), dyn}},
+        {{f32({0, 3}), f32({4, 3})}, {0, 4}},
+    };
+    for (const Case& c : cases) {
+        const std::vector<Layout> out = infer(c.in);
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_EQ(out[0].shape, c.out) << c.in[0].to_string() << " -> " << out[0].shape.to_string();
+        EXPECT_EQ(out[0].dtype, DataType::f32);
+    }
+    EXPECT_EQ(infer({Layout(PartialShape{2, 3}, DataType::f16), Layout(PartialShape{4, 3}, DataType::f16)})[0].dtype,
+              DataType::f16);
+}
+
+TEST(FullyConnectedShape, KMismatchNamesBothShapes) {
+    const std::string msg = error_of([] { infer({f32({2, 3}), f32({4, 5})}); });
+    EXPECT_NE(msg.find("[2,3]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[4,5]"), std::string::npos) << msg;
+}
+
+TEST(FullyConnectedShape, BadWeightsBiasOrTypeAreRejected) {
+    EXPECT_NE(error_of([] { infer({f32({2, 3}), f32({3})}); }).find("[N, K]"), std::string::npos);
+    const std::string bias = error_of([] { infer({f32({2, 3}), f32({4, 3}), f32({5})}); });
+    EXPECT_NE(bias.find("bias"), std::string::npos) << bias;
+    EXPECT_NE(bias.find("[5]"), std::string::npos) << bias;
+    EXPECT_NE(error_of([] { infer({f32({}), f32({4, 3})}); }).find("rank"), std::string::npos);
+    EXPECT_NE(error_of([] {
+                  infer({Layout(PartialShape{2, 3}, DataType::i32), Layout(PartialShape{4, 3}, DataType::i32)});
+              }).find("floating"),
+              std::string::npos);
+}
+
+TEST(FullyConnectedShape, IsCriticalAndWeightable) {
+    const OpTraits& t = registry()->op("fully_connected").def.traits;
+    EXPECT_TRUE(t.critical);
+    EXPECT_TRUE(t.weightable);
+}
+
+// ---- 2. values ----------------------------------------------------------------
+
+HostTensor run(const std::vector<HostTensor>& in) {
+    std::vector<Layout> layouts;
+    for (const HostTensor& t : in) layouts.push_back(t.layout());
+    return test::run_once(test::single_node_program("fully_connected", layouts, Attributes()), in);
+}
+
+TEST(FullyConnectedValues, SmallCaseMatchesHandComputedValues) {
+    const HostTensor x = HostTensor::from_floats(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
+    const HostTensor w = HostTensor::from_floats(Shape{2, 3}, {1, 0, -1, 0.5f, 0.5f, 0.5f});
+    const HostTensor b = HostTensor::from_floats(Shape{2}, {10, 20});
+    // Row 0: 1-3 = -2, (1+2+3)/2 = 3; row 1: 4-6 = -2, (4+5+6)/2 = 7.5.
+    const HostTensor y = run({x, w});
+    ASSERT_EQ(y.shape(), (Shape{2, 2}));
+    const double want[] = {-2, 3, -2, 7.5};
+    for (size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(y.get_as_double(i), want[i]) << i;
+    const HostTensor yb = run({x, w, b});
+    const double want_b[] = {8, 23, 8, 27.5};
+    for (size_t i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(yb.get_as_double(i), want_b[i]) << i;
+    // Rank 3 and rank 1 inputs: the same rows, other leading dims.
+    EXPECT_EQ(run({HostTensor::from_floats(Shape{2, 1, 3}, {1, 2, 3, 4, 5, 6}), w, b}).shape(), (Shape{2, 1, 2}));
+    const HostTensor y1 = run({HostTensor::from_floats(Shape{3}, {4, 5, 6}), w, b});
+    ASSERT_EQ(y1.shape(), Shape{2});
+    EXPECT_DOUBLE_EQ(y1.get_as_double(0), 8);
+    EXPECT_DOUBLE_EQ(y1.get_as_double(1), 27.5);
+}
+
+HostTensor naive_fc(const HostTensor& x, const HostTensor& w, const HostTensor* b) {
+    const int64_t K = w.shape()[1], N = w.shape()[0];
+    std::vector<int64_t> out_dims = x.shape().dims();
+    out_dims.back() = N;
+    HostTensor y(x.dtype(), Shape(out_dims));
+    const int64_t rows = static_cast<int64_t>(x.count()) / K;
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t n = 0; n < N; ++n) {
+            double acc = 0.0;
+            for (int64_t k = 0; k < K; ++k) acc += x.get_as_double(r * K + k) * w.get_as_double(n * K + k);
+            if (b) acc += b->get_as_double(n);
+            y.set_from_double(r * N + n, acc);
+        }
+    return y;
+}
+
+TEST(FullyConnectedValues, RandomInputsMatchNaiveProduct) {
+    for (DataType t : {DataType::f32, DataType::f16}) {
+        const HostTensor x = test::random_tensor(t, Shape{2, 3, 7}, 1);
+        const HostTensor w = test::random_tensor(t, Shape{5, 7}, 2);
+        const HostTensor b = test::random_tensor(t, Shape{5}, 3);
+        const double tol = t == DataType::f16 ? 4e-3 : 1e-5;
+        EXPECT_LE(test::max_abs_diff(run({x, w, b}), naive_fc(x, w, &b)), tol) << to_string(t);
+        EXPECT_LE(test::max_abs_diff(run({x, w}), naive_fc(x, w, nullptr)), tol) << to_string(t);
+    }
+}
+
+// ---- 3. changing shapes on one instance ----------------------------------------
+
+const Counters& node_counters(const InferRequest& req, const std::string& node) {
+    for (const NodeStats& s : req.last_run().nodes)
+        if (s.node == node) return s.counters;
+    static const Counters none;
+    ADD_FAILURE() << "no stats for node " << node;
+    return none;
+}
+
+// How the network picks impls. A critical op on a dynamic node runs the dynamic
+// impl while a static one is built in the background; without background
+// compilation it builds the static impl synchronously instead.
+enum class Mode { dynamic_async, sync_compile, static_only };
+
+// `prev_new`: the previous step ran a shape never seen before (so it queued a
+// background build that this step, on the same shape, picks up).
+void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new,
+                          size_t step) {
+    if (mode == Mode::dynamic_async) {
+        EXPECT_EQ(c.static_builds, 0u) << "step " << step;
+        if (same_as_prev) {
+            // The build queued on the previous step has finished (we waited).
+            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+            EXPECT_EQ(c.async_builds_picked, prev_new ? 1u : 0u) << "step " << step;
+        } else if (revisit) {
+            EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+        } else {
+            EXPECT_EQ(c.dynamic_impl_runs, 1u) << "step " << step;
+            EXPECT_EQ(c.async_builds_queued, 1u) << "step " << step;
+        }
+        return;
+    }
+    EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+    EXPECT_EQ(c.async_builds_queued, 0u) << "step " << step;
+    if (same_as_prev) EXPECT_EQ(c.static_builds + c.impl_cache_hits, 0u) << "step " << step;
+    else if (revisit) EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+    else EXPECT_EQ(c.static_builds, 1u) << "step " << step;
+}
+
+void sweep(Mode mode) {
+    const int64_t K = 16, N = 8;
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{N, K}, 5);
+    const HostTensor b = test::random_tensor(DataType::f32, Shape{N}, 6);
+    auto prog = test::single_node_program(
+        "fully_connected",
+        {Layout(PartialShape{Dimension(), K}, DataType::f32), w.layout(), b.layout()}, Attributes(),
+        {{1, w}, {2, b}});
+    NetworkOptions opts;
+    opts.use_dynamic_impls = mode != Mode::static_only;
+    opts.async_compile = mode == Mode::dynamic_async;
+    auto net = Network::create(prog, test::engine(), opts);
+    InferRequest req(net);
+
+    const std::vector<int64_t> rows = {1, 3, 13, 13, 16, 17, 255, 257, 13, 1, 1};
+    std::set<int64_t> seen;
+    int64_t prev = -1;
+    bool prev_new = false;
+    for (size_t step = 0; step < rows.size(); ++step) {
+        const int64_t m = rows[step];
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{m, K}, 70 + step);
+        req.set_input("in0", x);
+        req.infer();
+        if (mode == Mode::dynamic_async) net->wait_for_background_builds();
+        const HostTensor y = req.get_output(0);
+        ASSERT_EQ(y.shape(), (Shape{m, N})) << "step " << step;
+        EXPECT_LE(test::max_abs_diff(y, naive_fc(x, w, &b)), 1e-5) << "step " << step;
+        const Counters& c = node_counters(req, "node");
+        EXPECT_EQ(c.executions, 1u) << "step " << step;
+        EXPECT_EQ(c.shape_changes, m != prev ? 1u : 0u) << "step " << step;
+        EXPECT_EQ(c.skip_shape_unchanged, m != prev ? 0u : 1u) << "step " << step;
+        expect_impl_counters(mode, c, m == prev, seen.count(m) > 0, prev_new, step);
+        prev_new = m != prev && !seen.count(m);
+        seen.insert(m);
+        prev = m;
+    }
+}
+
+TEST(FullyConnectedDynamic, DynamicImplServesNewBatchSizesWhileStaticBuildsInBackground) {
+    sweep(Mode::dynamic_async);
+}
+TEST(FullyConnectedDynamic, WithoutBackgroundCompileEachNewBatchSizeBuildsStatic) { sweep(Mode::sync_compile); }
+TEST(FullyConnectedDynamic, OneInstanceFollowsBatchSizesOnStaticImpls) { sweep(Mode::static_only); }
+
+}  // namespace
+}  // namespace dynrt

@@ -1,0 +1,269 @@
+// Tests of the gemm op: shape inference with transposes and batch broadcasting,
+// hand-computed products, a naive batched product on random inputs, and one
+// network instance fed a sequence of changing shapes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+using test::registry;
+
+Attributes gemm_attrs(bool ta = false, bool tb = false, double alpha = 1.0, double beta = 1.0) {
+    Attributes a;
+    a.set("transpose_a", ta);
+    a.set("transpose_b", tb);
+    a.set("alpha", alpha);
+    a.set("beta", beta);
+    return a;
+}
+
+std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
+    const OpDefinition& def = registry()->op("gemm").def;
+    const Attributes attrs = Attributes::validate(def.attrs, raw);
+    const std::string node = "mm";
+    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+
+// ---- 1. shape inference ------------------------------------------------------
+
+TEST(GemmShape, TransposesAndBatchBroadcasting) {
+    const Dimension dyn;
+    struct Case {
+        std::vector<Layout> in;
+        bool ta, tb;
+        PartialShape out;
+    };
+    const std::vector<Case> cases = {
+        {{f32({2, 3}), f32({3, 4})}, false, false, {2, 4}},
+        {{f32({3, 2}), f32({3, 4})}, true, false, {2, 4}},
+        {{f32({2, 3}), f32({4, 3})}, false, true, {2, 4}},
+        {{f32({3, 2}), f32({4, 3})}, true, true, {2, 4}},
+        {{f32({5, 1, 2, 3}), f32({4, 3, 6})}, false, false, {5, 4, 2, 6}},
+        {{f32({dyn, dyn, 3}), f32({3, 4})}, false, false, {dyn, dyn, 4}},
+        {{f32({dyn, 2, dyn}), f32({dyn, dyn, 4})}, false, false, {dyn, 2, 4}},
+        {{f32({2, 3}), f32({3, 4}), f32({4})}, false, false, {2, 4}},
+        {{f32({2, 3}), f32({3, 4}), f32({2, 1})}, false, false, {2, 4}},
+        {{f32({7, 2, 3}), f32({3, 4}), f32({})}, false, false, {7, 2, 4}},
+    };
+    for (const Case& c : cases) {
+        const std::vector<Layout> out = infer(c.in, gemm_attrs(c.ta, c.tb));
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_EQ(out[0].shape, c.out) << c.in[0].to_string() << " x " << c.in[1].to_string() << " -> "
+                                       << out[0].shape.to_string();
+    }
+}
+
+TEST(GemmShape, InvalidShapesAreNamed) {
+    std::string msg = error_of([] { infer({f32({2, 3}), f32({4, 5})}, gemm_attrs()); });
+    EXPECT_NE(msg.find("[2,3]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[4,5]"), std::string::npos) << msg;
+    msg = error_of([] { infer({f32({3}), f32({3, 4})}, gemm_attrs()); });
+    EXPECT_NE(msg.find("rank"), std::string::npos) << msg;
+    msg = error_of([] { infer({f32({2, 2, 3}), f32({3, 3, 4})}, gemm_attrs()); });
+    EXPECT_NE(msg.find("batch"), std::string::npos) << msg;
+    msg = error_of([] { infer({f32({2, 3}), f32({3, 4}), f32({3, 4})}, gemm_attrs()); });
+    EXPECT_NE(msg.find("does not broadcast"), std::string::npos) << msg;
+    // c of higher rank than the output cannot broadcast to it either.
+    msg = error_of([] { infer({f32({Dimension(), 3}), f32({3, 4}), f32({5, 1, 4})}, gemm_attrs()); });
+    EXPECT_NE(msg.find("[5,1,4]"), std::string::npos) << msg;
+    msg = error_of([] { infer({f32({2, 3}), Layout(PartialShape{3, 4}, DataType::f16)}, gemm_attrs()); });
+    EXPECT_NE(msg.find("same data type"), std::string::npos) << msg;
+}
+
+TEST(GemmShape, IsCritical) { EXPECT_TRUE(registry()->op("gemm").def.traits.critical); }
+
+// ---- 2. values ----------------------------------------------------------------
+
+HostTensor run(const std::vector<HostTensor>& in, const Attributes& attrs) {
+    std::vector<Layout> layouts;
+    for (const HostTensor& t : in) layouts.push_back(t.layout());
+    return test::run_once(test::single_node_program("gemm", layouts, attrs), in);
+}
+
+void expect_values(const HostTensor& y, const Shape& s, const std::vector<double>& want, const std::string& what) {
+    ASSERT_EQ(y.shape(), s) << what;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_DOUBLE_EQ(y.get_as_double(i), want[i]) << what << " at " << i;
+}
+
+TEST(GemmValues, SmallProductsMatchHandComputedValues) {
+    // A = [[1,2,3],[4,5,6]], B = [[1,0],[0,1],[1,1]]: AB = [[4,5],[10,11]].
+    const HostTensor a = HostTensor::from_floats(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
+    const HostTensor b = HostTensor::from_floats(Shape{3, 2}, {1, 0, 0, 1, 1, 1});
+    const HostTensor at = HostTensor::from_floats(Shape{3, 2}, {1, 4, 2, 5, 3, 6});
+    const HostTensor bt = HostTensor::from_floats(Shape{2, 3}, {1, 0, 1, 0, 1, 1});
+    expect_values(run({a, b}, gemm_attrs()), Shape{2, 2}, {4, 5, 10, 11}, "plain");
+    expect_values(run({at, b}, gemm_attrs(true, false)), Shape{2, 2}, {4, 5, 10, 11}, "transpose_a");
+    expect_values(run({a, bt}, gemm_attrs(false, true)), Shape{2, 2}, {4, 5, 10, 11}, "transpose_b");
+    expect_values(run({at, bt}, gemm_attrs(true, true)), Shape{2, 2}, {4, 5, 10, 11}, "both");
+    // 2*AB + 0.5*[10, 20] (c broadcast over rows).
+    const HostTensor c = HostTensor::from_floats(Shape{2}, {10, 20});
+    expect_values(run({a, b, c}, gemm_attrs(false, false, 2.0, 0.5)), Shape{2, 2}, {13, 20, 25, 32}, "alpha beta");
+    // Batch broadcast: rows [1,2] and [3,4] times the column [5,6].
+    const HostTensor rows = HostTensor::from_floats(Shape{2, 1, 2}, {1, 2, 3, 4});
+    const HostTensor col = HostTensor::from_floats(Shape{2, 1}, {5, 6});
+    expect_values(run({rows, col}, gemm_attrs()), Shape{2, 1, 1}, {17, 39}, "batch");
+}
+
+// Naive batched product through explicit coordinates.
+HostTensor naive_gemm(const HostTensor& a, const HostTensor& b, const HostTensor* c, bool ta, bool tb,
+                      double alpha, double beta, const Shape& out) {
+    HostTensor y(a.dtype(), out);
+    const size_t ro = out.size();
+    const Shape& as = a.shape();
+    const Shape& bs = b.shape();
+    const int64_t K = ta ? as[as.size() - 2] : as[as.size() - 1];
+    // Flat offset of `t` at output coordinates `idx` (right-aligned, broadcast).
+    auto offset = [](const Shape& s, const std::vector<int64_t>& idx) {
+        size_t flat = 0;
+        const size_t lead = idx.size() - s.size();
+        for (size_t d = 0; d < s.size(); ++d) flat = flat * s[d] + (s[d] == 1 ? 0 : idx[d + lead]);
+        return flat;
+    };
+    std::vector<int64_t> idx(ro);
+    for (size_t o = 0; o < y.count(); ++o) {
+        size_t rem = o;
+        for (size_t d = ro; d-- > 0;) {
+            idx[d] = static_cast<int64_t>(rem % out[d]);
+            rem /= out[d];
+        }
+        const int64_t m = idx[ro - 2], n = idx[ro - 1];
+        double acc = 0.0;
+        for (int64_t k = 0; k < K; ++k) {
+            std::vector<int64_t> ia(idx.begin(), idx.end()), ib(idx.begin(), idx.end());
+            ia[ro - 2] = ta ? k : m;
+            ia[ro - 1] = ta ? m : k;
+            ib[ro - 2] = tb ? n : k;
+            ib[ro - 1] = tb ? k : n;
+            acc += a.get_as_double(offset(as, ia)) * b.get_as_double(offset(bs, ib));
+        }
+        double v = alpha * acc;
+        if (c) v += beta * c->get_as_double(offset(c->shape(), idx));
+        y.set_from_double(o, v);
+    }
+    return y;
+}
+
+TEST(GemmValues, RandomBatchedProductsMatchNaive) {
+    for (DataType t : {DataType::f32, DataType::f16}) {
+        for (int flags = 0; flags < 4; ++flags) {
+            const bool ta = flags & 1, tb = flags & 2;
+            const HostTensor a = test::random_tensor(t, ta ? Shape{3, 1, 5, 4} : Shape{3, 1, 4, 5}, 1 + flags);
+            const HostTensor b = test::random_tensor(t, tb ? Shape{2, 6, 5} : Shape{2, 5, 6}, 11 + flags);
+            const HostTensor c = test::random_tensor(t, Shape{4, 1}, 21 + flags);
+            const HostTensor y = run({a, b, c}, gemm_attrs(ta, tb, 0.75, -2.0));
+            const HostTensor want = naive_gemm(a, b, &c, ta, tb, 0.75, -2.0, Shape{3, 2, 4, 6});
+            EXPECT_LE(test::max_abs_diff(y, want), t == DataType::f16 ? 4e-3 : 1e-5)
+                << to_string(t) << " ta=" << ta << " tb=" << tb;
+        }
+    }
+}
+
+// ---- 3. changing shapes on one instance ----------------------------------------
+
+const Counters& node_counters(const InferRequest& req, const std::string& node) {
+    for (const NodeStats& s : req.last_run().nodes)
+        if (s.node == node) return s.counters;
+    static const Counters none;
+    ADD_FAILURE() << "no stats for node " << node;
+    return none;
+}
+
+// How the network picks impls. A critical op on a dynamic node runs the dynamic
+// impl while a static one is built in the background; without background
+// compilation it builds the static impl synchronously instead.
+enum class Mode { dynamic_async, sync_compile, static_only };
+
+// `prev_new`: the previous step ran a shape never seen before (so it queued a
+// background build that this step, on the same shape, picks up).
+void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new,
+                          size_t step) {
+    if (mode == Mode::dynamic_async) {
+        EXPECT_EQ(c.static_builds, 0u) << "step " << step;
+        if (same_as_prev) {
+            // The build queued on the previous step has finished (we waited).
+            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+            EXPECT_EQ(c.async_builds_picked, prev_new ? 1u : 0u) << "step " << step;
+        } else if (revisit) {
+            EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+        } else {
+            EXPECT_EQ(c.dynamic_impl_runs, 1u) << "step " << step;
+            EXPECT_EQ(c.async_builds_queued, 1u) << "step " << step;
+        }
+        return;
+    }
+    EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+    EXPECT_EQ(c.async_builds_queued, 0u) << "step " << step;
+    if (same_as_prev) EXPECT_EQ(c.static_builds + c.impl_cache_hits, 0u) << "step " << step;
+    else if (revisit) EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+    else EXPECT_EQ(c.static_builds, 1u) << "step " << step;
+}
+
+void sweep(Mode mode) {
+    const int64_t K = 16, N = 8;
+    auto prog = std::make_shared<Program>(registry(), "gemm_sweep");
+    prog->add_input("a", Layout(PartialShape{Dimension(), Dimension(), K}, DataType::f32));
+    prog->add_input("b", Layout(PartialShape{K, N}, DataType::f32));
+    prog->add_node("mm", "gemm", {"a", "b"}, gemm_attrs(false, false, 0.5));
+    prog->add_output("mm");
+    prog->build();
+    NetworkOptions opts;
+    opts.use_dynamic_impls = mode != Mode::static_only;
+    opts.async_compile = mode == Mode::dynamic_async;
+    auto net = Network::create(prog, test::engine(), opts);
+    InferRequest req(net);
+
+    const HostTensor b = test::random_tensor(DataType::f32, Shape{K, N}, 3);
+    const std::vector<Shape> shapes = {{1, 1, K},  {1, 3, K},   {2, 13, K}, {2, 13, K}, {1, 16, K}, {3, 17, K},
+                                       {1, 255, K}, {1, 257, K}, {2, 13, K}, {1, 1, K},  {1, 1, K}};
+    std::set<Shape> seen;
+    Shape prev;
+    bool prev_new = false;
+    for (size_t step = 0; step < shapes.size(); ++step) {
+        const Shape& s = shapes[step];
+        const HostTensor a = test::random_tensor(DataType::f32, s, 30 + step);
+        req.set_input("a", a);
+        req.set_input("b", b);
+        req.infer();
+        if (mode == Mode::dynamic_async) net->wait_for_background_builds();
+        const Shape out{s[0], s[1], N};
+        const HostTensor y = req.get_output(0);
+        ASSERT_EQ(y.shape(), out) << "step " << step;
+        EXPECT_LE(test::max_abs_diff(y, naive_gemm(a, b, nullptr, false, false, 0.5, 1.0, out)), 1e-5)
+            << "step " << step;
+        const Counters& c = node_counters(req, "mm");
+        EXPECT_EQ(c.executions, 1u) << "step " << step;
+        EXPECT_EQ(c.shape_changes, s != prev ? 1u : 0u) << "step " << step;
+        EXPECT_EQ(c.skip_shape_unchanged, s != prev ? 0u : 1u) << "step " << step;
+        expect_impl_counters(mode, c, s == prev, seen.count(s) > 0, prev_new, step);
+        prev_new = s != prev && !seen.count(s);
+        seen.insert(s);
+        prev = s;
+    }
+}
+
+TEST(GemmDynamic, DynamicImplServesNewShapesWhileStaticBuildsInBackground) { sweep(Mode::dynamic_async); }
+TEST(GemmDynamic, WithoutBackgroundCompileEachNewShapeBuildsStatic) { sweep(Mode::sync_compile); }
+TEST(GemmDynamic, OneInstanceFollowsShapesOnStaticImpls) { sweep(Mode::static_only); }
+
+}  // namespace
+}  // namespace dynrt

@@ -1,0 +1,76 @@
+// softmax: exp(x - max) / sum(exp(x - max)) along one axis.
+//
+// Subtracting the row maximum keeps exp() from overflowing for large inputs
+// without changing the result; the sum is kept in double so long rows (vocab
+// sized) do not lose the small terms.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using dynrt::DataType;
+
+std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
+    const dynrt::Layout& in = ctx.inputs.at(0);
+    if (!dynrt::is_floating(in.dtype))
+        throw dynrt::Error("softmax takes floating-point input, got " + in.to_string());
+    if (in.shape.rank() == 0)
+        throw dynrt::Error("softmax needs an input of rank >= 1, got a scalar " + in.to_string());
+    dynrt::normalize_axis(ctx.attrs.get_int("axis"), static_cast<int64_t>(in.shape.rank()));
+    return {dynrt::Layout(in.shape, in.dtype)};
+}
+
+void kernel(dynrt::HostCall& call) {
+    const dynrt::Shape& s = call.in_shape(0);
+    const size_t axis = static_cast<size_t>(
+        dynrt::normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(s.rank())));
+    size_t outer = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(s[d]);
+    for (size_t d = axis + 1; d < s.rank(); ++d) inner *= static_cast<size_t>(s[d]);
+    const size_t len = static_cast<size_t>(s[axis]);
+    std::vector<double> row(len);
+    for (size_t o = 0; o < outer; ++o) {
+        for (size_t i = 0; i < inner; ++i) {
+            const size_t base = o * len * inner + i;
+            double mx = -std::numeric_limits<double>::infinity();
+            for (size_t k = 0; k < len; ++k) {
+                row[k] = call.get(0, base + k * inner);
+                mx = std::max(mx, row[k]);
+            }
+            double sum = 0.0;
+            for (size_t k = 0; k < len; ++k) {
+                row[k] = std::exp(row[k] - mx);
+                sum += row[k];
+            }
+            for (size_t k = 0; k < len; ++k) call.set(0, base + k * inner, row[k] / sum);
+        }
+    }
+}
+
+void register_softmax(dynrt::ModuleRegistrar& reg) {
+    dynrt::OpDefinition def;
+    def.name = "softmax";
+    def.doc = "Numerically stable softmax along `axis`";
+    def.min_inputs = 1;
+    def.max_inputs = 1;
+    def.attrs = {dynrt::attr_int("axis", -1, "axis to normalise over (negative counts from the end)")};
+    def.infer = infer;
+    reg.add_op(def);
+
+    dynrt::HostImplOptions opts;
+    opts.dtypes = {DataType::f32, DataType::f16};
+    dynrt::add_host_impls(reg, "softmax", kernel, opts);
+}
+
+}  // namespace
+
+DYNRT_MODULE("softmax", register_softmax)
