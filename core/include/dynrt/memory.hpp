@@ -113,6 +113,12 @@ public:
     size_t bytes_allocated() const { return tracker_->bytes_allocated.load(); }
     void reset_peak() { tracker_->peak.store(tracker_->used.load()); }
 
+    // Device-specific extension interfaces, looked up by name so that callers
+    // need no RTTI across module boundaries (modules hide their symbols). Returns
+    // nullptr when the engine does not offer `name`; e.g. OclDevice::from() asks
+    // for dynrt::kOclDeviceInterface (dynrt/ocl_api.hpp).
+    virtual void* query_interface(const std::string& /*name*/) { return nullptr; }
+
 protected:
     // Device-specific allocation; must construct the Buffer with tracker().
     virtual std::shared_ptr<Buffer> do_allocate(size_t bytes) = 0;

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "dynrt/registry.hpp"
+#include "dynrt/sdk_id.hpp"
 
 #define DYNRT_MODULE_ABI_VERSION 1
 
@@ -46,10 +47,10 @@
 
 // Everything that must match between host and module for C++ types to be passed
 // across: ABI version, compiler family, standard library and its string ABI,
-// pointer width.
+// pointer width, and the digest of the public headers the module was built with.
 #define DYNRT_BUILD_FINGERPRINT                                                          \
     "dynrt-abi" DYNRT_STR(DYNRT_MODULE_ABI_VERSION) "/" DYNRT_COMPILER_ID "/" DYNRT_STDLIB_ID \
-    "/" DYNRT_CXXABI_ID DYNRT_DEBUGSTL_ID "/ptr" DYNRT_STR(__SIZEOF_POINTER__)
+    "/" DYNRT_CXXABI_ID DYNRT_DEBUGSTL_ID "/ptr" DYNRT_STR(__SIZEOF_POINTER__) "/sdk-" DYNRT_SDK_ID
 
 extern "C" {
 struct DynrtModuleInfo {
