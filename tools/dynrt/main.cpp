@@ -1,0 +1,277 @@
+// dynrt: the command-line front end.
+//
+//   dynrt run PIPELINE.yaml [options]   run a YAML pipeline over its shape schedule
+//   dynrt ops [--json]                  list loaded modules, their ops and impls
+//
+// Exit codes: 0 success, 1 the pipeline or a run failed, 2 bad command line.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dynrt/module_loader.hpp"
+#include "pipeline.hpp"
+
+namespace po = boost::program_options;
+using namespace dynrt;
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kRunError = 1;
+constexpr int kUsageError = 2;
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void print_usage(std::ostream& os) {
+    os << "usage: dynrt <command> [options]\n\n"
+          "commands:\n"
+          "  run PIPELINE.yaml   run a YAML pipeline over its shape schedule\n"
+          "  ops                 list the loaded modules, their ops and impls\n\n"
+          "`dynrt <command> --help` describes each command's options.\n";
+}
+
+std::shared_ptr<Registry> load_modules(const std::vector<std::string>& dirs, bool verbose, LoadReport* report_out) {
+    auto registry = std::make_shared<Registry>();
+    const auto path = ModuleLoader::search_path(dirs);
+    if (verbose) {
+        std::cerr << "dynrt: module folders:";
+        for (const auto& d : path) std::cerr << " " << d;
+        std::cerr << "\n";
+    }
+    LoadReport report = ModuleLoader::load_dirs(*registry, path);
+    for (const auto& f : report.failed) std::cerr << "dynrt: warning: " << f.message << "\n";
+    if (verbose) std::cerr << "dynrt: " << report.loaded.size() << " modules loaded\n";
+    if (report_out) *report_out = std::move(report);
+    return registry;
+}
+
+// Parses `args` against `desc` (+ positional), turning option errors into UsageError.
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& desc,
+                        const po::positional_options_description* pos) {
+    po::variables_map vm;
+    try {
+        po::command_line_parser parser(args);
+        parser.options(desc);
+        if (pos) parser.positional(*pos);
+        po::store(parser.run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw UsageError(e.what());
+    }
+    return vm;
+}
+
+// A single updating line on a terminal; with -v on a pipe, a line every 10%.
+class Progress {
+public:
+    Progress(size_t total, bool verbose)
+        : total_(total), tty_(::isatty(STDERR_FILENO) != 0), on_(total >= 16 && (tty_ || verbose)) {}
+    void update(size_t done, const pipeline::RunRecord& rec) {
+        if (!on_) return;
+        if (tty_) {
+            std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.3f ms", done, total_, rec.label.c_str(), rec.host_ms);
+            if (done == total_) std::fprintf(stderr, "\r\033[K");
+        } else if (done * 10 / total_ != (done - 1) * 10 / total_ || done == total_) {
+            std::fprintf(stderr, "dynrt: [%zu/%zu] %s  %.3f ms\n", done, total_, rec.label.c_str(), rec.host_ms);
+        }
+        std::fflush(stderr);
+    }
+    void abort() {
+        if (on_ && tty_) std::fprintf(stderr, "\n");
+    }
+
+private:
+    size_t total_;
+    bool tty_;
+    bool on_;
+};
+
+int cmd_run(const std::vector<std::string>& args) {
+    po::options_description desc(
+        "usage: dynrt run PIPELINE.yaml [options]\n\n"
+        "Runs a YAML pipeline (docs/yaml.md) once per schedule entry on one infer\n"
+        "request and prints a summary table.\n\noptions");
+    std::vector<std::string> modules_dirs;
+    desc.add_options()
+        ("help,h", "show this help")
+        ("device", po::value<std::string>(), "auto|cpu|ocl|ocl:N (default: the pipeline's run.device, else auto)")
+        ("report", po::value<std::string>(), "write the JSON run report (docs/report.md) to this file")
+        ("save-outputs", po::value<std::string>(), "write DIR/run_<k>/<output>.npy for every run k")
+        ("modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")
+        ("prealloc", po::value<std::string>(),
+         "ShapePredictor settings \"N BYTES DIFF RATIO\" (\"0 0 0 1.0\" disables); "
+         "overrides DYNRT_MEM_PREALLOC and run.prealloc")
+        ("repeat", po::value<size_t>()->default_value(1), "run the whole schedule K times")
+        ("verbose,v", "device choice, module folders, impl choices and progress on stderr")
+        ("pipeline", po::value<std::string>(), "the pipeline YAML file");
+    po::positional_options_description pos;
+    pos.add("pipeline", 1);
+    const auto vm = parse(args, desc, &pos);
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return kOk;
+    }
+    if (!vm.count("pipeline")) throw UsageError("dynrt run: missing PIPELINE.yaml");
+    const bool verbose = vm.count("verbose") != 0;
+    pipeline::RunOptions opt;
+    opt.verbose = verbose;
+    opt.repeat = vm["repeat"].as<size_t>();
+    if (opt.repeat < 1) throw UsageError("--repeat must be >= 1");
+    if (vm.count("device")) opt.device = vm["device"].as<std::string>();
+    if (vm.count("prealloc")) {
+        opt.prealloc = vm["prealloc"].as<std::string>();
+        try {
+            ShapePredictor::parse_settings(*opt.prealloc);
+        } catch (const Error& e) {
+            throw UsageError("--prealloc: " + e.message());
+        }
+    }
+    if (vm.count("save-outputs")) opt.save_outputs_dir = vm["save-outputs"].as<std::string>();
+
+    auto registry = load_modules(modules_dirs, verbose, nullptr);
+    const auto p = pipeline::load_pipeline(vm["pipeline"].as<std::string>(), registry);
+    Progress progress(p.runs.size() * opt.repeat, verbose);
+    opt.on_run = [&](size_t done, size_t, const pipeline::RunRecord& rec) { progress.update(done, rec); };
+    pipeline::RunResult result;
+    try {
+        result = pipeline::run_pipeline(p, opt);
+    } catch (...) {
+        progress.abort();
+        throw;
+    }
+    if (vm.count("report")) pipeline::write_file_atomic(vm["report"].as<std::string>(), pipeline::report_json(result));
+    std::cout << pipeline::summary_table(result, verbose);
+    return kOk;
+}
+
+void print_ops_json(const Registry& registry, const LoadReport& report) {
+    using pipeline::json_quote;
+    std::string out = "{\"modules\": [";
+    bool first_module = true;
+    for (const auto& m : registry.modules()) {
+        out += first_module ? "\n  {" : ",\n  {";
+        first_module = false;
+        out += "\"path\": " + json_quote(m->path) + ", \"fingerprint\": " + json_quote(m->fingerprint) +
+               ", \"name\": " + json_quote(m->name) + ", \"engines\": [";
+        for (size_t i = 0; i < m->engines.size(); ++i) out += (i ? ", " : "") + json_quote(m->engines[i]);
+        out += "], \"ops\": [";
+        // Ops the module defines, then ops of other modules it adds impls to.
+        std::vector<std::string> ops = m->ops;
+        for (const auto& [op, impl] : m->impls)
+            if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+        for (size_t i = 0; i < ops.size(); ++i) {
+            out += (i ? ", " : "") + std::string("{\"name\": ") + json_quote(ops[i]) + ", \"impls\": [";
+            bool first_impl = true;
+            for (const RegisteredImpl* impl : registry.all_impls(ops[i])) {
+                if (impl->module.get() != m.get()) continue;
+                out += first_impl ? "{" : ", {";
+                first_impl = false;
+                out += "\"name\": " + json_quote(impl->entry.name) + ", \"type\": " + json_quote(impl->entry.impl_type) +
+                       ", \"shape\": " + json_quote(to_string(impl->entry.shape_type)) + ", \"dtypes\": [";
+                for (size_t d = 0; d < impl->entry.dtypes.size(); ++d)
+                    out += (d ? ", " : "") + json_quote(to_string(impl->entry.dtypes[d]));
+                out += "]}";
+            }
+            out += "]}";
+        }
+        out += "]}";
+    }
+    out += first_module ? "], \"failed\": [" : "\n], \"failed\": [";
+    for (size_t i = 0; i < report.failed.size(); ++i)
+        out += (i ? ",\n  " : "\n  ") + std::string("{\"path\": ") + json_quote(report.failed[i].path) +
+               ", \"error\": " + json_quote(report.failed[i].message) + "}";
+    out += report.failed.empty() ? "]}\n" : "\n]}\n";
+    std::cout << out;
+}
+
+void print_ops_text(const Registry& registry, const LoadReport& report) {
+    for (const auto& m : registry.modules()) {
+        std::cout << m->path << "\n  module " << m->name << ", fingerprint " << m->fingerprint << "\n";
+        if (!m->engines.empty()) {
+            std::cout << "  engines:";
+            for (const auto& e : m->engines) std::cout << " " << e;
+            std::cout << "\n";
+        }
+        std::vector<std::string> ops = m->ops;
+        for (const auto& [op, impl] : m->impls)
+            if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+        for (const auto& op : ops) {
+            std::cout << "  op " << op << (std::find(m->ops.begin(), m->ops.end(), op) == m->ops.end() ? " (impls only)" : "")
+                      << "\n";
+            for (const RegisteredImpl* impl : registry.all_impls(op)) {
+                if (impl->module.get() != m.get()) continue;
+                std::cout << "    " << impl->entry.name << ": " << impl->entry.impl_type << ", "
+                          << to_string(impl->entry.shape_type) << ", dtypes ";
+                if (impl->entry.dtypes.empty()) std::cout << "any";
+                for (size_t d = 0; d < impl->entry.dtypes.size(); ++d)
+                    std::cout << (d ? "," : "") << to_string(impl->entry.dtypes[d]);
+                std::cout << "\n";
+            }
+        }
+    }
+    if (!report.failed.empty()) {
+        std::cout << "failed to load:\n";
+        for (const auto& f : report.failed) std::cout << "  " << f.path << ": " << f.message << "\n";
+    }
+}
+
+int cmd_ops(const std::vector<std::string>& args) {
+    po::options_description desc(
+        "usage: dynrt ops [--json] [--modules-dir DIR]...\n\n"
+        "Lists every loaded module (path, fingerprint), the ops and impls it\n"
+        "registered and the modules that failed to load.\n\noptions");
+    std::vector<std::string> modules_dirs;
+    desc.add_options()
+        ("help,h", "show this help")
+        ("json", "print JSON: {\"modules\": [...], \"failed\": [...]}")
+        ("modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")
+        ("verbose,v", "module folders on stderr");
+    const auto vm = parse(args, desc, nullptr);
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return kOk;
+    }
+    LoadReport report;
+    auto registry = load_modules(modules_dirs, vm.count("verbose") != 0, &report);
+    if (vm.count("json")) print_ops_json(*registry, report);
+    else print_ops_text(*registry, report);
+    return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        print_usage(std::cerr);
+        return kUsageError;
+    }
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    try {
+        if (cmd == "run") return cmd_run(args);
+        if (cmd == "ops") return cmd_ops(args);
+        if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+            print_usage(std::cout);
+            return kOk;
+        }
+        throw UsageError("unknown command '" + cmd + "'");
+    } catch (const UsageError& e) {
+        std::cerr << "dynrt: " << e.what() << "\n\n";
+        print_usage(std::cerr);
+        return kUsageError;
+    } catch (const std::exception& e) {
+        std::cerr << "dynrt: error: " << e.what() << "\n";
+        return kRunError;
+    }
+}

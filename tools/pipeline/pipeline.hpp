@@ -1,0 +1,196 @@
+// The pipeline front end: YAML pipelines, shape schedules, .npy files, runs and
+// run reports. Used by the `dynrt` CLI and by the pipeline tests.
+//
+// load_pipeline() parses a YAML file (docs/yaml.md) into a built Program plus
+// the expanded schedule: one RunSpec per inference, each with the value of every
+// shape symbol and the tensors fed from .npy files. Every error names the file
+// and the line:column of the YAML node at fault. run_pipeline() compiles the
+// program for one engine and runs the schedule on one InferRequest, collecting
+// per-run counters; report_json() and summary_table() turn the result into the
+// JSON report (docs/report.md) and the console summary. yaml-cpp stays an
+// implementation detail: nothing here includes it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/host_tensor.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/program.hpp"
+#include "dynrt/registry.hpp"
+#include "dynrt/shape_predictor.hpp"
+
+namespace dynrt::pipeline {
+
+// An ErrorContext naming only a file (and optionally a field).
+inline ErrorContext in_file(std::string file, std::string field = {}) {
+    ErrorContext c;
+    c.file = std::move(file);
+    c.field = std::move(field);
+    return c;
+}
+
+// ---- .npy (npy.cpp) --------------------------------------------------------
+
+// Reads a .npy file (format 1.0/2.0/3.0, little-endian, C order; dtypes <f4 <f2
+// <i4 <i8 |u1 |i1 |b1). Throws dynrt::Error (file = path) on anything else.
+HostTensor read_npy(const std::string& path);
+// Parses .npy bytes already in memory; `name` is used in messages.
+HostTensor parse_npy(const std::string& bytes, const std::string& name);
+// Serialises `t` as a version 1.0 .npy (2.0 when the header needs it).
+std::string to_npy(const HostTensor& t);
+// Writes `t` to `path` through a temporary file renamed at the end.
+void write_npy(const std::string& path, const HostTensor& t);
+
+// ---- pipelines (yaml_loader.cpp, schedule.cpp) -----------------------------
+
+// One dim of a declared input: a fixed extent, a named symbol bound by the
+// schedule, or an anonymous dynamic dim (optionally bounded) set only by a feed.
+struct DimSpec {
+    enum class Kind { fixed, symbol, anonymous };
+    Kind kind = Kind::fixed;
+    int64_t value = 0;         // fixed
+    std::string symbol;        // symbol
+    Dimension bounds;          // anonymous: allowed range
+};
+
+struct InputSpec {
+    std::string name;
+    DataType dtype = DataType::f32;
+    std::vector<DimSpec> dims;
+    double low = -1.0, high = 1.0;   // range of generated random data
+    ErrorContext where;
+    PartialShape partial_shape() const;
+};
+
+// One inference of the schedule.
+struct RunSpec {
+    size_t entry = 0;                             // index of the schedule entry
+    ErrorContext where;                           // that entry's YAML location
+    std::map<std::string, int64_t> symbols;       // every symbol of the inputs
+    std::map<std::string, std::shared_ptr<const HostTensor>> feeds;   // input -> data
+    std::map<std::string, Shape> shapes;          // every input's concrete shape
+    std::string label() const;                    // "seq=7" / "x=[1,7,64]"
+};
+
+struct RunSettings {
+    std::string device = "auto";
+    uint64_t seed = 42;
+    std::optional<std::string> prealloc;          // "N BYTES DIFF RATIO"
+    size_t impl_cache_capacity = 300;
+    bool async_compile = true;
+    bool dynamic_impls = true;
+    size_t compile_threads = 1;
+};
+
+struct Pipeline {
+    std::string name;
+    std::string file;                             // the YAML file as given
+    std::shared_ptr<Program> program;             // built
+    std::vector<InputSpec> inputs;                // in declaration order
+    std::vector<std::string> outputs;
+    std::vector<std::string> symbols;             // sorted
+    std::vector<RunSpec> runs;                    // the expanded schedule
+    RunSettings run;
+};
+
+// Parses and builds a pipeline. Relative paths (.npy) resolve against the YAML
+// file's folder. Throws dynrt::Error with file:line:column on bad input.
+Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry);
+// Same from text in memory; `file` names it in messages, `base_dir` resolves
+// relative paths.
+Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
+                            std::shared_ptr<const Registry> registry);
+
+// "7", "1..256" (step 1), "1..256:4" (step 4), both ends inclusive. Throws on
+// malformed text, an empty range or a step < 1.
+std::vector<int64_t> parse_range(const std::string& text);
+
+// Closest names to `name` among `candidates` (edit distance), best first.
+std::vector<std::string> close_names(const std::string& name, const std::vector<std::string>& candidates,
+                                     size_t max_count = 3);
+
+// Input data for run `run_index` (counted over the whole execution): fed
+// tensors as given, others random from (settings seed, run index, input),
+// identical for identical arguments.
+std::map<std::string, HostTensor> make_inputs(const Pipeline& p, const RunSpec& run, uint64_t run_index);
+
+// ---- running (runner.cpp) ---------------------------------------------------
+
+// Effective ShapePredictor settings. Precedence: `cli` (--prealloc) > `env`
+// (DYNRT_MEM_PREALLOC; nullptr = unset) > `yaml` (run.prealloc) > defaults.
+// `source` (optional) receives "cli", "env", "yaml" or "default".
+ShapePredictor::Settings resolve_prealloc(const std::optional<std::string>& cli, const char* env,
+                                          const std::optional<std::string>& yaml, std::string* source = nullptr);
+
+// Picks and creates the engine for `device` ("auto", "cpu", "ocl", "ocl:N").
+// auto = ocl when an ocl engine can be created and every op in `needed_ops`
+// has an ocl impl, else cpu. `chosen` receives the device string actually
+// used; `note` a line saying why (for -v).
+EnginePtr create_device(const Registry& registry, const std::string& device, bool verbose, std::string* chosen,
+                        std::string* note = nullptr, const std::vector<std::string>& needed_ops = {});
+
+struct RunRecord {
+    size_t index = 0;                             // over the whole execution
+    std::string label;                            // RunSpec::label()
+    std::map<std::string, Shape> shapes;          // input shapes
+    double host_ms = 0;                           // set_input + infer + outputs read
+    RunStats stats;
+    std::map<std::string, HostTensor> outputs;    // only with keep_outputs
+};
+
+struct RunOptions {
+    std::optional<std::string> device;            // overrides run.device
+    std::optional<std::string> prealloc;          // --prealloc
+    bool use_env_prealloc = true;                 // read DYNRT_MEM_PREALLOC
+    size_t repeat = 1;                            // the whole schedule K times
+    bool verbose = false;
+    std::string save_outputs_dir;                 // "" = none
+    size_t max_runs = 0;                          // 0 = all (tests shorten schedules)
+    bool keep_outputs = false;                    // fill RunRecord::outputs (tests)
+    // Called after each run with (done, total, record); progress display.
+    std::function<void(size_t, size_t, const RunRecord&)> on_run;
+};
+
+struct RunResult {
+    std::string pipeline;
+    std::string file;
+    std::string device;
+    std::string device_name;
+    ShapePredictor::Settings prealloc;
+    std::string prealloc_source;
+    uint64_t seed = 0;
+    std::vector<RunRecord> runs;
+    Counters totals;
+    uint64_t peak_bytes = 0;                      // max over runs (engine peak)
+    double host_ms = 0;
+    // Engine-level totals over the whole execution, constants and I/O included.
+    uint64_t engine_allocations = 0;
+    uint64_t engine_bytes_allocated = 0;
+    uint64_t engine_peak_bytes = 0;
+};
+
+// Runs the pipeline's schedule. `--save-outputs` files are written into a
+// staging folder and moved into place only after the last run succeeded.
+// Errors during a run get the run index and the node's YAML location.
+RunResult run_pipeline(const Pipeline& p, const RunOptions& options);
+
+// ---- reports (report.cpp) ---------------------------------------------------
+
+std::string report_json(const RunResult& r);
+// Console summary: per distinct input shape count and median latency, then the
+// totals. `all_shapes` = false elides the middle of long shape lists.
+std::string summary_table(const RunResult& r, bool all_shapes = false);
+// Writes `content` to `path` through `path.tmp-<pid>` and a rename, so readers
+// never see half a file.
+void write_file_atomic(const std::string& path, const std::string& content);
+// JSON string literal with escaping ("a\"b" -> "\"a\\\"b\"").
+std::string json_quote(const std::string& s);
+
+}  // namespace dynrt::pipeline

@@ -1,0 +1,291 @@
+// The JSON run report (docs/report.md) and the console summary table.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "pipeline.hpp"
+
+namespace dynrt::pipeline {
+
+std::string json_quote(const std::string& s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\b': out += "\\b"; break;
+            case '\f': out += "\\f"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += static_cast<char>(c);   // UTF-8 passes through
+                }
+        }
+    }
+    return out + "\"";
+}
+
+namespace {
+
+// A small streaming JSON writer: tracks whether a comma is due at each level.
+class Json {
+public:
+    std::string str() const { return out_.str(); }
+    Json& begin_object() { return open('{'); }
+    Json& end_object() { return close('}'); }
+    Json& begin_array() { return open('['); }
+    Json& end_array() { return close(']'); }
+    Json& key(const std::string& k) {
+        comma();
+        out_ << json_quote(k) << ": ";
+        after_key_ = true;
+        return *this;
+    }
+    Json& value(const std::string& s) { return raw(json_quote(s)); }
+    Json& value(const char* s) { return raw(json_quote(s)); }
+    Json& value(bool b) { return raw(b ? "true" : "false"); }
+    Json& value(uint64_t v) { return raw(std::to_string(v)); }
+    Json& value(int64_t v) { return raw(std::to_string(v)); }
+    Json& value(double v) {
+        if (!std::isfinite(v)) return raw("null");
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.6g", v);
+        return raw(buf);
+    }
+    template <typename T> Json& field(const std::string& k, const T& v) { return key(k).value(v); }
+
+private:
+    Json& raw(const std::string& text) {
+        comma();
+        out_ << text;
+        return *this;
+    }
+    void comma() {
+        if (after_key_) {
+            after_key_ = false;
+            return;
+        }
+        if (!first_.empty()) {
+            if (!first_.back()) out_ << ", ";
+            first_.back() = false;
+        }
+    }
+    Json& open(char c) {
+        comma();
+        out_ << c;
+        first_.push_back(true);
+        return *this;
+    }
+    Json& close(char c) {
+        first_.pop_back();
+        out_ << c;
+        return *this;
+    }
+    std::ostringstream out_;
+    std::vector<bool> first_;
+    bool after_key_ = false;
+};
+
+void counters(Json& j, const Counters& c, bool skip_zero) {
+    j.begin_object();
+    for (const auto& [name, v] : c.items())
+        if (!skip_zero || v != 0) j.field(name, v);
+    j.end_object();
+}
+
+std::string shapes_key(const std::map<std::string, Shape>& shapes) {
+    std::string out;
+    for (const auto& [name, s] : shapes) out += (out.empty() ? "" : " ") + name + s.to_string();
+    return out;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string bytes_text(uint64_t b) {
+    char buf[48];
+    if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%llu (%.1f MiB)", static_cast<unsigned long long>(b), b / 1048576.0);
+    else if (b >= 1024) std::snprintf(buf, sizeof buf, "%llu (%.1f KiB)", static_cast<unsigned long long>(b), b / 1024.0);
+    else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(b));
+    return buf;
+}
+
+std::string prealloc_text(const ShapePredictor::Settings& s) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%zu %zu %zu %g", s.next_iters_preallocation_count, s.max_per_iter_size,
+                  s.max_per_dim_diff, static_cast<double>(s.buffers_preallocation_ratio));
+    return buf;
+}
+
+// Executions per impl, "name (dynamic)" / "name (static)".
+std::map<std::string, uint64_t> impl_kinds(const RunResult& r) {
+    std::map<std::string, uint64_t> out;
+    for (const auto& run : r.runs)
+        for (const auto& n : run.stats.nodes)
+            if (!n.impl.empty() && n.counters.executions)
+                out[n.impl + (n.dynamic_impl ? " (dynamic)" : " (static)")] += n.counters.executions;
+    return out;
+}
+
+}  // namespace
+
+std::string report_json(const RunResult& r) {
+    Json j;
+    j.begin_object();
+    j.field("pipeline", r.pipeline).field("file", r.file).field("device", r.device).field("device_name", r.device_name);
+    j.field("seed", static_cast<uint64_t>(r.seed));
+    j.key("prealloc").begin_object();
+    j.field("source", r.prealloc_source);
+    j.field("next_iters_preallocation_count", static_cast<uint64_t>(r.prealloc.next_iters_preallocation_count));
+    j.field("max_per_iter_size", static_cast<uint64_t>(r.prealloc.max_per_iter_size));
+    j.field("max_per_dim_diff", static_cast<uint64_t>(r.prealloc.max_per_dim_diff));
+    j.field("buffers_preallocation_ratio", static_cast<double>(r.prealloc.buffers_preallocation_ratio));
+    j.field("disabled", ShapePredictor::disabled(r.prealloc));
+    j.end_object();
+
+    j.key("runs").begin_array();
+    for (const auto& run : r.runs) {
+        j.begin_object();
+        j.field("index", static_cast<uint64_t>(run.index)).field("label", run.label);
+        j.key("shapes").begin_object();
+        for (const auto& [name, s] : run.shapes) {
+            j.key(name).begin_array();
+            for (int64_t d : s) j.value(d);
+            j.end_array();
+        }
+        j.end_object();
+        j.field("host_ms", run.host_ms);
+        j.key("counters");
+        counters(j, run.stats.totals, false);
+        j.field("peak_bytes", run.stats.peak_bytes).field("used_bytes", run.stats.used_bytes);
+        j.key("nodes").begin_array();
+        for (const auto& n : run.stats.nodes) {
+            j.begin_object();
+            j.field("node", n.node).field("op", n.op).field("impl", n.impl).field("dynamic_impl", n.dynamic_impl);
+            j.key("counters");
+            counters(j, n.counters, true);
+            j.end_object();
+        }
+        j.end_array();
+        j.end_object();
+    }
+    j.end_array();
+
+    j.key("totals").begin_object();
+    for (const auto& [name, v] : r.totals.items()) j.field(name, v);
+    j.field("peak_bytes", r.peak_bytes);
+    j.field("runs", static_cast<uint64_t>(r.runs.size()));
+    j.field("host_ms", r.host_ms);
+    j.key("impls").begin_object();
+    for (const auto& [name, v] : impl_kinds(r)) j.field(name, v);
+    j.end_object();
+    j.end_object();
+
+    j.key("engine").begin_object();
+    j.field("allocations", r.engine_allocations).field("bytes_allocated", r.engine_bytes_allocated);
+    j.field("peak_bytes", r.engine_peak_bytes);
+    j.end_object();
+    j.end_object();
+    return j.str() + "\n";
+}
+
+std::string summary_table(const RunResult& r, bool all_shapes) {
+    std::ostringstream out;
+    out << "pipeline " << r.pipeline << " on " << r.device;
+    if (!r.device_name.empty()) out << " (" << r.device_name << ")";
+    out << ": " << r.runs.size() << " runs, prealloc \"" << prealloc_text(r.prealloc) << "\" (" << r.prealloc_source
+        << ")\n\n";
+
+    // Distinct input shapes in order of first appearance.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<double>> times;
+    for (const auto& run : r.runs) {
+        const std::string key = shapes_key(run.shapes);
+        if (!times.count(key)) order.push_back(key);
+        times[key].push_back(run.host_ms);
+    }
+    size_t width = 12;
+    for (const auto& k : order) width = std::max(width, k.size());
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-*s %6s %12s\n", static_cast<int>(std::min<size_t>(width, 160)),
+                  "input shapes", "runs", "median ms");
+    out << line;
+    const size_t keep = 10;
+    for (size_t i = 0; i < order.size(); ++i) {
+        if (!all_shapes && order.size() > 2 * keep + 4 && i == keep) {
+            out << "  ... " << order.size() - 2 * keep << " more shapes (-v or --report for all)\n";
+            i = order.size() - keep;
+        }
+        const auto& v = times[order[i]];
+        std::snprintf(line, sizeof line, "  %-*s %6zu %12.4f\n", static_cast<int>(std::min<size_t>(width, 160)),
+                      order[i].c_str(), v.size(), median(v));
+        out << line;
+    }
+
+    const Counters& t = r.totals;
+    auto row = [&](const char* name, const std::string& value) {
+        std::snprintf(line, sizeof line, "  %-24s %s\n", name, value.c_str());
+        out << line;
+    };
+    out << "\ntotals\n";
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.3f ms", r.host_ms);
+    row("host time (infer)", ms);
+    row("allocations", std::to_string(t.allocations));
+    row("reuses", std::to_string(t.reuses));
+    row("reclaims", std::to_string(t.reclaims));
+    row("bytes allocated", bytes_text(t.bytes_allocated));
+    row("peak bytes", bytes_text(r.peak_bytes));
+    row("impl cache hits", std::to_string(t.impl_cache_hits));
+    row("impl cache misses", std::to_string(t.impl_cache_misses));
+    row("static builds", std::to_string(t.static_builds));
+    row("async builds", std::to_string(t.async_builds_queued) + " queued, " + std::to_string(t.async_builds_picked) +
+                            " picked");
+    row("shape changes", std::to_string(t.shape_changes));
+    row("executions", std::to_string(t.executions) + " (" + std::to_string(t.dynamic_impl_runs) + " on dynamic impls)");
+    const auto kinds = impl_kinds(r);
+    if (kinds.empty()) row("impl kinds used", "none");
+    else out << "  impl kinds used\n";
+    for (const auto& [name, v] : kinds) out << "    " << name << ": " << v << " executions\n";
+    return out.str();
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw Error(std::string("cannot write: ") + std::strerror(errno), in_file(path));
+        f.write(content.data(), static_cast<std::streamsize>(content.size()));
+        f.close();
+        if (!f) {
+            std::remove(tmp.c_str());
+            throw Error("cannot write (disk full?)", in_file(path));
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::remove(tmp.c_str());
+        throw Error("cannot write: " + ec.message(), in_file(path));
+    }
+}
+
+}  // namespace dynrt::pipeline

@@ -1,0 +1,250 @@
+// Running a pipeline: device choice, prealloc settings, the schedule loop and
+// --save-outputs staging.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "pipeline.hpp"
+
+namespace dynrt::pipeline {
+
+namespace fs = std::filesystem;
+
+ShapePredictor::Settings resolve_prealloc(const std::optional<std::string>& cli, const char* env,
+                                          const std::optional<std::string>& yaml, std::string* source) {
+    auto parse = [](const std::string& text, const std::string& where) {
+        try {
+            return ShapePredictor::parse_settings(text);
+        } catch (const Error& e) {
+            throw Error(where + ": " + e.message(), e.context());
+        }
+    };
+    std::string from = "default";
+    ShapePredictor::Settings s;
+    if (cli) {
+        s = parse(*cli, "--prealloc");
+        from = "cli";
+    } else if (env && *env) {
+        s = parse(env, "DYNRT_MEM_PREALLOC");
+        from = "env";
+    } else if (yaml) {
+        s = parse(*yaml, "run.prealloc");
+        from = "yaml";
+    }
+    if (source) *source = from;
+    return s;
+}
+
+EnginePtr create_device(const Registry& registry, const std::string& device, bool verbose, std::string* chosen,
+                        std::string* note, const std::vector<std::string>& needed_ops) {
+    std::string dev = device.empty() ? "auto" : device;
+    std::string why;
+    if (dev == "auto") {
+        // An engine without impls for the pipeline's ops would only fail later,
+        // so auto looks at the impl lists before choosing.
+        std::string missing;
+        for (const auto& op : needed_ops)
+            if (registry.impls(op, "ocl").empty()) missing += (missing.empty() ? "" : ", ") + op;
+        if (registry.has_engine("ocl") && !missing.empty()) {
+            why = "no ocl impls for: " + missing;
+        } else if (registry.has_engine("ocl")) {
+            try {
+                EnginePtr e = registry.create_engine("ocl", EngineConfig{"ocl", verbose});
+                if (e) {
+                    if (chosen) *chosen = "ocl";
+                    if (note) *note = "device auto -> ocl (" + e->info().name + ")";
+                    return e;
+                }
+                why = "the ocl engine returned nothing";
+            } catch (const std::exception& ex) {
+                why = std::string("the ocl engine failed: ") + ex.what();
+            }
+        } else {
+            why = "no module registered an ocl engine";
+        }
+        dev = "cpu";
+    }
+    const std::string type = dev.substr(0, dev.find(':'));
+    if (type == "ocl" && !registry.has_engine("ocl"))
+        throw Error("no OpenCL device module/platform: no loaded module registers an 'ocl' engine "
+                    "(check `dynrt ops`, or use --device cpu)", in_file("", "device"));
+    if (!registry.has_engine(type)) {
+        std::string msg = "unknown device '" + dev + "'; available:";
+        for (const auto& n : registry.engine_names()) msg += " " + n;
+        if (registry.engine_names().empty()) msg += " none (no device module loaded; check --modules-dir)";
+        throw Error(msg, in_file("", "device"));
+    }
+    EnginePtr e;
+    try {
+        e = registry.create_engine(type, EngineConfig{dev, verbose});
+    } catch (const Error& ex) {
+        if (type == "ocl") throw Error("no OpenCL device module/platform: " + ex.message(), ex.context());
+        throw;
+    } catch (const std::exception& ex) {
+        const std::string what = type == "ocl" ? "no OpenCL device module/platform: " : "cannot create device '" + dev + "': ";
+        throw Error(what + ex.what(), in_file("", "device"));
+    }
+    if (!e) throw Error("the '" + type + "' engine module returned no engine", in_file("", "device"));
+    if (chosen) *chosen = dev;
+    if (note) *note = why.empty() ? "device " + dev + " (" + e->info().name + ")"
+                                  : "device auto -> " + dev + " (" + why + ")";
+    return e;
+}
+
+namespace {
+
+std::string output_file_name(const std::string& ref) {
+    std::string s = ref;
+    std::replace(s.begin(), s.end(), ':', '_');
+    return s + ".npy";
+}
+
+// Files of --save-outputs go to a sibling staging folder first; commit() moves
+// every run_<k> into place, the destructor removes what was not committed.
+class OutputStaging {
+public:
+    explicit OutputStaging(const std::string& dir) : dir_(dir) {
+        if (dir_.empty()) return;
+        fs::path d = fs::path(dir_).lexically_normal();
+        if (d.filename().empty()) d = d.parent_path();
+        staging_ = d.string() + ".partial-" + std::to_string(::getpid());
+        std::error_code ec;
+        fs::remove_all(staging_, ec);
+        fs::create_directories(staging_, ec);
+        if (ec) throw Error("cannot create " + staging_.string() + ": " + ec.message(), in_file(dir_));
+    }
+    ~OutputStaging() {
+        std::error_code ec;
+        if (!staging_.empty()) fs::remove_all(staging_, ec);
+    }
+    bool enabled() const { return !staging_.empty(); }
+    void save(size_t run, const std::string& ref, const HostTensor& t) {
+        const fs::path d = staging_ / ("run_" + std::to_string(run));
+        std::error_code ec;
+        fs::create_directories(d, ec);
+        if (ec) throw Error("cannot create " + d.string() + ": " + ec.message(), in_file(dir_));
+        write_npy((d / output_file_name(ref)).string(), t);
+    }
+    void commit() {
+        if (staging_.empty()) return;
+        std::error_code ec;
+        fs::create_directories(dir_, ec);
+        if (ec) throw Error("cannot create the output folder: " + ec.message(), in_file(dir_));
+        for (const auto& entry : fs::directory_iterator(staging_)) {
+            const fs::path target = fs::path(dir_) / entry.path().filename();
+            fs::remove_all(target, ec);
+            fs::rename(entry.path(), target, ec);
+            if (ec) throw Error("cannot move outputs into place: " + ec.message(), in_file(target.string()));
+        }
+    }
+
+private:
+    std::string dir_;
+    fs::path staging_;
+};
+
+// Adds the YAML location of the failing node (and the run) to a flow error.
+Error locate(const Pipeline& p, const Error& e, size_t run, const std::string& label) {
+    ErrorContext outer = in_file(p.file);
+    const std::string& node = e.context().node;
+    if (!node.empty()) {
+        for (const auto& n : p.program->nodes())
+            if (n.name == node) outer = n.where;
+        if (outer.file.empty()) outer.file = p.file;
+    }
+    const Error located = e.with_context(outer);
+    return Error("run " + std::to_string(run) + " (" + label + "): " + located.message(), located.context());
+}
+
+}  // namespace
+
+RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
+    const Registry& registry = *p.program->registry();
+    RunResult result;
+    result.pipeline = p.name;
+    result.file = p.file;
+    result.seed = p.run.seed;
+    result.prealloc = resolve_prealloc(options.prealloc, options.use_env_prealloc ? std::getenv("DYNRT_MEM_PREALLOC") : nullptr,
+                                       p.run.prealloc, &result.prealloc_source);
+
+    std::vector<std::string> ops;
+    for (const auto& n : p.program->nodes())
+        if (n.def && !n.def->def.traits.is_input && !n.def->def.traits.is_constant &&
+            std::find(ops.begin(), ops.end(), n.op) == ops.end())
+            ops.push_back(n.op);
+    std::string note;
+    EnginePtr engine = create_device(registry, options.device.value_or(p.run.device), options.verbose,
+                                     &result.device, &note, ops);
+    result.device_name = engine->info().name;
+    if (options.verbose) std::fprintf(stderr, "dynrt: %s\n", note.c_str());
+
+    NetworkOptions nopt;
+    nopt.impl_cache_capacity = p.run.impl_cache_capacity;
+    nopt.use_dynamic_impls = p.run.dynamic_impls;
+    nopt.async_compile = p.run.async_compile;
+    nopt.compile_threads = p.run.compile_threads;
+    nopt.prealloc = result.prealloc;
+    nopt.verbose = options.verbose;
+
+    std::shared_ptr<Network> network;
+    try {
+        network = Network::create(p.program, engine, nopt);
+    } catch (const Error& e) {
+        throw e.with_context(in_file(p.file));
+    }
+    InferRequest request(network);
+    OutputStaging staging(options.save_outputs_dir);
+
+    const size_t repeat = std::max<size_t>(1, options.repeat);
+    size_t total = p.runs.size() * repeat;
+    if (options.max_runs) total = std::min(total, options.max_runs);
+    result.runs.reserve(total);
+
+    size_t k = 0;
+    for (size_t rep = 0; rep < repeat && k < total; ++rep) {
+        for (size_t i = 0; i < p.runs.size() && k < total; ++i, ++k) {
+            const RunSpec& spec = p.runs[i];
+            RunRecord rec;
+            rec.index = k;
+            rec.label = spec.label();
+            rec.shapes = spec.shapes;
+            try {
+                const auto inputs = make_inputs(p, spec, k);
+                for (const auto& [name, t] : inputs) request.set_input(name, t);
+                const auto t0 = std::chrono::steady_clock::now();
+                request.infer();
+                const auto t1 = std::chrono::steady_clock::now();
+                rec.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+                rec.stats = request.last_run();
+                if (staging.enabled() || options.keep_outputs) {
+                    for (size_t o = 0; o < p.outputs.size(); ++o) {
+                        HostTensor t = request.get_output(o);
+                        if (staging.enabled()) staging.save(k, p.outputs[o], t);
+                        if (options.keep_outputs) rec.outputs[p.outputs[o]] = std::move(t);
+                    }
+                }
+            } catch (const Error& e) {
+                throw locate(p, e, k, rec.label);
+            } catch (const std::exception& e) {
+                throw Error("run " + std::to_string(k) + " (" + rec.label + "): " + e.what(), in_file(p.file));
+            }
+            result.totals += rec.stats.totals;
+            result.peak_bytes = std::max<uint64_t>(result.peak_bytes, rec.stats.peak_bytes);
+            result.host_ms += rec.host_ms;
+            result.runs.push_back(std::move(rec));
+            if (options.on_run) options.on_run(k + 1, total, result.runs.back());
+        }
+    }
+    network->wait_for_background_builds();
+    staging.commit();
+    result.engine_allocations = engine->allocation_count();
+    result.engine_bytes_allocated = engine->bytes_allocated();
+    result.engine_peak_bytes = engine->peak_bytes();
+    return result;
+}
+
+}  // namespace dynrt::pipeline

@@ -1,0 +1,309 @@
+// Shape schedules: `schedule:` entries -> one RunSpec per inference, and the
+// input data of each run (docs/yaml.md, "schedule").
+#include <algorithm>
+#include <set>
+
+#include "yaml_util.hpp"
+
+namespace dynrt::pipeline {
+
+using detail::Source;
+
+std::vector<int64_t> parse_range(const std::string& text) {
+    auto bad = [&](const std::string& why) -> Error {
+        return Error("bad range '" + text + "': " + why + " (expected N, A..B or A..B:STEP)");
+    };
+    auto number = [&](const std::string& s) {
+        size_t used = 0;
+        int64_t v = 0;
+        try {
+            v = std::stoll(s, &used);
+        } catch (const std::exception&) {
+            throw bad("'" + s + "' is not an integer");
+        }
+        if (used != s.size() || s.empty()) throw bad("'" + s + "' is not an integer");
+        return v;
+    };
+    const size_t dots = text.find("..");
+    if (dots == std::string::npos) return {number(text)};
+    const std::string lo = text.substr(0, dots);
+    std::string hi = text.substr(dots + 2);
+    int64_t step = 1;
+    const size_t colon = hi.find(':');
+    if (colon != std::string::npos) {
+        step = number(hi.substr(colon + 1));
+        hi = hi.substr(0, colon);
+        if (step < 1) throw bad("the step must be >= 1");
+    }
+    const int64_t a = number(lo), b = number(hi);
+    if (b < a) throw bad("the end is below the start");
+    if ((b - a) / step >= 1000000) throw bad("more than a million values");
+    std::vector<int64_t> out;
+    for (int64_t v = a; v <= b; v += step) out.push_back(v);
+    return out;
+}
+
+std::string RunSpec::label() const {
+    std::string out;
+    for (const auto& [k, v] : symbols) out += (out.empty() ? "" : " ") + k + "=" + std::to_string(v);
+    for (const auto& [k, t] : feeds) out += (out.empty() ? "" : " ") + k + "=" + t->shape().to_string();
+    if (out.empty()) {
+        for (const auto& [k, s] : shapes) out += (out.empty() ? "" : " ") + k + "=" + s.to_string();
+    }
+    return out;
+}
+
+namespace detail {
+namespace {
+
+const std::set<std::string> kEntryKeys = {"feed", "repeat", "mode"};
+
+std::vector<int64_t> read_values(const Source& src, const YAML::Node& v, const std::string& sym) {
+    std::vector<int64_t> out;
+    int64_t i = 0;
+    if (v.IsSequence()) {
+        for (const auto& e : v) {
+            if (!try_int(e, i)) src.fail(e, "symbol '" + sym + "': list items must be integers", sym);
+            out.push_back(i);
+        }
+        if (out.empty()) src.fail(v, "symbol '" + sym + "': empty list", sym);
+    } else if (try_int(v, i)) {
+        out.push_back(i);
+    } else if (v.IsScalar()) {
+        try {
+            out = parse_range(v.Scalar());
+        } catch (const Error& e) {
+            src.fail(v, "symbol '" + sym + "': " + e.message(), sym);
+        }
+    } else {
+        src.fail(v, "symbol '" + sym + "' needs an integer, a range 'A..B[:STEP]' or a list", sym);
+    }
+    for (int64_t x : out)
+        if (x < 0) src.fail(v, "symbol '" + sym + "': dims must be >= 0, got " + std::to_string(x), sym);
+    return out;
+}
+
+// Checks a fed tensor against its input's declaration and binds the symbols
+// of its dims into `bound`.
+void bind_feed(const Source& src, const YAML::Node& where, const InputSpec& in, const HostTensor& t,
+               const std::string& path, std::map<std::string, int64_t>& bound) {
+    if (t.dtype() != in.dtype)
+        src.fail(where, "feed for input '" + in.name + "': " + path + " holds " + to_string(t.dtype()) +
+                            ", the input is declared " + to_string(in.dtype), in.name);
+    const PartialShape declared = in.partial_shape();
+    if (t.shape().size() != in.dims.size())
+        src.fail(where, "feed for input '" + in.name + "': " + path + " has shape " + t.shape().to_string() +
+                            ", which does not fit the declared " + declared.to_string() + " (rank " +
+                            std::to_string(t.shape().size()) + " vs " + std::to_string(in.dims.size()) + ")",
+                 in.name);
+    for (size_t k = 0; k < in.dims.size(); ++k) {
+        const DimSpec& d = in.dims[k];
+        const int64_t v = t.shape()[k];
+        const bool fits = d.kind == DimSpec::Kind::fixed ? v == d.value
+                          : d.kind == DimSpec::Kind::anonymous ? d.bounds.contains(v)
+                                                               : true;
+        if (!fits)
+            src.fail(where, "feed for input '" + in.name + "': " + path + " has shape " + t.shape().to_string() +
+                                ", which does not fit the declared " + declared.to_string() + " at dim " +
+                                std::to_string(k), in.name);
+        if (d.kind != DimSpec::Kind::symbol) continue;
+        const auto it = bound.find(d.symbol);
+        if (it != bound.end() && it->second != v)
+            src.fail(where, "feed for input '" + in.name + "' sets symbol '" + d.symbol + "' to " +
+                                std::to_string(v) + ", but it is " + std::to_string(it->second) +
+                                " elsewhere in this entry", in.name);
+        bound[d.symbol] = v;
+    }
+}
+
+}  // namespace
+
+std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedule,
+                                     const std::vector<InputSpec>& inputs) {
+    std::set<std::string> symbols;
+    bool anonymous = false;
+    for (const auto& in : inputs)
+        for (const auto& d : in.dims) {
+            if (d.kind == DimSpec::Kind::symbol) symbols.insert(d.symbol);
+            anonymous = anonymous || d.kind == DimSpec::Kind::anonymous;
+        }
+    std::vector<std::string> symbol_list(symbols.begin(), symbols.end());
+
+    std::vector<YAML::Node> entries;
+    if (schedule && !schedule.IsNull()) {
+        expect_seq(src, schedule, "schedule");
+        for (const auto& e : schedule) entries.push_back(e);
+    }
+    if (entries.empty()) {
+        if (!symbols.empty() || anonymous)
+            src.fail(schedule, "the inputs have dynamic dims but there is no 'schedule' giving them values",
+                     "schedule");
+        entries.push_back(YAML::Node(YAML::NodeType::Map));   // one run of the static shapes
+    }
+
+    std::vector<RunSpec> runs;
+    for (size_t ei = 0; ei < entries.size(); ++ei) {
+        const YAML::Node& e = entries[ei];
+        const std::string what = "schedule entry " + std::to_string(ei);
+        if (!e.IsMap()) src.fail(e, what + " must be a map like {seq: 1..8}, got " + kind_name(e));
+
+        // Symbols given in this entry, in the order written.
+        std::vector<std::pair<std::string, std::vector<int64_t>>> given;
+        std::set<std::string> seen;
+        for (const auto& kv : e) {
+            const std::string key = read_string(src, kv.first, "schedule key");
+            if (!seen.insert(key).second) src.fail(kv.first, what + ": duplicate key '" + key + "'", key);
+            if (kEntryKeys.count(key)) continue;
+            if (!symbols.count(key)) {
+                std::string msg = what + ": unknown symbol '" + key + "'";
+                const auto close = close_names(key, symbol_list, 1);
+                if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+                if (symbol_list.empty()) {
+                    msg += "; the inputs declare no symbols";
+                } else {
+                    msg += "; symbols of the inputs:";
+                    for (size_t i = 0; i < symbol_list.size(); ++i) msg += (i ? ", " : " ") + symbol_list[i];
+                }
+                msg += " (entry keys: feed, repeat, mode)";
+                src.fail(kv.first, msg, key);
+            }
+            given.emplace_back(key, read_values(src, kv.second, key));
+        }
+
+        bool product = false;
+        if (const YAML::Node m = e["mode"]) {
+            const std::string mode = read_string(src, m, "mode");
+            if (mode != "zip" && mode != "product")
+                src.fail(m, what + ": mode must be 'zip' or 'product', got '" + mode + "'", "mode");
+            product = mode == "product";
+        }
+        size_t repeat = 1;
+        if (const YAML::Node r = e["repeat"]) {
+            const int64_t v = read_int(src, r, what + " repeat");
+            if (v < 1) src.fail(r, what + ": repeat must be >= 1", "repeat");
+            repeat = static_cast<size_t>(v);
+        }
+
+        // Feeds: loaded once per entry, shared by its runs.
+        std::map<std::string, std::shared_ptr<const HostTensor>> feeds;
+        std::map<std::string, int64_t> fed_symbols;
+        if (const YAML::Node f = e["feed"]) {
+            expect_map(src, f, what + " feed");
+            for (const auto& kv : f) {
+                const std::string name = read_string(src, kv.first, "feed input");
+                const auto in = std::find_if(inputs.begin(), inputs.end(),
+                                             [&](const InputSpec& s) { return s.name == name; });
+                if (in == inputs.end())
+                    src.fail(kv.first, what + ": feed names '" + name + "', which is not an input", name);
+                const std::string path = src.resolve(read_string(src, kv.second, "feed path"));
+                std::shared_ptr<HostTensor> t;
+                try {
+                    t = std::make_shared<HostTensor>(read_npy(path));
+                } catch (const Error& err) {
+                    src.fail(kv.second, "feed for input '" + name + "': " + err.what(), name);
+                }
+                bind_feed(src, kv.second, *in, *t, path, fed_symbols);
+                feeds[name] = t;
+            }
+        }
+
+        // Combinations of the given symbols: zipped (lists of equal length; a
+        // single value goes with every element) or the Cartesian product.
+        std::vector<std::map<std::string, int64_t>> combos;
+        if (product) {
+            combos.emplace_back();
+            for (const auto& [sym, values] : given) {
+                std::vector<std::map<std::string, int64_t>> next;
+                for (const auto& c : combos)
+                    for (int64_t v : values) {
+                        auto m = c;
+                        m[sym] = v;
+                        next.push_back(std::move(m));
+                    }
+                combos = std::move(next);
+            }
+        } else {
+            size_t len = 1;
+            std::string len_sym;
+            for (const auto& [sym, values] : given) {
+                if (values.size() == 1) continue;
+                if (len != 1 && values.size() != len)
+                    src.fail(e, what + ": cannot zip '" + len_sym + "' (" + std::to_string(len) + " values) with '" +
+                                    sym + "' (" + std::to_string(values.size()) +
+                                    " values); give lists of equal length or add 'mode: product'", sym);
+                len = values.size();
+                len_sym = sym;
+            }
+            for (size_t k = 0; k < len; ++k) {
+                std::map<std::string, int64_t> m;
+                for (const auto& [sym, values] : given) m[sym] = values.size() == 1 ? values[0] : values[k];
+                combos.push_back(std::move(m));
+            }
+        }
+
+        for (size_t rep = 0; rep < repeat; ++rep) {
+            for (const auto& combo : combos) {
+                RunSpec r;
+                r.entry = ei;
+                r.where = src.at(e);
+                r.symbols = combo;
+                r.feeds = feeds;
+                for (const auto& [sym, v] : fed_symbols) {
+                    const auto it = r.symbols.find(sym);
+                    if (it != r.symbols.end() && it->second != v)
+                        src.fail(e, what + ": symbol '" + sym + "' is " + std::to_string(it->second) +
+                                        " here but the fed data makes it " + std::to_string(v), sym);
+                    r.symbols[sym] = v;
+                }
+                for (const auto& sym : symbols)
+                    if (!r.symbols.count(sym))
+                        src.fail(e, what + " gives no value for symbol '" + sym +
+                                        "' (every entry must set every symbol, or feed an input that has it)", sym);
+                for (const auto& in : inputs) {
+                    if (feeds.count(in.name)) {
+                        r.shapes[in.name] = feeds.at(in.name)->shape();
+                        continue;
+                    }
+                    Shape s;
+                    for (size_t k = 0; k < in.dims.size(); ++k) {
+                        const DimSpec& d = in.dims[k];
+                        if (d.kind == DimSpec::Kind::fixed) s.push_back(d.value);
+                        else if (d.kind == DimSpec::Kind::symbol) s.push_back(r.symbols.at(d.symbol));
+                        else
+                            src.fail(e, what + ": input '" + in.name + "' dim " + std::to_string(k) +
+                                            " is dynamic without a name, so only a feed can set it; name it "
+                                            "(e.g. 'seq') or add 'feed: {" + in.name + ": file.npy}'", in.name);
+                    }
+                    r.shapes[in.name] = s;
+                }
+                runs.push_back(std::move(r));
+            }
+        }
+    }
+    return runs;
+}
+
+}  // namespace detail
+
+std::map<std::string, HostTensor> make_inputs(const Pipeline& p, const RunSpec& run, uint64_t run_index) {
+    std::map<std::string, HostTensor> out;
+    for (size_t i = 0; i < p.inputs.size(); ++i) {
+        const InputSpec& in = p.inputs[i];
+        const auto fed = run.feeds.find(in.name);
+        if (fed != run.feeds.end()) {
+            out[in.name] = *fed->second;
+            continue;
+        }
+        HostTensor t(in.dtype, run.shapes.at(in.name));
+        // One stream per (seed, run, input): changing one input's shape does not
+        // change another's data.
+        size_t seed = static_cast<size_t>(p.run.seed);
+        hash_combine(seed, static_cast<size_t>(run_index));
+        hash_combine(seed, i);
+        detail::fill_random(t, seed, in.low, in.high);
+        out[in.name] = std::move(t);
+    }
+    return out;
+}
+
+}  // namespace dynrt::pipeline

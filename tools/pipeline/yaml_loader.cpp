@@ -1,0 +1,545 @@
+// YAML pipeline -> Program (docs/yaml.md). Every check that can point at a YAML
+// node is done here with that node's line:column; the rest (cycles, attribute
+// defaults, shape inference) is left to Program::build(), which reports through
+// the ErrorContext each node was added with.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "yaml_util.hpp"
+
+namespace dynrt::pipeline {
+
+using detail::Source;
+
+PartialShape InputSpec::partial_shape() const {
+    std::vector<Dimension> out;
+    for (const auto& d : dims) {
+        switch (d.kind) {
+            case DimSpec::Kind::fixed: out.emplace_back(d.value); break;
+            case DimSpec::Kind::symbol: out.push_back(Dimension::dynamic()); break;
+            case DimSpec::Kind::anonymous: out.push_back(d.bounds); break;
+        }
+    }
+    return PartialShape(out);
+}
+
+namespace {
+
+bool is_identifier(const std::string& s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+    for (char c : s)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    return true;
+}
+
+DataType read_dtype(const Source& src, const YAML::Node& n, const std::string& what) {
+    const std::string text = detail::read_string(src, n, what);
+    try {
+        return parse_data_type(text);
+    } catch (const Error& e) {
+        src.fail(n, what + ": " + e.message(), "dtype");
+    }
+}
+
+// "1..8" (bounded), "2.." (lower bound only).
+bool parse_bounds(const std::string& text, Dimension& out) {
+    const size_t dots = text.find("..");
+    if (dots == std::string::npos) return false;
+    try {
+        size_t used = 0;
+        const std::string lo = text.substr(0, dots), hi = text.substr(dots + 2);
+        const int64_t min = std::stoll(lo, &used);
+        if (used != lo.size() || min < 0) return false;
+        int64_t max = Dimension::kUnbounded;
+        if (!hi.empty()) {
+            max = std::stoll(hi, &used);
+            if (used != hi.size() || max < min) return false;
+        }
+        out = Dimension(min, max);
+        return true;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+DimSpec read_dim(const Source& src, const YAML::Node& n, const std::string& what) {
+    DimSpec d;
+    int64_t v = 0;
+    if (n.IsNull()) {
+        d.kind = DimSpec::Kind::anonymous;
+        return d;
+    }
+    if (detail::try_int(n, v)) {
+        if (v == -1) {
+            d.kind = DimSpec::Kind::anonymous;
+        } else if (v < 0) {
+            src.fail(n, what + ": a dim must be >= 0, -1 or '?', got " + std::to_string(v));
+        } else {
+            d.value = v;
+        }
+        return d;
+    }
+    if (!n.IsScalar()) src.fail(n, what + ": a dim must be a number, a symbol name, '?' or 'min..max'");
+    const std::string text = n.Scalar();
+    if (text == "?") {
+        d.kind = DimSpec::Kind::anonymous;
+    } else if (parse_bounds(text, d.bounds)) {
+        d.kind = DimSpec::Kind::anonymous;
+    } else if (is_identifier(text)) {
+        d.kind = DimSpec::Kind::symbol;
+        d.symbol = text;
+    } else {
+        src.fail(n, what + ": bad dim '" + text + "'; expected a number, a symbol name, '?' or 'min..max'");
+    }
+    return d;
+}
+
+std::vector<int64_t> read_static_shape(const Source& src, const YAML::Node& n, const std::string& what) {
+    detail::expect_seq(src, n, what);
+    std::vector<int64_t> dims;
+    for (const auto& d : n) {
+        const int64_t v = detail::read_int(src, d, what + " dim");
+        if (v < 0) src.fail(d, what + ": dims must be >= 0");
+        dims.push_back(v);
+    }
+    return dims;
+}
+
+struct Loader {
+    Source src;
+    std::shared_ptr<const Registry> registry;
+    Pipeline p;
+    std::set<std::string> names;   // inputs, constants and nodes
+
+    void declare(const YAML::Node& key, const std::string& name, const std::string& what) {
+        if (!is_identifier(name))
+            src.fail(key, what + " name '" + name + "' must be letters, digits and '_' (not starting with a digit)");
+        if (!names.insert(name).second) src.fail(key, "duplicate name '" + name + "'");
+    }
+
+    void load(const YAML::Node& root) {
+        if (!root.IsMap()) src.fail(root, "a pipeline must be a map with 'inputs', 'nodes' and 'outputs'");
+        detail::check_keys(src, root,
+                           {"name", "description", "inputs", "constants", "nodes", "outputs", "schedule", "run"},
+                           "top level");
+        p.file = src.file;
+        p.name = root["name"] ? detail::read_string(src, root["name"], "name")
+                              : std::filesystem::path(src.file).stem().string();
+        p.program = std::make_shared<Program>(registry, p.name);
+        if (root["run"]) read_run(root["run"]);
+        if (root["inputs"]) read_inputs(root["inputs"]);
+        if (root["constants"]) read_constants(root["constants"]);
+        if (!root["nodes"]) src.fail(root, "the pipeline has no 'nodes'");
+        read_nodes(root["nodes"]);
+        if (!root["outputs"]) src.fail(root, "the pipeline has no 'outputs'");
+        read_outputs(root["outputs"]);
+        try {
+            p.program->build();
+        } catch (const Error& e) {
+            throw e.with_context(in_file(src.file));
+        }
+        std::set<std::string> symbols;
+        for (const auto& in : p.inputs)
+            for (const auto& d : in.dims)
+                if (d.kind == DimSpec::Kind::symbol) symbols.insert(d.symbol);
+        p.symbols.assign(symbols.begin(), symbols.end());
+        p.runs = detail::expand_schedule(src, root["schedule"], p.inputs);
+    }
+
+    void read_run(const YAML::Node& n) {
+        detail::expect_map(src, n, "run");
+        detail::check_keys(src, n,
+                           {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "dynamic_impls",
+                            "compile_threads"},
+                           "run");
+        auto& r = p.run;
+        if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
+        if (n["seed"]) {
+            const int64_t s = detail::read_int(src, n["seed"], "run.seed");
+            if (s < 0) src.fail(n["seed"], "run.seed must be >= 0");
+            r.seed = static_cast<uint64_t>(s);
+        }
+        if (n["prealloc"]) {
+            const YAML::Node& v = n["prealloc"];
+            const std::string text = detail::read_string(src, v, "run.prealloc");
+            try {
+                ShapePredictor::parse_settings(text);
+            } catch (const Error& e) {
+                src.fail(v, "run.prealloc: " + e.message(), "prealloc");
+            }
+            r.prealloc = text;
+        }
+        auto count = [&](const char* key, size_t& out, int64_t min) {
+            if (!n[key]) return;
+            const int64_t v = detail::read_int(src, n[key], std::string("run.") + key);
+            if (v < min) src.fail(n[key], std::string("run.") + key + " must be >= " + std::to_string(min));
+            out = static_cast<size_t>(v);
+        };
+        count("impl_cache_capacity", r.impl_cache_capacity, 1);
+        count("compile_threads", r.compile_threads, 1);
+        if (n["async_compile"]) r.async_compile = detail::read_bool(src, n["async_compile"], "run.async_compile");
+        if (n["dynamic_impls"]) r.dynamic_impls = detail::read_bool(src, n["dynamic_impls"], "run.dynamic_impls");
+    }
+
+    void read_inputs(const YAML::Node& n) {
+        detail::expect_map(src, n, "inputs");
+        for (const auto& kv : n) {
+            const std::string name = detail::read_string(src, kv.first, "input name");
+            declare(kv.first, name, "input");
+            const YAML::Node& spec = kv.second;
+            const std::string what = "input '" + name + "'";
+            detail::expect_map(src, spec, what);
+            detail::check_keys(src, spec, {"dtype", "shape", "random"}, what);
+            InputSpec in;
+            in.name = name;
+            in.where = src.at(kv.first);
+            in.where.node = name;
+            in.dtype = spec["dtype"] ? read_dtype(src, spec["dtype"], what + " dtype") : DataType::f32;
+            if (!spec["shape"]) src.fail(spec, what + " needs a 'shape'");
+            detail::expect_seq(src, spec["shape"], what + " shape");
+            for (const auto& d : spec["shape"]) in.dims.push_back(read_dim(src, d, what + " shape"));
+            if (!is_floating(in.dtype)) {
+                in.low = 0;
+                in.high = 10;
+            }
+            if (const YAML::Node r = spec["random"]) {
+                detail::expect_map(src, r, what + " random");
+                detail::check_keys(src, r, {"low", "high"}, what + " random");
+                if (r["low"]) in.low = detail::read_float(src, r["low"], "random.low");
+                if (r["high"]) in.high = detail::read_float(src, r["high"], "random.high");
+                if (!(in.high > in.low)) src.fail(r, what + ": random.high must be greater than random.low");
+            }
+            p.program->add_input(name, Layout(in.partial_shape(), in.dtype), in.where);
+            p.inputs.push_back(std::move(in));
+        }
+    }
+
+    void read_constants(const YAML::Node& n) {
+        detail::expect_map(src, n, "constants");
+        for (const auto& kv : n) {
+            const std::string name = detail::read_string(src, kv.first, "constant name");
+            declare(kv.first, name, "constant");
+            const std::string what = "constant '" + name + "'";
+            const YAML::Node& spec = kv.second;
+            detail::expect_map(src, spec, what);
+            detail::check_keys(src, spec, {"dtype", "shape", "init", "npy", "values"}, what);
+            ErrorContext where = src.at(kv.first);
+            where.node = name;
+            p.program->add_constant(name, read_constant_value(spec, what), where);
+        }
+    }
+
+    HostTensor read_constant_value(const YAML::Node& spec, const std::string& what) {
+        const int sources = (spec["init"] ? 1 : 0) + (spec["npy"] ? 1 : 0) + (spec["values"] ? 1 : 0);
+        if (sources != 1) src.fail(spec, what + " needs exactly one of 'init', 'npy', 'values'");
+        const bool has_dtype = static_cast<bool>(spec["dtype"]);
+        const DataType dtype = has_dtype ? read_dtype(src, spec["dtype"], what + " dtype") : DataType::f32;
+        std::optional<Shape> shape;
+        if (spec["shape"]) shape = Shape(read_static_shape(src, spec["shape"], what + " shape"));
+
+        if (const YAML::Node f = spec["npy"]) {
+            const std::string path = src.resolve(detail::read_string(src, f, what + " npy"));
+            HostTensor t;
+            try {
+                t = read_npy(path);
+            } catch (const Error& e) {
+                src.fail(f, what + ": " + e.what(), "npy");
+            }
+            if (has_dtype && t.dtype() != dtype)
+                src.fail(f, what + ": " + path + " holds " + to_string(t.dtype()) + ", the constant is declared " +
+                                to_string(dtype), "npy");
+            if (shape && t.shape() != *shape)
+                src.fail(f, what + ": " + path + " has shape " + t.shape().to_string() + ", declared " +
+                                shape->to_string(), "npy");
+            return t;
+        }
+        if (const YAML::Node v = spec["values"]) {
+            std::vector<double> values;
+            if (v.IsSequence()) {
+                for (const auto& e : v) values.push_back(detail::read_float(src, e, what + " value"));
+            } else {
+                values.push_back(detail::read_float(src, v, what + " value"));
+            }
+            const Shape s = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
+            HostTensor t(dtype, s);
+            if (values.size() != t.count())
+                src.fail(v, what + ": " + std::to_string(values.size()) + " values for shape " + s.to_string() +
+                                " (" + std::to_string(t.count()) + " elements)", "values");
+            for (size_t i = 0; i < values.size(); ++i) t.set_from_double(i, values[i]);
+            return t;
+        }
+        const YAML::Node init = spec["init"];
+        if (!shape) src.fail(spec, what + " with 'init' needs a 'shape'");
+        detail::expect_map(src, init, what + " init");
+        detail::check_keys(src, init, {"random", "fill"}, what + " init");
+        if (init.size() != 1) src.fail(init, what + ": init needs exactly one of 'random', 'fill'");
+        HostTensor t(dtype, *shape);
+        if (const YAML::Node f = init["fill"]) {
+            const double v = detail::read_float(src, f, what + " fill");
+            for (size_t i = 0; i < t.count(); ++i) t.set_from_double(i, v);
+            return t;
+        }
+        const YAML::Node r = init["random"];
+        double low = is_floating(dtype) ? -1.0 : 0.0, high = is_floating(dtype) ? 1.0 : 10.0;
+        uint64_t seed = 0;
+        if (!r.IsNull()) {
+            detail::expect_map(src, r, what + " init.random");
+            detail::check_keys(src, r, {"seed", "low", "high"}, what + " init.random");
+            if (r["seed"]) seed = static_cast<uint64_t>(detail::read_int(src, r["seed"], "random.seed"));
+            if (r["low"]) low = detail::read_float(src, r["low"], "random.low");
+            if (r["high"]) high = detail::read_float(src, r["high"], "random.high");
+            if (!(high > low)) src.fail(r, what + ": random.high must be greater than random.low");
+        }
+        detail::fill_random(t, seed, low, high);
+        return t;
+    }
+
+    // Converts one YAML attribute to the type its spec asks for.
+    AttrValue read_attr(const AttrSpec& spec, const YAML::Node& v, const std::string& node, const std::string& op) {
+        const std::string what = "attribute '" + spec.name + "' of node '" + node + "' (" + op + ")";
+        auto fail_type = [&](const std::string& expected) {
+            std::string got = v.IsScalar() ? "'" + v.Scalar() + "'" : detail::kind_name(v);
+            ErrorContext c = src.at(v, spec.name);
+            c.node = node;
+            c.op = op;
+            throw Error("attribute '" + spec.name + "' must be " + expected + ", got " + got, c);
+        };
+        // A scalar is accepted where a list is expected (a one-element list).
+        auto items = [&](const char* expected) {
+            std::vector<YAML::Node> out;
+            if (v.IsSequence()) {
+                for (const auto& e : v) out.push_back(e);
+            } else if (v.IsScalar()) {
+                out.push_back(v);
+            } else {
+                fail_type(expected);
+            }
+            return out;
+        };
+        int64_t i = 0;
+        double f = 0;
+        bool b = false;
+        switch (spec.type) {
+            case AttrType::Int:
+                if (!detail::try_int(v, i)) fail_type("an integer");
+                return i;
+            case AttrType::Float:
+                if (!detail::try_float(v, f)) fail_type("a number");
+                return f;
+            case AttrType::Bool:
+                if (!detail::try_bool(v, b)) fail_type("true or false");
+                return b;
+            case AttrType::String: {
+                if (!v.IsScalar()) fail_type("a string");
+                const std::string s = v.Scalar();
+                if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
+                    std::string msg = "attribute '" + spec.name + "': '" + s + "' is not allowed";
+                    const auto close = close_names(s, spec.allowed, 1);
+                    if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+                    msg += "; allowed:";
+                    for (size_t k = 0; k < spec.allowed.size(); ++k) msg += (k ? ", " : " ") + spec.allowed[k];
+                    ErrorContext c = src.at(v, spec.name);
+                    c.node = node;
+                    c.op = op;
+                    throw Error(msg, c);
+                }
+                return s;
+            }
+            case AttrType::Ints: {
+                std::vector<int64_t> out;
+                for (const auto& e : items("a list of integers")) {
+                    if (!detail::try_int(e, i)) fail_type("a list of integers");
+                    out.push_back(i);
+                }
+                return out;
+            }
+            case AttrType::Floats: {
+                std::vector<double> out;
+                for (const auto& e : items("a list of numbers")) {
+                    if (!detail::try_float(e, f)) fail_type("a list of numbers");
+                    out.push_back(f);
+                }
+                return out;
+            }
+            case AttrType::Strings: {
+                std::vector<std::string> out;
+                for (const auto& e : items("a list of strings")) {
+                    if (!e.IsScalar()) fail_type("a list of strings");
+                    out.push_back(e.Scalar());
+                }
+                return out;
+            }
+        }
+        throw Error("attribute '" + spec.name + "' has a type this front end does not know", src.at(v, spec.name));
+    }
+
+    struct PendingRef {
+        std::string ref;
+        YAML::Node where;
+        std::string node;
+    };
+
+    void read_nodes(const YAML::Node& n) {
+        detail::expect_seq(src, n, "nodes");
+        std::vector<PendingRef> refs;
+        std::vector<std::string> node_names;
+        const auto ops = registry->op_names();
+        for (const auto& spec : n) {
+            detail::expect_map(src, spec, "a node");
+            if (!spec["name"]) src.fail(spec, "a node needs a 'name'");
+            const std::string name = detail::read_string(src, spec["name"], "node name");
+            const std::string what = "node '" + name + "'";
+            detail::check_keys(src, spec, {"name", "op", "inputs", "attrs", "doc"}, what);
+            declare(spec["name"], name, "node");
+            if (!spec["op"]) src.fail(spec, what + " needs an 'op'");
+            const std::string op = detail::read_string(src, spec["op"], what + " op");
+            const RegisteredOp* def = registry->find_op(op);
+            ErrorContext where = src.at(spec);
+            where.node = name;
+            where.op = op;
+            if (!def) {
+                std::string msg = "unknown op '" + op + "'";
+                const auto close = close_names(op, ops);
+                if (!close.empty()) {
+                    msg += "; did you mean";
+                    for (size_t i = 0; i < close.size(); ++i) msg += (i ? ", '" : " '") + close[i] + "'";
+                    msg += "?";
+                }
+                msg += " (is its module in the module folder? see `dynrt ops`)";
+                ErrorContext c = src.at(spec["op"], "op");
+                c.node = name;
+                throw Error(msg, c);
+            }
+            if (def->def.traits.is_input || def->def.traits.is_constant)
+                src.fail(spec["op"], what + ": declare " + op + " nodes under 'inputs:' or 'constants:'", "op");
+
+            std::vector<std::string> inputs;
+            if (const YAML::Node ins = spec["inputs"]) {
+                std::vector<YAML::Node> items;
+                if (ins.IsSequence()) {
+                    for (const auto& e : ins) items.push_back(e);
+                } else {
+                    items.push_back(ins);
+                }
+                for (const auto& e : items) {
+                    const std::string ref = detail::read_string(src, e, what + " input");
+                    inputs.push_back(ref);
+                    refs.push_back({ref, e, name});
+                }
+            }
+
+            Attributes attrs;
+            if (const YAML::Node a = spec["attrs"]) {
+                if (!a.IsNull()) {
+                    detail::expect_map(src, a, what + " attrs");
+                    std::vector<std::string> known;
+                    for (const auto& s : def->def.attrs) known.push_back(s.name);
+                    std::set<std::string> seen;
+                    for (const auto& kv : a) {
+                        const std::string key = detail::read_string(src, kv.first, "attribute name");
+                        ErrorContext c = src.at(kv.first, key);
+                        c.node = name;
+                        c.op = op;
+                        if (!seen.insert(key).second) throw Error("duplicate attribute '" + key + "'", c);
+                        const auto it = std::find_if(def->def.attrs.begin(), def->def.attrs.end(),
+                                                     [&](const AttrSpec& s) { return s.name == key; });
+                        if (it == def->def.attrs.end()) {
+                            std::string msg = "unknown attribute '" + key + "' of op '" + op + "'";
+                            const auto close = close_names(key, known, 1);
+                            if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+                            msg += known.empty() ? "; it takes none" : "; known:";
+                            for (size_t i = 0; i < known.size(); ++i) msg += (i ? ", " : " ") + known[i];
+                            throw Error(msg, c);
+                        }
+                        attrs.set(key, read_attr(*it, kv.second, name, op));
+                    }
+                }
+            }
+            node_names.push_back(name);
+            p.program->add_node(name, op, std::move(inputs), std::move(attrs), where);
+        }
+        // References may point forward (build() orders the graph), so they are
+        // checked once every name is known.
+        for (const auto& r : refs) check_ref(r.ref, r.where, r.node);
+    }
+
+    void check_ref(const std::string& ref, const YAML::Node& where, const std::string& node) {
+        const std::string base = ref.substr(0, ref.find(':'));
+        if (names.count(base)) return;
+        std::string msg = "input '" + ref + "' refers to nothing: no input, constant or node is called '" + base + "'";
+        const auto close = close_names(base, std::vector<std::string>(names.begin(), names.end()), 1);
+        if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+        ErrorContext c = src.at(where, "inputs");
+        c.node = node;
+        throw Error(msg, c);
+    }
+
+    void read_outputs(const YAML::Node& n) {
+        std::vector<YAML::Node> items;
+        if (n.IsSequence()) {
+            for (const auto& e : n) items.push_back(e);
+        } else {
+            items.push_back(n);
+        }
+        if (items.empty()) src.fail(n, "'outputs' is empty");
+        for (const auto& e : items) {
+            const std::string ref = detail::read_string(src, e, "output");
+            const std::string base = ref.substr(0, ref.find(':'));
+            if (!names.count(base)) {
+                std::string msg = "output '" + ref + "' names no input, constant or node";
+                const auto close = close_names(base, std::vector<std::string>(names.begin(), names.end()), 1);
+                if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+                src.fail(e, msg, "outputs");
+            }
+            p.outputs.push_back(ref);
+            p.program->add_output(ref, src.at(e, "outputs"));
+        }
+    }
+};
+
+}  // namespace
+
+Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
+                            std::shared_ptr<const Registry> registry) {
+    if (!registry) throw Error("no registry given", in_file(file));
+    Loader l{Source{file, base_dir}, std::move(registry), {}, {}};
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+        ErrorContext c = in_file(file);
+        c.line = e.mark.line + 1;
+        c.column = e.mark.column + 1;
+        std::string msg = "malformed YAML: " + e.msg;
+        if (e.msg == "unknown token") msg += " (a '?' dim must be quoted: \"?\")";
+        throw Error(msg, c);
+    } catch (const YAML::Exception& e) {
+        throw Error(std::string("cannot parse YAML: ") + e.what(), in_file(file));
+    }
+    try {
+        l.load(root);
+    } catch (const YAML::Exception& e) {
+        // A yaml-cpp conversion that slipped past the typed reads: still a
+        // located error, never a crash.
+        ErrorContext c = in_file(file);
+        c.line = e.mark.line + 1;
+        c.column = e.mark.column + 1;
+        throw Error(std::string("bad value: ") + e.msg, c);
+    }
+    return std::move(l.p);
+}
+
+Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot open pipeline file", in_file(path));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    return load_pipeline_text(ss.str(), path, dir, std::move(registry));
+}
+
+}  // namespace dynrt::pipeline
