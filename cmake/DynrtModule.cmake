@@ -32,6 +32,18 @@ function(dynrt_add_module target)
     target_compile_options(${target} PRIVATE -fno-gnu-unique)
   endif()
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  # Out of tree (the SDK's config set DYNRT_SDK_CXX_COMPILER_ID): say now, not at
+  # load time, when this compiler gives a fingerprint the runtime will refuse.
+  if(DEFINED DYNRT_SDK_CXX_COMPILER_ID AND NOT TARGET dynrt_core)
+    string(REGEX MATCH "^[0-9]+" _sdk_major "${DYNRT_SDK_CXX_COMPILER_VERSION}")
+    string(REGEX MATCH "^[0-9]+" _our_major "${CMAKE_CXX_COMPILER_VERSION}")
+    if(NOT CMAKE_CXX_COMPILER_ID STREQUAL DYNRT_SDK_CXX_COMPILER_ID OR NOT _our_major STREQUAL _sdk_major)
+      message(WARNING "dynrt: module ${target} is compiled with ${CMAKE_CXX_COMPILER_ID} "
+        "${CMAKE_CXX_COMPILER_VERSION}, the dynrt SDK with ${DYNRT_SDK_CXX_COMPILER_ID} "
+        "${DYNRT_SDK_CXX_COMPILER_VERSION}: the module's build fingerprint will differ and the "
+        "runtime will refuse to load it. Configure with -DCMAKE_CXX_COMPILER=<the SDK's compiler>.")
+    endif()
+  endif()
 endfunction()
 
 # In-tree op: dynrt_add_op(NAME <op> SOURCES <src>... [TESTS <test src>...])
