@@ -6,6 +6,8 @@
 # --no-undefined (a missing symbol fails the build, not the first call).
 # Used in-tree and, installed with the SDK, by out-of-tree modules after
 # find_package(dynrt).
+set(DYNRT_EMBED_KERNEL_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/EmbedKernel.cmake)
+
 function(dynrt_add_module target)
   cmake_parse_arguments(ARG "" "OUTPUT_NAME;OUTPUT_DIR" "SOURCES" ${ARGN})
   add_library(${target} MODULE ${ARG_SOURCES})
@@ -49,9 +51,27 @@ endfunction()
 # In-tree op: dynrt_add_op(NAME <op> SOURCES <src>... [TESTS <test src>...])
 # builds libdynrt_op_<op>.so into the module folder and one test executable
 # test_op_<op> run by ctest. Only used inside the dynrt source tree.
+#
+# KERNELS <file.cl>...: each OpenCL source is embedded at build time as a
+# header "<stem>_cl.hpp" defining `static const char <stem>_cl[]` (the file's
+# text), reachable from the op's sources with #include "<stem>_cl.hpp".
 function(dynrt_add_op)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES;TESTS" ${ARGN})
-  dynrt_add_module(dynrt_op_${ARG_NAME} SOURCES ${ARG_SOURCES} OUTPUT_NAME dynrt_op_${ARG_NAME})
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;TESTS;KERNELS" ${ARGN})
+  set(_generated)
+  foreach(_cl ${ARG_KERNELS})
+    get_filename_component(_stem ${_cl} NAME_WE)
+    get_filename_component(_abs ${_cl} ABSOLUTE)
+    set(_hdr ${CMAKE_CURRENT_BINARY_DIR}/generated/${_stem}_cl.hpp)
+    add_custom_command(OUTPUT ${_hdr}
+      COMMAND ${CMAKE_COMMAND} -DIN=${_abs} -DOUT=${_hdr} -DVAR=${_stem}_cl -P ${DYNRT_EMBED_KERNEL_SCRIPT}
+      DEPENDS ${_abs} ${DYNRT_EMBED_KERNEL_SCRIPT}
+      COMMENT "Embedding ${_stem}.cl")
+    list(APPEND _generated ${_hdr})
+  endforeach()
+  dynrt_add_module(dynrt_op_${ARG_NAME} SOURCES ${ARG_SOURCES} ${_generated} OUTPUT_NAME dynrt_op_${ARG_NAME})
+  if(_generated)
+    target_include_directories(dynrt_op_${ARG_NAME} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  endif()
   target_compile_options(dynrt_op_${ARG_NAME} PRIVATE ${DYNRT_WARNINGS})
   install(TARGETS dynrt_op_${ARG_NAME} LIBRARY DESTINATION ${DYNRT_INSTALL_MODULE_DIR})
   add_dependencies(dynrt_modules dynrt_op_${ARG_NAME})

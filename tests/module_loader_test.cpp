@@ -302,7 +302,7 @@ TEST(Registry, ImplEntryCheck_RejectsEngineTypeAndDtypeWithReasons) {
     } fake;
     ImplEntry e;
     e.name = "x";
-    e.impl_type = "cpu";
+    e.impl_type = "gpu_only";
     e.dtypes = {DataType::f32};
     e.validate = [](const KernelParams& p) { return p.inputs.size() > 1 ? std::string("one input only") : ""; };
     KernelParams p;
@@ -311,6 +311,9 @@ TEST(Registry, ImplEntryCheck_RejectsEngineTypeAndDtypeWithReasons) {
     EXPECT_EQ(e.check(p), "");
     p.engine = &fake;
     EXPECT_NE(e.check(p).find("ocl"), std::string::npos);
+    e.impl_type = "cpu";   // host impls map buffers: they run on any engine
+    EXPECT_EQ(e.check(p), "");
+    e.impl_type = "gpu_only";
     p.engine = nullptr;
     p.outputs[0].dtype = DataType::i32;
     EXPECT_NE(e.check(p).find("output 0"), std::string::npos);

@@ -272,7 +272,15 @@ void PrimitiveInst::update_impl() {
         const RegisteredImpl* dyn = nullptr;
         const RegisteredImpl* stat = nullptr;
         std::string reasons;
-        for (const RegisteredImpl* c : reg.impls(node_.op, type)) {
+        // Device impls first, host impls as the fallback; shape_of subgraphs (small
+        // integer tensors read back by shape inference) prefer the host.
+        std::vector<const RegisteredImpl*> candidates = reg.impls(node_.op, type);
+        if (type != "cpu") {
+            std::vector<const RegisteredImpl*> host = reg.impls(node_.op, "cpu");
+            const bool host_first = node_.in_shape_of_subgraph || node_.def->def.traits.shape_of_like;
+            candidates.insert(host_first ? candidates.begin() : candidates.end(), host.begin(), host.end());
+        }
+        for (const RegisteredImpl* c : candidates) {
             std::string why = c->entry.check(params_);
             if (why.empty()) {
                 if (c->entry.shape_type == ShapeType::dynamic_shape) {

@@ -52,7 +52,9 @@ const char* to_string(ShapeType t) {
 }
 
 std::string ImplEntry::check(const KernelParams& params) const {
-    if (params.engine && params.engine->info().type != impl_type)
+    // Host impls ("cpu") map their buffers and so run on any engine: they serve
+    // shape_of subgraphs and ops a device has no kernel for.
+    if (params.engine && params.engine->info().type != impl_type && impl_type != "cpu")
         return "runs on '" + impl_type + "', the engine is '" + params.engine->info().type + "'";
     if (!dtypes.empty()) {
         auto allowed = [&](DataType t) { return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); };

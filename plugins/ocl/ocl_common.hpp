@@ -1,0 +1,173 @@
+// Internal types of the ocl device module, shared by its source files: the CL
+// context holder, streams, buffers, kernels, the program cache and CL error
+// names. Nothing here is visible outside the module.
+#pragma once
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dynrt/memory.hpp"
+#include "dynrt/ocl_api.hpp"
+
+namespace dynrt::ocl {
+
+// "CL_OUT_OF_RESOURCES (-5)"; unknown codes as "CL error -N".
+std::string cl_error_name(cl_int err);
+// Throws dynrt::Error("<what>: <name>") unless err == CL_SUCCESS.
+void check(cl_int err, const std::string& what);
+
+// The CL objects every buffer, stream and kernel of one engine depends on; held
+// by shared_ptr so that they stay valid whatever is released first.
+struct Context {
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+    cl_context context = nullptr;
+    // Used for buffer operations handed a stream that is not an ocl stream
+    // (then the operation waits for completion).
+    cl_command_queue default_queue = nullptr;
+    OclDeviceLimits limits;
+    std::string name;   // "<platform>: <device>"
+    bool verbose = false;
+
+    Context() = default;
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+    ~Context();
+};
+using ContextPtr = std::shared_ptr<Context>;
+
+class OclStream : public Stream {
+public:
+    OclStream(ContextPtr ctx, bool profiling);
+    ~OclStream() override;
+    void finish() override;
+
+    cl_command_queue queue() const { return queue_; }
+    bool profiling() const { return profiling_; }
+    // Called by launch(): counts the launch and keeps `ev` (profiling streams
+    // only; takes ownership) until finish() reads its times.
+    void on_launch(cl_event ev);
+    OclStreamProfile profile() const;
+
+private:
+    ContextPtr ctx_;
+    cl_command_queue queue_ = nullptr;
+    bool profiling_;
+    mutable std::mutex mutex_;
+    std::vector<cl_event> pending_;
+    OclStreamProfile profile_;
+};
+
+// The queue to use for `stream`, and whether the caller must wait because it is
+// the engine's default queue (stream is not an ocl stream).
+cl_command_queue queue_for(Stream& stream, const Context& ctx, bool& must_wait);
+
+class OclBuffer : public Buffer {
+public:
+    OclBuffer(ContextPtr ctx, size_t size, cl_mem_flags flags, std::shared_ptr<MemoryTracker> tracker);
+    ~OclBuffer() override;
+
+    void* map(Stream& stream) override;
+    void unmap(Stream& stream) override;
+    void write(Stream& stream, const void* src, size_t offset, size_t bytes) override;
+    void read(Stream& stream, void* dst, size_t offset, size_t bytes) override;
+
+    cl_mem mem() const { return mem_; }
+    // The buffer as seen from `offset`: itself for 0, else a cached sub-buffer.
+    cl_mem view_at(size_t offset) const;
+
+private:
+    void check_range(size_t offset, size_t bytes, const char* what) const;
+    ContextPtr ctx_;
+    cl_mem mem_ = nullptr;
+    mutable std::mutex mutex_;
+    void* mapped_ = nullptr;
+    int map_count_ = 0;
+    mutable std::map<size_t, cl_mem> views_;
+};
+
+// One built program, shared by the kernels created from it.
+struct Program {
+    cl_program program = nullptr;
+    bool from_binary_cache = false;
+    ~Program();
+};
+
+class KernelImpl : public OclKernel {
+public:
+    KernelImpl(ContextPtr ctx, std::shared_ptr<Program> program, const std::string& name);
+    ~KernelImpl() override;
+    const std::string& name() const override { return name_; }
+    size_t work_group_size() const override { return work_group_size_; }
+    bool from_binary_cache() const override { return program_->from_binary_cache; }
+
+    cl_kernel kernel() const { return kernel_; }
+    std::mutex& mutex() const { return mutex_; }
+
+private:
+    ContextPtr ctx_;
+    std::shared_ptr<Program> program_;
+    std::string name_;
+    cl_kernel kernel_ = nullptr;
+    size_t work_group_size_ = 0;
+    mutable std::mutex mutex_;
+};
+
+// ---- disk binary cache (ocl_program_cache.cpp) ------------------------------
+
+// 128-bit hash of `data` as 32 hex digits (two independent 64-bit hashes).
+std::string hash_hex(const std::string& data);
+
+// Reads `path`; returns true and fills `binary` when the file is a complete,
+// uncorrupted entry for `identity`, else false with `why` ("missing" when the
+// file does not exist).
+bool read_cache_entry(const std::string& path, const std::string& identity, std::vector<unsigned char>& binary,
+                      std::string& why);
+// Writes atomically (temp file + rename). Returns false with `why` on failure.
+bool write_cache_entry(const std::string& path, const std::string& identity,
+                       const std::vector<unsigned char>& binary, std::string& why);
+
+// Programs of one engine: memory cache, then disk cache, then a source build.
+class ProgramCache {
+public:
+    ProgramCache(ContextPtr ctx, std::string dir);
+    // Returns the built program of `source` (defines already prepended).
+    std::shared_ptr<Program> get(const std::string& source, const std::string& options,
+                                 const std::string& kernel_name);
+    OclBuildStats stats() const;
+    void clear();
+    const std::string& dir() const { return dir_; }
+
+private:
+    struct Entry {
+        std::mutex mutex;
+        std::shared_ptr<Program> program;
+    };
+    std::shared_ptr<Program> load_binary(const std::string& path, const std::string& identity,
+                                         const std::string& options);
+    std::shared_ptr<Program> build_source(const std::string& source, const std::string& options,
+                                          const std::string& kernel_name);
+    void store_binary(const Program& p, const std::string& path, const std::string& identity);
+
+    ContextPtr ctx_;
+    std::string dir_;
+    std::mutex mutex_;
+    std::map<std::string, std::shared_ptr<Entry>> entries_;
+    std::atomic<size_t> source_builds_{0}, disk_hits_{0}, disk_rejects_{0}, disk_writes_{0}, memory_hits_{0};
+};
+
+// Enqueues `kernel` (ocl_kernels.cpp); see OclDevice::launch.
+void launch_kernel(const Context& ctx, Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args,
+                   const size_t gws[3], const size_t lws[3], size_t dims);
+
+}  // namespace dynrt::ocl

@@ -1,0 +1,281 @@
+// Program builds and the on-disk binary cache.
+//
+// A program is looked up in three places, cheapest first: this engine's memory
+// cache, the disk cache, a build from source (whose binary then goes to disk).
+// A disk entry is named by a hash of everything that can change the binary
+// (source with its defines, options, platform, device and driver versions) and
+// repeats that identity inside, with a checksum of the binary, so a truncated,
+// corrupted or foreign file is detected before the driver sees it; such an entry
+// is rebuilt from source and overwritten, never trusted. Entries are written to
+// a temp file and renamed, so concurrent processes never read half a file.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "dynrt/error.hpp"
+#include "ocl_common.hpp"
+
+namespace dynrt::ocl {
+
+namespace {
+
+constexpr char kMagic[8] = {'D', 'Y', 'N', 'R', 'T', 'C', 'L', 'B'};
+constexpr uint32_t kFormatVersion = 1;
+
+uint64_t fnv1a(const void* data, size_t n, uint64_t seed) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    uint64_t h = seed;
+    for (size_t i = 0; i < n; ++i) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+// splitmix64 finaliser: decorrelates the second hash from the first.
+uint64_t mix(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+uint64_t checksum(const std::vector<unsigned char>& v) { return fnv1a(v.data(), v.size(), 0xcbf29ce484222325ULL); }
+
+template <typename T> void put(std::string& out, T v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+template <typename T> bool get(const std::string& in, size_t& pos, T& v) {
+    if (in.size() - pos < sizeof v) return false;
+    std::memcpy(&v, in.data() + pos, sizeof v);
+    pos += sizeof v;
+    return true;
+}
+
+}  // namespace
+
+std::string hash_hex(const std::string& data) {
+    const uint64_t a = fnv1a(data.data(), data.size(), 0xcbf29ce484222325ULL);
+    const uint64_t b = mix(fnv1a(data.data(), data.size(), 0x84222325cbf29ce4ULL) ^ data.size());
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a),
+                  static_cast<unsigned long long>(b));
+    return buf;
+}
+
+bool read_cache_entry(const std::string& path, const std::string& identity, std::vector<unsigned char>& binary,
+                      std::string& why) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+        why = "missing";
+        return false;
+    }
+    const std::string in((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    size_t pos = 0;
+    if (in.size() < sizeof kMagic || std::memcmp(in.data(), kMagic, sizeof kMagic) != 0) {
+        why = "not a dynrt binary-cache file";
+        return false;
+    }
+    pos = sizeof kMagic;
+    uint32_t version = 0, id_len = 0;
+    uint64_t bin_len = 0, sum = 0;
+    if (!get(in, pos, version) || version != kFormatVersion) {
+        why = "format version differs";
+        return false;
+    }
+    if (!get(in, pos, id_len) || in.size() - pos < id_len) {
+        why = "truncated";
+        return false;
+    }
+    if (in.compare(pos, id_len, identity) != 0 || id_len != identity.size()) {
+        why = "built for another source, device or driver";
+        return false;
+    }
+    pos += id_len;
+    if (!get(in, pos, bin_len) || !get(in, pos, sum) || in.size() - pos != bin_len || bin_len == 0) {
+        why = "truncated";
+        return false;
+    }
+    binary.assign(in.begin() + static_cast<std::ptrdiff_t>(pos), in.end());
+    if (checksum(binary) != sum) {
+        why = "checksum mismatch (corrupted)";
+        return false;
+    }
+    return true;
+}
+
+bool write_cache_entry(const std::string& path, const std::string& identity,
+                       const std::vector<unsigned char>& binary, std::string& why) {
+    std::string out(kMagic, sizeof kMagic);
+    put(out, kFormatVersion);
+    put(out, static_cast<uint32_t>(identity.size()));
+    out += identity;
+    put(out, static_cast<uint64_t>(binary.size()));
+    put(out, checksum(binary));
+    out.append(reinterpret_cast<const char*>(binary.data()), binary.size());
+
+    static std::atomic<unsigned> counter{0};
+    const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f || !f.write(out.data(), static_cast<std::streamsize>(out.size())) || !f.flush()) {
+            why = "cannot write " + tmp;
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+            return false;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        why = "cannot rename " + tmp + ": " + ec.message();
+        std::filesystem::remove(tmp, ec);
+        return false;
+    }
+    return true;
+}
+
+Program::~Program() {
+    if (program) clReleaseProgram(program);
+}
+
+ProgramCache::ProgramCache(ContextPtr ctx, std::string dir) : ctx_(std::move(ctx)), dir_(std::move(dir)) {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) {
+        // A read-only home must not stop the device from working: run uncached.
+        if (ctx_->verbose)
+            std::cerr << "ocl: binary cache disabled, cannot create " << dir_ << ": " << ec.message() << "\n";
+        dir_.clear();
+    }
+}
+
+std::shared_ptr<Program> ProgramCache::get(const std::string& source, const std::string& options,
+                                           const std::string& kernel_name) {
+    const OclDeviceLimits& l = ctx_->limits;
+    // Everything that can change the binary besides the source itself.
+    const std::string identity = "dynrt-ocl-program\noptions: " + options + "\nplatform: " + l.platform_name +
+                                 " / " + l.platform_version + "\ndevice: " + l.device_name + " / " +
+                                 l.device_version + "\ndriver: " + l.driver_version + "\nsource: " +
+                                 hash_hex(source) + "\n";
+    const std::string key = hash_hex(identity);
+
+    std::shared_ptr<Entry> entry;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto& slot = entries_[key];
+        if (!slot) slot = std::make_shared<Entry>();
+        entry = slot;
+    }
+    // Per-entry lock: two threads asking for one program build it once, while
+    // builds of other programs go ahead in parallel.
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    if (entry->program) {
+        ++memory_hits_;
+        return entry->program;
+    }
+    const std::string path = dir_.empty() ? std::string() : dir_ + "/" + key + ".clbin";
+    if (!path.empty()) entry->program = load_binary(path, identity, options);
+    if (!entry->program) {
+        entry->program = build_source(source, options, kernel_name);
+        if (!path.empty()) store_binary(*entry->program, path, identity);
+    }
+    return entry->program;
+}
+
+std::shared_ptr<Program> ProgramCache::load_binary(const std::string& path, const std::string& identity,
+                                                   const std::string& options) {
+    std::vector<unsigned char> bin;
+    std::string why;
+    if (!read_cache_entry(path, identity, bin, why)) {
+        if (why != "missing") {
+            ++disk_rejects_;
+            if (ctx_->verbose) std::cerr << "ocl: rebuilding " << path << ": " << why << "\n";
+        }
+        return nullptr;
+    }
+    const unsigned char* ptr = bin.data();
+    const size_t len = bin.size();
+    cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+    auto p = std::make_shared<Program>();
+    p->program = clCreateProgramWithBinary(ctx_->context, 1, &ctx_->device, &len, &ptr, &status, &err);
+    if (err == CL_SUCCESS && status == CL_SUCCESS)
+        err = clBuildProgram(p->program, 1, &ctx_->device, options.c_str(), nullptr, nullptr);
+    else if (err == CL_SUCCESS)
+        err = status;
+    if (err != CL_SUCCESS) {
+        // The driver refused a well-formed entry (e.g. a driver update kept its
+        // version string): treat it as stale.
+        ++disk_rejects_;
+        if (ctx_->verbose) std::cerr << "ocl: rebuilding " << path << ": driver refused it, " << cl_error_name(err) << "\n";
+        return nullptr;
+    }
+    p->from_binary_cache = true;
+    ++disk_hits_;
+    return p;
+}
+
+std::shared_ptr<Program> ProgramCache::build_source(const std::string& source, const std::string& options,
+                                                    const std::string& kernel_name) {
+    const char* src = source.c_str();
+    const size_t len = source.size();
+    cl_int err = CL_SUCCESS;
+    auto p = std::make_shared<Program>();
+    p->program = clCreateProgramWithSource(ctx_->context, 1, &src, &len, &err);
+    check(err, "cannot create the OpenCL program of kernel '" + kernel_name + "'");
+    err = clBuildProgram(p->program, 1, &ctx_->device, options.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+        size_t log_size = 0;
+        std::string log;
+        if (clGetProgramBuildInfo(p->program, ctx_->device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) ==
+                CL_SUCCESS &&
+            log_size > 1) {
+            log.resize(log_size);
+            clGetProgramBuildInfo(p->program, ctx_->device, CL_PROGRAM_BUILD_LOG, log_size, &log[0], nullptr);
+            while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+        }
+        throw Error("OpenCL build of kernel '" + kernel_name + "' failed on " + ctx_->name + " (" +
+                    cl_error_name(err) + ", options \"" + options + "\"); build log:\n" +
+                    (log.empty() ? std::string("(empty)") : log));
+    }
+    ++source_builds_;
+    return p;
+}
+
+void ProgramCache::store_binary(const Program& p, const std::string& path, const std::string& identity) {
+    size_t size = 0;
+    if (clGetProgramInfo(p.program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0)
+        return;   // the driver keeps no binary: nothing to cache
+    std::vector<unsigned char> bin(size);
+    unsigned char* ptr = bin.data();
+    if (clGetProgramInfo(p.program, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) != CL_SUCCESS) return;
+    std::string why;
+    if (write_cache_entry(path, identity, bin, why))
+        ++disk_writes_;
+    else if (ctx_->verbose)
+        std::cerr << "ocl: binary cache: " << why << "\n";
+}
+
+OclBuildStats ProgramCache::stats() const {
+    OclBuildStats s;
+    s.source_builds = source_builds_.load();
+    s.disk_cache_hits = disk_hits_.load();
+    s.disk_cache_rejects = disk_rejects_.load();
+    s.disk_cache_writes = disk_writes_.load();
+    s.memory_cache_hits = memory_hits_.load();
+    return s;
+}
+
+void ProgramCache::clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.clear();   // kernels already handed out keep their programs alive
+}
+
+}  // namespace dynrt::ocl

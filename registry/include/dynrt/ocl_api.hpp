@@ -1,0 +1,220 @@
+// The OpenCL device as op modules see it: kernel builds, launches, device limits
+// and the shape_info / JIT helpers of shape-agnostic kernels.
+//
+// The ocl device module (plugins/ocl) implements OclDevice on its engine; an op
+// module gets it with OclDevice::from(engine) (nullptr for any other device) and
+// never links libOpenCL or includes CL headers: nothing here names a CL type.
+// Impls call build_kernel() when they are created (static impls once per layout
+// set, shape-agnostic impls once), and launch() on every execution. The free
+// functions below are host-only (they live in libdynrt_core): JIT defines for a
+// static or a shape-agnostic build, the shape_info layout and its packing, and
+// the small fixed set of local work sizes. Details: docs/opencl.md.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dynrt/layout.hpp"
+#include "dynrt/memory.hpp"
+
+namespace dynrt {
+
+// Name under which the ocl engine answers Engine::query_interface.
+inline constexpr const char* kOclDeviceInterface = "dynrt.ocl_device.v1";
+
+// (name, value) pairs turned into `#define name value` lines ahead of a source.
+using JitDefines = std::vector<std::pair<std::string, std::string>>;
+
+// What the selected device offers; filled once when the engine is created.
+struct OclDeviceLimits {
+    std::string platform_name;
+    std::string platform_version;
+    std::string device_name;
+    std::string device_version;
+    std::string driver_version;
+    bool is_gpu = false;
+    size_t compute_units = 0;
+    size_t max_work_group_size = 0;
+    std::array<size_t, 3> max_work_item_sizes{};
+    size_t local_mem_bytes = 0;          // per work-group
+    size_t max_alloc_bytes = 0;          // largest single buffer
+    size_t global_mem_bytes = 0;
+    size_t base_addr_align_bytes = 0;    // Memory offsets passed as kernel args must be multiples of this
+    size_t preferred_local_size = 0;     // work-group size pick_local_size() aims for
+};
+
+// Program-build counters of one engine (tests and the run report read them).
+struct OclBuildStats {
+    size_t source_builds = 0;        // clBuildProgram from source
+    size_t disk_cache_hits = 0;      // programs loaded from the binary cache
+    size_t disk_cache_rejects = 0;   // corrupt or stale cache entries (rebuilt from source)
+    size_t disk_cache_writes = 0;    // binaries written to the cache
+    size_t memory_cache_hits = 0;    // programs found already built in this engine
+};
+
+// Profiling totals of one stream; kernel times are only measured on streams
+// created with profiling and are collected by Stream::finish().
+struct OclStreamProfile {
+    size_t kernels = 0;              // launches enqueued
+    uint64_t kernel_ns = 0;          // sum of device execution times (profiling streams)
+};
+
+// One compiled kernel. Cheap to launch from several threads (launch() serialises
+// the argument setting of one kernel object).
+class OclKernel {
+public:
+    virtual ~OclKernel() = default;
+    virtual const std::string& name() const = 0;
+    virtual size_t work_group_size() const = 0;   // CL_KERNEL_WORK_GROUP_SIZE on this device
+    virtual bool from_binary_cache() const = 0;   // its program came from the disk cache
+};
+
+// One kernel argument.
+//   memory: a Memory's buffer. A non-zero Memory::offset() is passed as a
+//           sub-buffer starting there (the kernel sees element 0 at the offset);
+//           the offset must be a multiple of limits().base_addr_align_bytes, else
+//           launch() throws: then pass buffer(m.buffer()) plus the offset as a
+//           scalar and index with it in the kernel.
+//   buffer: a whole Buffer (e.g. shape_info).
+//   i32/i64/f32: scalars (int, long, float in OpenCL C).
+//   local:  `bytes` of __local memory.
+struct OclArg {
+    enum class Kind : uint8_t { memory, buffer, i32, i64, f32, local };
+    Kind kind = Kind::i32;
+    const Memory* memory = nullptr;
+    const Buffer* buffer = nullptr;
+    int64_t int_value = 0;
+    float float_value = 0.0f;
+    size_t local_bytes = 0;
+
+    static OclArg mem(const Memory& m) { OclArg a; a.kind = Kind::memory; a.memory = &m; return a; }
+    static OclArg buf(const Buffer& b) { OclArg a; a.kind = Kind::buffer; a.buffer = &b; return a; }
+    static OclArg i32(int32_t v) { OclArg a; a.kind = Kind::i32; a.int_value = v; return a; }
+    static OclArg i64(int64_t v) { OclArg a; a.kind = Kind::i64; a.int_value = v; return a; }
+    static OclArg f32(float v) { OclArg a; a.kind = Kind::f32; a.float_value = v; return a; }
+    static OclArg local(size_t bytes) { OclArg a; a.kind = Kind::local; a.local_bytes = bytes; return a; }
+};
+
+// Global and local work sizes of one launch (see dispatch_for()).
+struct OclDispatch {
+    std::array<size_t, 3> gws{1, 1, 1};
+    std::array<size_t, 3> lws{0, 0, 0};   // zeros: the driver chooses
+    size_t dims = 1;
+};
+
+class OclDevice {
+public:
+    // The OpenCL interface of `engine`, or nullptr if it is not an ocl engine.
+    // The pointer lives as long as the engine.
+    static OclDevice* from(Engine& engine) {
+        return static_cast<OclDevice*>(engine.query_interface(kOclDeviceInterface));
+    }
+
+    virtual const OclDeviceLimits& limits() const = 0;
+
+    // Compiles `kernel_name` from OpenCL C 1.2 `source`. `jit_defines` become
+    // `#define` lines ahead of the source (so values may be long; a value's
+    // newlines are continued), followed by `#line 1 "<kernel_name>.cl"` so the
+    // build log's positions are the source's. `extra_options` are appended to
+    // "-cl-std=CL1.2". The program comes from this engine's memory cache, else
+    // the disk binary cache, else a source build (then written to the cache).
+    // Throws dynrt::Error naming the kernel and carrying the build log; callers
+    // add the op/node with Error::with_context. Thread-safe.
+    virtual std::shared_ptr<OclKernel> build_kernel(const std::string& source, const std::string& kernel_name,
+                                                    const JitDefines& jit_defines,
+                                                    const std::string& extra_options = {}) = 0;
+
+    // Enqueues `kernel` on `stream` (an ocl stream) with `args` in order.
+    // `lws` all zeros lets the driver choose; otherwise every gws[d] must be a
+    // multiple of lws[d] (dispatch_for() arranges that). A launch with any
+    // gws[d] == 0 enqueues nothing. Does not wait.
+    virtual void launch(Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args,
+                        const size_t gws[3], const size_t lws[3], size_t dims) = 0;
+    void launch(Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args, const OclDispatch& d) {
+        launch(stream, kernel, args, d.gws.data(), d.lws.data(), d.dims);
+    }
+
+    // A buffer the host can map cheaply (CL_MEM_ALLOC_HOST_PTR); counted like
+    // Engine::allocate.
+    virtual std::shared_ptr<Buffer> allocate_host_visible(size_t bytes) = 0;
+
+    // Non-blocking write of `bytes` from `src` into `dst` at `offset`, ordered on
+    // `stream`'s in-order queue after every kernel enqueued before it. The data
+    // is copied first into a staging block that the plugin frees when the write
+    // has completed, so `src` may be reused at once. This is how shape_info is
+    // updated: a kernel of the previous run that still reads the buffer runs
+    // before the write on the same queue, and the host never waits.
+    virtual void write_async(Stream& stream, Buffer& dst, size_t offset, const void* src, size_t bytes) = 0;
+
+    // A stream with its own in-order queue; `profiling` measures kernel times.
+    virtual std::shared_ptr<Stream> create_stream(bool profiling) = 0;
+    virtual OclStreamProfile stream_profile(Stream& stream) const = 0;
+
+    virtual OclBuildStats build_stats() const = 0;
+    // Forgets the programs built by this engine (the disk cache stays).
+    virtual void clear_program_cache() = 0;
+    // Folder of the binary cache; empty when the disk cache is off.
+    virtual std::string cache_dir() const = 0;
+
+protected:
+    ~OclDevice() = default;   // owned by its engine, never deleted through this interface
+};
+
+// ---- shape-agnostic kernels -------------------------------------------------
+//
+// shape_info is an int32 device buffer, the first argument of a shape-agnostic
+// kernel. It holds one slot of kShapeInfoDims ints per *dynamic* tensor (a
+// tensor whose compile-time layout is not static): first the dynamic inputs in
+// input order, then the dynamic outputs in output order. A slot holds the
+// runtime dims right-aligned and left-padded with 1 (shape [5, 7] ->
+// 1,1,1,1,1,1,5,7). Padding is not carried yet: packing a padded layout throws.
+
+inline constexpr size_t kShapeInfoDims = 8;
+
+// IS_DYNAMIC (1 or 0: test it with #if), OPTIONAL_SHAPE_INFO_ARG
+// ("__global const int* shape_info," or empty), OPTIONAL_SHAPE_INFO_TENSOR
+// ("shape_info," or empty) and SHAPE_INFO_DIMS.
+JitDefines shape_agnostic_defines(bool is_dynamic);
+
+// Slot of every tensor in shape_info (-1: static, not in shape_info).
+struct ShapeInfoPlan {
+    std::vector<int> input_slots;
+    std::vector<int> output_slots;
+    size_t slots = 0;
+    size_t ints() const { return slots * kShapeInfoDims; }
+    size_t bytes() const { return ints() * sizeof(int32_t); }
+};
+// From the compile-time (node) layouts of the impl.
+ShapeInfoPlan plan_shape_info(const std::vector<Layout>& inputs, const std::vector<Layout>& outputs);
+// Fills `out` (resized to plan.ints()) from the runtime layouts. Throws
+// dynrt::Error for a rank above kShapeInfoDims, a dim above INT32_MAX, a
+// dynamic runtime shape or a padded layout.
+void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& inputs,
+                     const std::vector<Layout>& outputs, std::vector<int32_t>& out);
+
+// JIT constants of one tensor: <NAME>_TYPE (OpenCL C type), <NAME>_RANK,
+// <NAME>_DIM0..<NAME>_DIM7 (right-aligned like shape_info, leading ones) and
+// <NAME>_LENGTH (element count). Static dims are literals; dynamic dims read
+// `(shape_info[slot * 8 + j])`, so `slot` must be >= 0 for a layout with
+// dynamic dims.
+JitDefines tensor_jit_defines(const std::string& name, const Layout& layout, int slot);
+const char* ocl_type_name(DataType t);   // float, half, int, long, uchar, char, uchar
+
+// ---- work sizes --------------------------------------------------------------
+//
+// PoCL compiles a work-group function per distinct local size (25-33 ms each),
+// so launches use a small fixed set: a total of limits.preferred_local_size
+// (64 on CPUs, 256 on GPUs, capped by max_work_group_size, a power of two)
+// spread over the dims whose extent is > 1 (1 dim: N; 2: sqrt split; 3: cube
+// split, the larger factors first), and 1 on dims of extent 1. Kernels launched
+// this way must bounds-check: the global size is rounded up.
+std::array<size_t, 3> pick_local_size(const size_t work[3], size_t dims, const OclDeviceLimits& limits);
+// `work` rounded up to multiples of pick_local_size(work).
+OclDispatch dispatch_for(const size_t work[3], size_t dims, const OclDeviceLimits& limits);
+
+}  // namespace dynrt

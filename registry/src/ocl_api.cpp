@@ -1,0 +1,156 @@
+// Host-side helpers of the OpenCL API (dynrt/ocl_api.hpp): JIT defines for
+// static and shape-agnostic builds, shape_info planning and packing, and the
+// fixed set of local work sizes. No OpenCL here: op modules use these without
+// linking libOpenCL.
+#include "dynrt/ocl_api.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "dynrt/error.hpp"
+
+namespace dynrt {
+
+JitDefines shape_agnostic_defines(bool is_dynamic) {
+    JitDefines d;
+    d.emplace_back("IS_DYNAMIC", is_dynamic ? "1" : "0");
+    d.emplace_back("OPTIONAL_SHAPE_INFO_ARG", is_dynamic ? "__global const int* shape_info," : "");
+    d.emplace_back("OPTIONAL_SHAPE_INFO_TENSOR", is_dynamic ? "shape_info," : "");
+    d.emplace_back("SHAPE_INFO_DIMS", std::to_string(kShapeInfoDims));
+    return d;
+}
+
+ShapeInfoPlan plan_shape_info(const std::vector<Layout>& inputs, const std::vector<Layout>& outputs) {
+    ShapeInfoPlan plan;
+    int next = 0;
+    auto assign = [&next](const std::vector<Layout>& ls, std::vector<int>& slots) {
+        slots.reserve(ls.size());
+        for (const Layout& l : ls) slots.push_back(l.is_static() ? -1 : next++);
+    };
+    assign(inputs, plan.input_slots);
+    assign(outputs, plan.output_slots);
+    plan.slots = static_cast<size_t>(next);
+    return plan;
+}
+
+namespace {
+
+void pack_one(const Layout& l, const char* what, size_t index, int32_t* slot) {
+    auto fail = [&](const std::string& why) {
+        throw Error(std::string("shape_info: ") + what + " " + std::to_string(index) + " (" + l.to_string() +
+                    "): " + why);
+    };
+    if (!l.is_static()) fail("the runtime layout is not static");
+    if (!l.padding.empty()) fail("padded tensors are not supported by shape_info yet");
+    const Shape s = l.get_shape();
+    if (s.rank() > kShapeInfoDims)
+        fail("rank " + std::to_string(s.rank()) + " is above " + std::to_string(kShapeInfoDims));
+    const size_t lead = kShapeInfoDims - s.rank();
+    for (size_t j = 0; j < lead; ++j) slot[j] = 1;
+    for (size_t j = 0; j < s.rank(); ++j) {
+        if (s[j] > std::numeric_limits<int32_t>::max()) fail("dim " + std::to_string(j) + " does not fit int32");
+        slot[lead + j] = static_cast<int32_t>(s[j]);
+    }
+}
+
+}  // namespace
+
+void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& inputs,
+                     const std::vector<Layout>& outputs, std::vector<int32_t>& out) {
+    if (inputs.size() != plan.input_slots.size() || outputs.size() != plan.output_slots.size())
+        throw Error("shape_info: the plan is for " + std::to_string(plan.input_slots.size()) + " inputs and " +
+                    std::to_string(plan.output_slots.size()) + " outputs, got " + std::to_string(inputs.size()) +
+                    " and " + std::to_string(outputs.size()));
+    out.resize(plan.ints());
+    for (size_t i = 0; i < inputs.size(); ++i)
+        if (plan.input_slots[i] >= 0)
+            pack_one(inputs[i], "input", i, out.data() + plan.input_slots[i] * kShapeInfoDims);
+    for (size_t i = 0; i < outputs.size(); ++i)
+        if (plan.output_slots[i] >= 0)
+            pack_one(outputs[i], "output", i, out.data() + plan.output_slots[i] * kShapeInfoDims);
+}
+
+const char* ocl_type_name(DataType t) {
+    switch (t) {
+        case DataType::f32: return "float";
+        case DataType::f16: return "half";
+        case DataType::i32: return "int";
+        case DataType::i64: return "long";
+        case DataType::u8: return "uchar";
+        case DataType::i8: return "char";
+        case DataType::boolean: return "uchar";
+    }
+    return "uchar";
+}
+
+JitDefines tensor_jit_defines(const std::string& name, const Layout& layout, int slot) {
+    const PartialShape& ps = layout.shape;
+    const size_t rank = ps.rank();
+    if (rank > kShapeInfoDims)
+        throw Error("JIT constants for " + name + ": rank " + std::to_string(rank) + " is above " +
+                    std::to_string(kShapeInfoDims));
+    JitDefines d;
+    d.emplace_back(name + "_TYPE", ocl_type_name(layout.dtype));
+    d.emplace_back(name + "_RANK", std::to_string(rank));
+    const size_t lead = kShapeInfoDims - rank;
+    std::string length;
+    for (size_t j = 0; j < kShapeInfoDims; ++j) {
+        std::string v;
+        if (j < lead) {
+            v = "1";
+        } else {
+            const Dimension& dim = ps[j - lead];
+            if (dim.is_static()) {
+                v = std::to_string(dim.get_length());
+            } else {
+                if (slot < 0)
+                    throw Error("JIT constants for " + name + ": " + layout.to_string() +
+                                " has dynamic dims but no shape_info slot");
+                v = "(shape_info[" + std::to_string(static_cast<size_t>(slot) * kShapeInfoDims + j) + "])";
+            }
+            length += length.empty() ? v : "*" + v;
+        }
+        d.emplace_back(name + "_DIM" + std::to_string(j), v);
+    }
+    d.emplace_back(name + "_LENGTH", length.empty() ? "1" : "(" + length + ")");
+    return d;
+}
+
+std::array<size_t, 3> pick_local_size(const size_t work[3], size_t dims, const OclDeviceLimits& limits) {
+    if (dims < 1 || dims > 3) throw Error("pick_local_size: dims must be 1..3, got " + std::to_string(dims));
+    size_t total = limits.preferred_local_size ? limits.preferred_local_size : 64;
+    if (limits.max_work_group_size) total = std::min(total, limits.max_work_group_size);
+    // Power of two, so that the split below is exact and the set stays small.
+    size_t log2 = 0;
+    while ((size_t{2} << log2) <= total) ++log2;
+    std::array<size_t, 3> lws{1, 1, 1};
+    size_t active[3];
+    size_t n = 0;
+    for (size_t d = 0; d < dims; ++d)
+        if (work[d] > 1) active[n++] = d;
+    if (n == 0) return lws;   // a single work-item
+    // Split the exponent over the active dims, the first ones getting the rest.
+    for (size_t k = 0; k < n; ++k) {
+        const size_t share = log2 / n + (k < log2 % n ? 1 : 0);
+        size_t v = size_t{1} << share;
+        const size_t d = active[k];
+        if (limits.max_work_item_sizes[d]) v = std::min(v, limits.max_work_item_sizes[d]);
+        lws[d] = v;
+    }
+    return lws;
+}
+
+OclDispatch dispatch_for(const size_t work[3], size_t dims, const OclDeviceLimits& limits) {
+    OclDispatch d;
+    d.dims = dims;
+    d.lws = pick_local_size(work, dims, limits);
+    for (size_t i = 0; i < 3; ++i) {
+        const size_t w = i < dims ? work[i] : 1;
+        d.gws[i] = (w + d.lws[i] - 1) / d.lws[i] * d.lws[i];
+        if (i >= dims) d.lws[i] = 1;
+    }
+    return d;
+}
+
+}  // namespace dynrt

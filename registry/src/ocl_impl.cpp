@@ -1,0 +1,140 @@
+// Generic single-kernel OpenCL impls (see ocl_impl.hpp).
+#include "dynrt/ocl_impl.hpp"
+
+#include <cstring>
+
+#include "dynrt/error.hpp"
+#include "dynrt/op_registry.hpp"
+
+namespace dynrt {
+
+namespace {
+
+Layout all_dynamic(const Layout& l) {
+    return Layout(PartialShape::dynamic_of_rank(l.shape.rank()), l.dtype, l.format);
+}
+
+class OclKernelImpl final : public Impl {
+public:
+    OclKernelImpl(const KernelParams& p, const OclKernelSpec& spec, bool dynamic)
+        : spec_(spec), dynamic_(dynamic), op_(p.op ? p.op->name : std::string("?")) {
+        device_ = OclDevice::from(*p.engine);
+        if (!device_) throw Error("ocl impl created on a non-ocl engine");
+        JitDefines defs = shape_agnostic_defines(dynamic);
+        std::vector<Layout> ins = p.inputs, outs = p.outputs;
+        if (dynamic) {
+            for (auto& l : ins) l = all_dynamic(l);
+            for (auto& l : outs) l = all_dynamic(l);
+        }
+        plan_ = plan_shape_info(ins, outs);
+        for (size_t i = 0; i < ins.size(); ++i) {
+            auto d = tensor_jit_defines("INPUT" + std::to_string(i), ins[i], plan_.input_slots[i]);
+            defs.insert(defs.end(), d.begin(), d.end());
+        }
+        for (size_t i = 0; i < outs.size(); ++i) {
+            auto d = tensor_jit_defines("OUTPUT" + std::to_string(i), outs[i], plan_.output_slots[i]);
+            defs.insert(defs.end(), d.begin(), d.end());
+        }
+        defs.emplace_back("INPUTS_COUNT", std::to_string(ins.size()));
+        if (spec_.defines) {
+            auto d = spec_.defines(p, dynamic);
+            defs.insert(defs.end(), d.begin(), d.end());
+        }
+        kernel_ = device_->build_kernel(spec_.source, spec_.kernel_name, defs);
+        if (dynamic && plan_.slots > 0) shape_info_ = p.engine->allocate(plan_.bytes());
+        if (!dynamic) {
+            bound_inputs_ = p.inputs;
+            bound_outputs_ = p.outputs;
+        }
+    }
+
+    void execute(ExecContext& ctx) override {
+        const KernelParams& p = ctx.params;
+        if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
+            throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
+        const OclDispatch d = spec_.dispatch(p, device_->limits());
+        if (d.gws[0] == 0 || d.gws[1] == 0 || d.gws[2] == 0) return;   // nothing to do for this shape
+
+        std::vector<OclArg> args;
+        args.reserve(1 + ctx.inputs.size() + ctx.outputs.size() + 4);
+        if (shape_info_) {
+            pack_shape_info(plan_, p.inputs, p.outputs, packed_);
+            if (packed_ != last_packed_) {
+                // Ordered on the in-order queue after the previous run's kernels.
+                device_->write_async(ctx.stream, *shape_info_, 0, packed_.data(), packed_.size() * sizeof(int32_t));
+                last_packed_ = packed_;
+            }
+            args.push_back(OclArg::buf(*shape_info_));
+        }
+        for (const auto& m : ctx.inputs) args.push_back(OclArg::mem(*m));
+        for (const auto& m : ctx.outputs) args.push_back(OclArg::mem(*m));
+        if (spec_.scalars) {
+            auto s = spec_.scalars(p);
+            args.insert(args.end(), s.begin(), s.end());
+        }
+        device_->launch(ctx.stream, *kernel_, args, d);
+    }
+
+    std::string name() const override { return op_ + (dynamic_ ? "_ocl_dynamic" : "_ocl_static"); }
+    bool is_dynamic() const override { return dynamic_; }
+
+private:
+    OclKernelSpec spec_;
+    bool dynamic_;
+    std::string op_;
+    OclDevice* device_ = nullptr;
+    std::shared_ptr<OclKernel> kernel_;
+    ShapeInfoPlan plan_;
+    std::shared_ptr<Buffer> shape_info_;
+    std::vector<int32_t> packed_, last_packed_;
+    std::vector<Layout> bound_inputs_, bound_outputs_;
+};
+
+std::string check_plain(const KernelParams& p) {
+    for (const auto& l : p.inputs)
+        if (!l.padding.empty()) return "padded inputs are not supported";
+    for (const auto& l : p.outputs)
+        if (!l.padding.empty()) return "padded outputs are not supported";
+    for (const auto& l : p.inputs)
+        if (l.shape.rank() > kShapeInfoDims) return "rank above 8";
+    for (const auto& l : p.outputs)
+        if (l.shape.rank() > kShapeInfoDims) return "rank above 8";
+    return {};
+}
+
+}  // namespace
+
+void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec spec, OclImplOptions options) {
+    if (!spec.source || spec.kernel_name.empty() || !spec.dispatch)
+        throw Error("add_ocl_impls('" + op + "'): source, kernel_name and dispatch are required");
+    for (bool dynamic : {true, false}) {
+        if (dynamic && !options.register_dynamic) continue;
+        if (!dynamic && !options.register_static) continue;
+        ImplEntry e;
+        e.name = dynamic ? "ocl_dynamic" : "ocl_static";
+        e.impl_type = "ocl";
+        e.shape_type = dynamic ? ShapeType::dynamic_shape : ShapeType::static_shape;
+        e.dtypes = options.dtypes;
+        auto extra = options.validate;
+        e.validate = [extra](const KernelParams& p) {
+            std::string why = check_plain(p);
+            if (why.empty() && extra) why = extra(p);
+            return why;
+        };
+        e.create = [spec, dynamic](const KernelParams& p) -> std::unique_ptr<Impl> {
+            return std::make_unique<OclKernelImpl>(p, spec, dynamic);
+        };
+        reg.add_impl(op, std::move(e));
+    }
+}
+
+OclDispatch dispatch_1d(size_t n, const OclDeviceLimits& limits) {
+    const size_t work[3] = {n, 1, 1};
+    return dispatch_for(work, 1, limits);
+}
+
+OclDispatch dispatch_nd(std::array<size_t, 3> work, size_t dims, const OclDeviceLimits& limits) {
+    return dispatch_for(work.data(), dims, limits);
+}
+
+}  // namespace dynrt
