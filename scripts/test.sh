@@ -11,6 +11,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   args+=(-DDYNRT_SANITIZE=address,undefined -DDYNRT_BUILD_BENCHMARKS=OFF)
   export DYNRT_BUILD_TYPE=Debug
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
+  export LSAN_OPTIONS="suppressions=$DYNRT_ROOT/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 fi
 if [ "${CI:-}" = "true" ]; then args+=(-DDYNRT_WERROR=ON); fi

@@ -8,6 +8,8 @@
 // kernel of an earlier run. Buffers map through the caller's queue, blocking.
 // The engine also implements OclDevice (dynrt/ocl_api.hpp), the interface op
 // modules use to build and launch kernels without linking OpenCL.
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -485,7 +487,21 @@ private:
     DeviceInfo info_;
 };
 
+// OpenCL vendor libraries keep process-wide state (platform lists, compiler
+// instances) that they free only at exit, and some start threads. Unloading the
+// ICD loader under them (when this module is released) is unsafe, so the loader
+// library is pinned for the life of the process (P19: never-unload modules).
+void pin_opencl_loader() {
+    static const bool pinned = [] {
+        for (const char* name : {"libOpenCL.so.1", "libOpenCL.so"})
+            if (dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) return true;
+        return false;
+    }();
+    (void)pinned;
+}
+
 void register_ocl(ModuleRegistrar& registrar) {
+    pin_opencl_loader();
     registrar.add_engine("ocl", [](const EngineConfig& cfg) -> EnginePtr { return std::make_shared<OclEngine>(cfg); });
 }
 
