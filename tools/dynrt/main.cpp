@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "dynrt/module_loader.hpp"
+#include "harness.hpp"
+#include "onnx_import.hpp"
 #include "pipeline.hpp"
 
 namespace po = boost::program_options;
@@ -34,7 +36,9 @@ void print_usage(std::ostream& os) {
     os << "usage: dynrt <command> [options]\n\n"
           "commands:\n"
           "  run PIPELINE.yaml   run a YAML pipeline over its shape schedule\n"
-          "  ops                 list the loaded modules, their ops and impls\n\n"
+          "  ops                 list the loaded modules, their ops and impls\n"
+          "  test-op OP          check an op on every impl over a shape sweep (docs/test-op.md)\n"
+          "  onnx-test PATH...   run ONNX node-test folders (docs/conformance.md)\n\n"
           "`dynrt <command> --help` describes each command's options.\n";
 }
 
@@ -261,6 +265,8 @@ int main(int argc, char** argv) {
     try {
         if (cmd == "run") return cmd_run(args);
         if (cmd == "ops") return cmd_ops(args);
+        if (cmd == "test-op") return dynrt_test_op_main(argc - 1, argv + 1);
+        if (cmd == "onnx-test") return dynrt_onnx_test_main(argc - 1, argv + 1);
         if (cmd == "--help" || cmd == "-h" || cmd == "help") {
             print_usage(std::cout);
             return kOk;

@@ -1,0 +1,415 @@
+// The ONNX importer and `dynrt onnx-test`: TensorProto decoding (raw and typed
+// fields), attribute mapping, node-test runs and every bad-input error.
+#include <gtest/gtest.h>
+
+#if defined(DYNRT_HAVE_ONNX)
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "dynrt/error.hpp"
+#include "onnx_import.hpp"
+#include "test_support.hpp"
+
+using namespace dynrt;
+namespace fs = std::filesystem;
+namespace ox = ::onnx;
+namespace di = dynrt::onnx;
+
+namespace {
+
+ox::TensorProto float_tensor(const std::vector<int64_t>& dims, const std::vector<float>& v, bool raw) {
+    ox::TensorProto t;
+    for (int64_t d : dims) t.add_dims(d);
+    t.set_data_type(ox::TensorProto::FLOAT);
+    if (raw) t.set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+    else
+        for (float f : v) t.add_float_data(f);
+    return t;
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+// A temporary folder, removed at the end of the test.
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        path = fs::temp_directory_path() /
+               ("dynrt_onnx_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+void write(const fs::path& p, const google::protobuf::MessageLite& m) {
+    fs::create_directories(p.parent_path());
+    std::ofstream f(p, std::ios::binary);
+    f << m.SerializeAsString();
+}
+
+void add_value(ox::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    auto* shape = tt->mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+// A node-test folder for `op` with one float input [2,3] and one output.
+ox::ModelProto unary_model(const std::string& op, int nodes = 1) {
+    ox::ModelProto m;
+    m.set_ir_version(8);
+    auto* opset = m.add_opset_import();
+    opset->set_version(13);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    for (int i = 0; i < nodes; ++i) {
+        auto* n = g->add_node();
+        n->set_op_type(op);
+        n->add_input(i == 0 ? "x" : "t" + std::to_string(i));
+        n->add_output(i == nodes - 1 ? "y" : "t" + std::to_string(i + 1));
+    }
+    add_value(g->add_input(), "x", ox::TensorProto::FLOAT, {2, 3});
+    add_value(g->add_output(), "y", ox::TensorProto::FLOAT, {2, 3});
+    return m;
+}
+
+di::CaseResult run_one(const fs::path& folder) {
+    di::TestOptions opt;
+    const di::TestReport r = di::run_tests(test::registry(), {folder.string()}, opt);
+    EXPECT_EQ(r.cases.size(), 1u);
+    return r.cases.empty() ? di::CaseResult{} : r.cases[0];
+}
+
+di::Mapped map(const std::string& op, std::map<std::string, di::OnnxAttr> attrs,
+                 const std::vector<di::MapInput>& in, int64_t opset = 13) {
+    di::OnnxNode n;
+    n.op_type = op;
+    n.outputs = {"y"};
+    for (size_t i = 0; i < in.size(); ++i) n.inputs.push_back(in[i].present ? "i" + std::to_string(i) : "");
+    n.attrs = std::move(attrs);
+    return di::map_node(n, opset, in);
+}
+
+di::MapInput input(const Shape& s, DataType t = DataType::f32, const HostTensor* value = nullptr) {
+    di::MapInput m;
+    m.present = true;
+    m.layout = Layout(PartialShape(s), t);
+    m.value = value;
+    return m;
+}
+
+di::OnnxAttr a_int(int64_t v) {
+    di::OnnxAttr a;
+    a.kind = di::OnnxAttr::Kind::Int;
+    a.i = v;
+    return a;
+}
+di::OnnxAttr a_float(double v) {
+    di::OnnxAttr a;
+    a.kind = di::OnnxAttr::Kind::Float;
+    a.f = v;
+    return a;
+}
+di::OnnxAttr a_ints(std::vector<int64_t> v) {
+    di::OnnxAttr a;
+    a.kind = di::OnnxAttr::Kind::Ints;
+    a.ints = std::move(v);
+    return a;
+}
+di::OnnxAttr a_str(std::string v) {
+    di::OnnxAttr a;
+    a.kind = di::OnnxAttr::Kind::String;
+    a.s = std::move(v);
+    return a;
+}
+
+}  // namespace
+
+// ---- TensorProto -------------------------------------------------------------
+
+TEST(OnnxTensor, RawAndTypedFloatData_DecodeToTheSameValues) {
+    const std::vector<float> v = {1.5f, -2.f, 0.25f, 3.f, 4.f, -0.5f};
+    for (bool raw : {true, false}) {
+        const HostTensor t = di::parse_tensor(float_tensor({2, 3}, v, raw).SerializeAsString(), "t.pb");
+        EXPECT_EQ(t.dtype(), DataType::f32);
+        EXPECT_EQ(t.shape(), Shape({2, 3}));
+        for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(t.as<float>()[i], v[i]) << "raw=" << raw << " i=" << i;
+    }
+}
+
+TEST(OnnxTensor, TypedIntegerBoolAndHalfFields_Decode) {
+    ox::TensorProto i64;
+    i64.add_dims(3);
+    i64.set_data_type(ox::TensorProto::INT64);
+    for (int64_t x : {int64_t{-7}, int64_t{0}, int64_t{1} << 40}) i64.add_int64_data(x);
+    EXPECT_EQ(di::parse_tensor(i64.SerializeAsString(), "a.pb").to_int64(), (std::vector<int64_t>{-7, 0, int64_t{1} << 40}));
+
+    ox::TensorProto i8;   // int8 and bool values live in int32_data
+    i8.add_dims(2);
+    i8.set_data_type(ox::TensorProto::INT8);
+    i8.add_int32_data(-100);
+    i8.add_int32_data(27);
+    const HostTensor t8 = di::parse_tensor(i8.SerializeAsString(), "b.pb");
+    EXPECT_EQ(t8.dtype(), DataType::i8);
+    EXPECT_EQ(t8.to_int64(), (std::vector<int64_t>{-100, 27}));
+
+    ox::TensorProto b;
+    b.add_dims(3);
+    b.set_data_type(ox::TensorProto::BOOL);
+    for (int x : {1, 0, 1}) b.add_int32_data(x);
+    EXPECT_EQ(di::parse_tensor(b.SerializeAsString(), "c.pb").to_int64(), (std::vector<int64_t>{1, 0, 1}));
+
+    ox::TensorProto h;   // float16: the IEEE bits in int32_data; 0x3C00 = 1.0, 0xC000 = -2.0
+    h.add_dims(2);
+    h.set_data_type(ox::TensorProto::FLOAT16);
+    h.add_int32_data(0x3C00);
+    h.add_int32_data(0xC000);
+    const HostTensor th = di::parse_tensor(h.SerializeAsString(), "d.pb");
+    EXPECT_EQ(th.dtype(), DataType::f16);
+    EXPECT_EQ(th.get_as_double(0), 1.0);
+    EXPECT_EQ(th.get_as_double(1), -2.0);
+
+    ox::TensorProto scalar;   // no dims: rank 0, one value
+    scalar.set_data_type(ox::TensorProto::INT32);
+    scalar.add_int32_data(42);
+    const HostTensor ts = di::parse_tensor(scalar.SerializeAsString(), "e.pb");
+    EXPECT_EQ(ts.shape().rank(), 0u);
+    EXPECT_EQ(ts.to_int64(), (std::vector<int64_t>{42}));
+}
+
+TEST(OnnxTensor, UnsupportedDtypeOrWrongCount_IsAnErrorNamingTheFile) {
+    ox::TensorProto d;
+    d.add_dims(1);
+    d.set_data_type(ox::TensorProto::DOUBLE);
+    d.add_double_data(1.0);
+    const std::string e1 = error_of([&] { di::parse_tensor(d.SerializeAsString(), "dbl.pb"); });
+    EXPECT_NE(e1.find("dbl.pb"), std::string::npos) << e1;
+    EXPECT_NE(e1.find("DOUBLE"), std::string::npos) << e1;
+    const std::string e2 =
+        error_of([&] { di::parse_tensor(float_tensor({2, 2}, {1, 2, 3}, false).SerializeAsString(), "few.pb"); });
+    EXPECT_NE(e2.find("few.pb"), std::string::npos) << e2;
+    EXPECT_NE(e2.find("holds 3 values"), std::string::npos) << e2;
+    const std::string e3 =
+        error_of([&] { di::parse_tensor(float_tensor({2, 2}, {1, 2, 3}, true).SerializeAsString(), "raw.pb"); });
+    EXPECT_NE(e3.find("raw.pb"), std::string::npos) << e3;
+    EXPECT_NE(error_of([] { di::parse_tensor("\xff\xff\xff", "junk.pb"); }).find("junk.pb"), std::string::npos);
+}
+
+// ---- attribute mapping -----------------------------------------------------------
+
+TEST(OnnxMap, Gemm_TransAlphaBetaBecomeDynrtAttributes) {
+    const auto m = map("Gemm", {{"transA", a_int(1)}, {"alpha", a_float(0.5)}, {"beta", a_float(2)}},
+                       {input({3, 2}), input({3, 4}), input({4})});
+    ASSERT_TRUE(m.unsupported.empty()) << m.unsupported;
+    EXPECT_EQ(m.op, "gemm");
+    EXPECT_TRUE(m.attrs.get_bool("transpose_a"));
+    EXPECT_FALSE(m.attrs.get_bool("transpose_b"));
+    EXPECT_DOUBLE_EQ(m.attrs.get_float("alpha"), 0.5);
+    EXPECT_DOUBLE_EQ(m.attrs.get_float("beta"), 2.0);
+    EXPECT_EQ(m.inputs, (std::vector<size_t>{0, 1, 2}));
+    // C left out: two inputs.
+    di::MapInput absent;
+    EXPECT_EQ(map("Gemm", {}, {input({3, 2}), input({2, 4}), absent}).inputs, (std::vector<size_t>{0, 1}));
+}
+
+TEST(OnnxMap, ConvPads_SplitIntoBeginAndEnd) {
+    const auto m = map("Conv", {{"pads", a_ints({1, 2, 3, 4})}, {"strides", a_ints({2, 1})}, {"group", a_int(2)}},
+                       {input({1, 4, 8, 8}), input({6, 2, 3, 3})});
+    ASSERT_TRUE(m.unsupported.empty()) << m.unsupported;
+    EXPECT_EQ(m.op, "convolution");
+    EXPECT_EQ(m.attrs.get_ints("pads_begin"), (std::vector<int64_t>{1, 2}));
+    EXPECT_EQ(m.attrs.get_ints("pads_end"), (std::vector<int64_t>{3, 4}));
+    EXPECT_EQ(m.attrs.get_ints("strides"), (std::vector<int64_t>{2, 1}));
+    EXPECT_EQ(m.attrs.get_int("groups"), 2);
+}
+
+TEST(OnnxMap, ConvAutoPadSame_ComputesPadsFromTheStaticShape) {
+    // in 6, kernel 3, stride 2: out ceil(6/2) = 3, total pad (3-1)*2 + 3 - 6 = 1.
+    const std::vector<di::MapInput> in = {input({1, 1, 6, 6}), input({1, 1, 3, 3})};
+    const auto upper = map("Conv", {{"auto_pad", a_str("SAME_UPPER")}, {"strides", a_ints({2, 2})}}, in);
+    EXPECT_EQ(upper.attrs.get_ints("pads_begin"), (std::vector<int64_t>{0, 0}));
+    EXPECT_EQ(upper.attrs.get_ints("pads_end"), (std::vector<int64_t>{1, 1}));
+    const auto lower = map("Conv", {{"auto_pad", a_str("SAME_LOWER")}, {"strides", a_ints({2, 2})}}, in);
+    EXPECT_EQ(lower.attrs.get_ints("pads_begin"), (std::vector<int64_t>{1, 1}));
+    EXPECT_EQ(lower.attrs.get_ints("pads_end"), (std::vector<int64_t>{0, 0}));
+    EXPECT_EQ(map("Conv", {{"auto_pad", a_str("VALID")}}, in).attrs.get_ints("pads_end"), (std::vector<int64_t>{0, 0}));
+    EXPECT_FALSE(map("Conv", {}, {input({1, 1, 6}), input({1, 1, 3})}).unsupported.empty());   // 1-D
+}
+
+TEST(OnnxMap, CumSumAxisInput_BecomesTheAxisAttribute) {
+    const HostTensor axis = HostTensor::from_int64(DataType::i32, Shape{}, {-1});
+    const auto m = map("CumSum", {{"exclusive", a_int(1)}, {"reverse", a_int(1)}},
+                       {input({2, 3}), input(Shape{}, DataType::i32, &axis)});
+    ASSERT_TRUE(m.unsupported.empty()) << m.unsupported;
+    EXPECT_EQ(m.attrs.get_int("axis"), -1);
+    EXPECT_TRUE(m.attrs.get_bool("exclusive"));
+    EXPECT_TRUE(m.attrs.get_bool("reverse"));
+    EXPECT_EQ(m.inputs, (std::vector<size_t>{0}));
+    // Without a known value there is no attribute to give.
+    EXPECT_FALSE(map("CumSum", {}, {input({2, 3}), input(Shape{}, DataType::i32)}).unsupported.empty());
+}
+
+TEST(OnnxMap, ReshapeAllowZero_TurnsSpecialZeroOff) {
+    EXPECT_FALSE(map("Reshape", {{"allowzero", a_int(1)}}, {input({2, 3}), input({2}, DataType::i64)})
+                     .attrs.get_bool("special_zero"));
+    EXPECT_TRUE(map("Reshape", {}, {input({2, 3}), input({2}, DataType::i64)}).attrs.get_bool("special_zero"));
+}
+
+TEST(OnnxMap, SoftmaxBeforeOpset13_OnlyLastAxisMaps) {
+    EXPECT_EQ(map("Softmax", {}, {input({2, 3, 4})}, 13).attrs.get_int("axis"), -1);
+    EXPECT_EQ(map("Softmax", {{"axis", a_int(0)}}, {input({2, 3, 4})}, 13).attrs.get_int("axis"), 0);
+    EXPECT_FALSE(map("Softmax", {}, {input({2, 3, 4})}, 11).unsupported.empty());   // default axis 1 flattens
+    EXPECT_TRUE(map("Softmax", {{"axis", a_int(2)}}, {input({2, 3, 4})}, 11).unsupported.empty());
+}
+
+TEST(OnnxMap, ShapeStartEnd_MapsOnlyWhenEveryDimIsSelected) {
+    EXPECT_EQ(map("Shape", {}, {input({2, 3, 4})}).op, "shape_of");
+    EXPECT_EQ(map("Shape", {{"end", a_int(10)}}, {input({2, 3, 4})}).op, "shape_of");        // clipped to rank
+    EXPECT_EQ(map("Shape", {{"start", a_int(-10)}}, {input({2, 3, 4})}).op, "shape_of");
+    EXPECT_NE(map("Shape", {{"start", a_int(1)}}, {input({2, 3, 4})}).unsupported.find("start/end"), std::string::npos);
+}
+
+TEST(OnnxMap, ActivationsAndBinaryOps_MapWithDefaults) {
+    const auto elu = map("Elu", {}, {input({3})});
+    EXPECT_EQ(elu.attrs.get_string("func"), "elu");
+    EXPECT_DOUBLE_EQ(elu.attrs.get_float("alpha"), 1.0);
+    EXPECT_NEAR(map("LeakyRelu", {}, {input({3})}).attrs.get_float("alpha"), 0.01, 1e-9);
+    EXPECT_EQ(map("HardSwish", {}, {input({3})}).attrs.get_string("func"), "hswish");
+    EXPECT_EQ(map("Pow", {}, {input({3}), input({1})}).attrs.get_string("mode"), "pow");
+    EXPECT_EQ(map("Max", {}, {input({3})}).attrs.get_string("func"), "identity");
+    EXPECT_NE(map("Add", {}, {input({3}), input({3}, DataType::i32)}).unsupported.find("different types"),
+              std::string::npos);
+    EXPECT_NE(map("Max", {}, {input({3}), input({3}), input({3})}).unsupported.find("3 inputs"), std::string::npos);
+    EXPECT_NE(map("MatMul", {}, {input({3}), input({3, 2})}).unsupported.find("1-D"), std::string::npos);
+}
+
+TEST(OnnxMap, UnknownAttributeOrOp_IsNeverIgnored) {
+    EXPECT_NE(map("Relu", {{"bogus", a_int(1)}}, {input({3})}).unsupported.find("'bogus'"), std::string::npos);
+    EXPECT_THROW(map("MaxPool", {}, {input({1, 1, 4, 4})}), Error);
+}
+
+// ---- node-test folders ---------------------------------------------------------------
+
+TEST(OnnxTest, ReluFolder_PassesStaticallyAndThroughTheDynamicPath) {
+    TempDir dir;
+    const fs::path f = dir.path / "test_relu";
+    write(f / "model.onnx", unary_model("Relu"));
+    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true));
+    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 2, 0, 4, 0, 6}, false));
+    const auto r = run_one(f);
+    EXPECT_EQ(r.status, "pass") << r.detail;
+    EXPECT_EQ(r.onnx_op, "Relu");
+    EXPECT_FALSE(r.impl_static.empty());
+    EXPECT_FALSE(r.impl_dynamic.empty());
+    EXPECT_NE(r.impl_static, r.impl_dynamic);   // static, then the dynamic impl
+}
+
+TEST(OnnxTest, WrongExpectedOutput_Fails) {
+    TempDir dir;
+    const fs::path f = dir.path / "test_relu_wrong";
+    write(f / "model.onnx", unary_model("Relu"));
+    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true));
+    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 2, 0, 4, 0, 6.01f}, true));
+    const auto r = run_one(f);
+    EXPECT_EQ(r.status, "FAIL");
+    EXPECT_NE(r.detail.find("element 5"), std::string::npos) << r.detail;
+}
+
+TEST(OnnxTest, UnknownOp_IsAnErrorNamingTheModelFile) {
+    TempDir dir;
+    const fs::path f = dir.path / "test_frob";
+    write(f / "model.onnx", unary_model("Frobnicate"));
+    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    const auto r = run_one(f);
+    EXPECT_EQ(r.status, "error");
+    EXPECT_NE(r.detail.find("unknown ONNX op 'Frobnicate'"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find((f / "model.onnx").string()), std::string::npos) << r.detail;
+}
+
+TEST(OnnxTest, TwoNodeModel_IsAnErrorNamingTheModelFile) {
+    TempDir dir;
+    const fs::path f = dir.path / "test_relu_relu";
+    write(f / "model.onnx", unary_model("Relu", 2));
+    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    const auto r = run_one(f);
+    EXPECT_EQ(r.status, "error");
+    EXPECT_NE(r.detail.find("2 nodes"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find((f / "model.onnx").string()), std::string::npos) << r.detail;
+    // Scanning the parent folder lists it as skipped instead.
+    const auto report = di::run_tests(test::registry(), {dir.path.string()}, di::TestOptions{});
+    EXPECT_TRUE(report.cases.empty());
+    ASSERT_EQ(report.skipped.size(), 1u);
+}
+
+TEST(OnnxTest, DataOfUnsupportedDtype_IsAnErrorNamingTheDataFile) {
+    TempDir dir;
+    const fs::path f = dir.path / "test_relu_double";
+    write(f / "model.onnx", unary_model("Relu"));
+    ox::TensorProto d;
+    d.add_dims(2);
+    d.add_dims(3);
+    d.set_data_type(ox::TensorProto::DOUBLE);
+    for (int i = 0; i < 6; ++i) d.add_double_data(i);
+    write(f / "test_data_set_0" / "input_0.pb", d);
+    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true));
+    const auto r = run_one(f);
+    EXPECT_EQ(r.status, "error");
+    EXPECT_NE(r.detail.find("DOUBLE"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("input_0.pb"), std::string::npos) << r.detail;
+}
+
+TEST(OnnxTest, ModelDeclaringAnUnsupportedDtype_IsUnsupportedNotPassed) {
+    TempDir dir;
+    const fs::path f = dir.path / "test_relu_f64";
+    ox::ModelProto m = unary_model("Relu");
+    m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(ox::TensorProto::DOUBLE);
+    write(f / "model.onnx", m);
+    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true));
+    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true));
+    const auto r = run_one(f);
+    EXPECT_EQ(r.status, "unsupported");
+    EXPECT_NE(r.detail.find("DOUBLE"), std::string::npos) << r.detail;
+}
+
+TEST(OnnxTest, ShapeMismatchBetweenModelAndData_IsAnErrorNamingTheDataFile) {
+    TempDir dir;
+    const fs::path f = dir.path / "test_relu_shape";
+    write(f / "model.onnx", unary_model("Relu"));
+    write(f / "test_data_set_0" / "input_0.pb", float_tensor({3, 2}, {1, 2, 3, 4, 5, 6}, true));
+    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    const auto r = run_one(f);
+    EXPECT_EQ(r.status, "error");
+    EXPECT_NE(r.detail.find("shape mismatch"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("input_0.pb"), std::string::npos) << r.detail;
+}
+
+TEST(OnnxTest, ClaimedOps_AreThoseWhoseDynrtOpIsLoaded) {
+    const auto claimed = di::claimed_ops(*test::registry());
+    EXPECT_EQ(claimed.at("Gemm"), "gemm");
+    EXPECT_EQ(claimed.at("MatMul"), "gemm");
+    EXPECT_EQ(claimed.at("CumSum"), "cumsum");
+    EXPECT_EQ(claimed.count("MaxPool"), 0u);
+    const Registry empty;
+    EXPECT_TRUE(di::claimed_ops(empty).empty());
+}
+
+#else
+
+TEST(OnnxTest, BuiltWithoutOnnx_Skipped) { GTEST_SKIP() << "dynrt was built without the ONNX protobuf headers"; }
+
+#endif

@@ -1,0 +1,597 @@
+// Running a sweep on every impl of one op and comparing with the reference.
+//
+// Each impl is forced through a private Registry view in which the op has that
+// impl alone (every op definition is shared), so impl selection in core cannot
+// pick another one; the row still checks which impl ran. Static impls get a
+// fresh network compiled for each case's static shapes; dynamic impls get one
+// network with every input dim dynamic that serves the whole sweep, then again
+// in a revisiting order (cache hits, reallocation, shrinking and growing).
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/program.hpp"
+#include "harness.hpp"
+
+namespace dynrt::harness {
+
+namespace {
+
+uint64_t fnv1a(const std::string& s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+std::string attrs_text(const std::vector<std::pair<std::string, std::string>>& raw) {
+    std::string out;
+    for (const auto& [k, v] : raw) out += (out.empty() ? "" : " ") + k + "=" + v;
+    return out;
+}
+
+// Section attributes with the command line's --attr on top (same key: the
+// command line wins).
+std::vector<std::pair<std::string, std::string>> merge_attrs(
+    const std::vector<std::pair<std::string, std::string>>& file,
+    const std::vector<std::pair<std::string, std::string>>& cli) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& kv : file) {
+        const bool overridden =
+            std::any_of(cli.begin(), cli.end(), [&](const auto& c) { return c.first == kv.first; });
+        if (!overridden) out.push_back(kv);
+    }
+    for (const auto& kv : cli) out.push_back(kv);
+    return out;
+}
+
+std::string shell_quote(const std::string& s) {
+    bool plain = !s.empty();
+    for (char c : s)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string("_-.,:/=+").find(c) != std::string::npos))
+            plain = false;
+    if (plain) return s;
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\' || c == '$' || c == '`') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::shared_ptr<Registry> make_view(const Registry& reg, const std::string& op, const RegisteredImpl* only) {
+    auto view = std::make_shared<Registry>();
+    for (const std::string& name : reg.op_names()) {
+        view->add_op(*reg.find_op(name));
+        for (const RegisteredImpl* impl : reg.all_impls(name))
+            if (name != op || impl == only) view->add_impl(*impl);
+    }
+    return view;
+}
+
+DataType input_dtype(const CaseInput& in, DataType def) {
+    if (in.dtype) return *in.dtype;
+    return in.values ? DataType::i64 : def;
+}
+
+HostTensor make_input(const CaseInput& in, DataType def, uint64_t seed) {
+    const DataType t = input_dtype(in, def);
+    if (in.values) return HostTensor::from_int64(t, in.shape, *in.values);
+    HostTensor out(t, in.shape);
+    std::mt19937_64 rng(seed);
+    const size_t n = out.count();
+    if (is_floating(t)) {
+        const auto r = in.range.value_or(std::make_pair(-1.0, 1.0));
+        std::uniform_real_distribution<double> dist(r.first, r.second);
+        for (size_t i = 0; i < n; ++i) out.set_from_double(i, dist(rng));
+        return out;
+    }
+    int64_t lo = -8, hi = 7;
+    if (t == DataType::boolean) lo = 0, hi = 1;
+    else if (t == DataType::u8) lo = 0, hi = 15;
+    if (in.range) {
+        lo = static_cast<int64_t>(std::ceil(in.range->first));
+        hi = static_cast<int64_t>(std::ceil(in.range->second)) - 1;   // [lo, hi)
+    }
+    if (hi < lo) throw Error("empty value range for input '" + in.name + "'");
+    std::uniform_int_distribution<int64_t> dist(lo, hi);
+    for (size_t i = 0; i < n; ++i) out.set_from_double(i, static_cast<double>(dist(rng)));
+    return out;
+}
+
+// The inputs of one case; the seed depends only on --seed and the case's text,
+// so the reproduce command regenerates the same data.
+std::vector<HostTensor> make_inputs(const Case& c, DataType def, uint64_t seed) {
+    std::vector<HostTensor> out;
+    const uint64_t base = fnv1a(c.spec()) ^ (seed * 0x9e3779b97f4a7c15ULL);
+    for (size_t i = 0; i < c.inputs.size(); ++i) out.push_back(make_input(c.inputs[i], def, base + i * 7919));
+    return out;
+}
+
+std::string in_name(size_t i) { return "in" + std::to_string(i); }
+
+std::shared_ptr<Program> build_program(std::shared_ptr<const Registry> reg, const std::string& op,
+                                       const Attributes& attrs, const Case& c, const std::vector<HostTensor>& data,
+                                       bool dynamic) {
+    auto program = std::make_shared<Program>(reg, "test-op " + op);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+        names.push_back(in_name(i));
+        if (!dynamic && c.inputs[i].values) {
+            program->add_constant(in_name(i), data[i]);
+        } else if (dynamic) {
+            // A value input's length is the rank of what it describes (a reshape
+            // target): it stays static, its values change per case.
+            const PartialShape shape = c.inputs[i].values ? PartialShape(data[i].shape())
+                                                          : PartialShape::dynamic_of_rank(data[i].shape().size());
+            program->add_input(in_name(i), Layout(shape, data[i].dtype()));
+        } else {
+            program->add_input(in_name(i), data[i].layout());
+        }
+    }
+    ErrorContext where;
+    where.node = "node";
+    where.op = op;
+    program->add_node("node", op, names, attrs, where);
+    const size_t outs = reg->op(op).def.num_outputs;
+    for (size_t k = 0; k < outs; ++k) program->add_output(k == 0 ? "node" : "node:" + std::to_string(k));
+    program->build();
+    return program;
+}
+
+void set_inputs(InferRequest& req, const Program& p, const std::vector<HostTensor>& data) {
+    for (size_t idx : p.inputs()) {
+        const std::string& name = p.nodes()[idx].name;
+        req.set_input(name, data.at(std::stoul(name.substr(2))));
+    }
+}
+
+std::vector<HostTensor> outputs_of(const InferRequest& req, const Program& p) {
+    std::vector<HostTensor> out;
+    for (size_t k = 0; k < p.outputs().size(); ++k) out.push_back(req.get_output(k));
+    return out;
+}
+
+// One case of one section, with its reference result.
+struct CaseWork {
+    size_t section = 0;
+    Case the_case;
+    std::vector<HostTensor> inputs;
+    std::shared_ptr<Program> ref_program;     // static, for layouts and validate()
+    std::vector<HostTensor> ref_out;
+    std::string ref_error;                    // the reference failed on this case
+};
+
+struct SectionWork {
+    std::vector<std::pair<std::string, std::string>> raw;
+    Attributes attrs;
+    std::string text;
+};
+
+KernelParams params_of(const Program& p, Engine* engine) {
+    const Node& n = p.nodes()[p.node_index("node")];
+    KernelParams kp;
+    kp.node = n.name;
+    kp.op = &n.def->def;
+    kp.attrs = &n.attrs;
+    for (const NodeInput& in : n.inputs) kp.inputs.push_back(p.nodes()[in.node].out_layouts[in.output]);
+    kp.outputs = n.out_layouts;
+    kp.engine = engine;
+    return kp;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double timed_infer(InferRequest& req) {
+    const auto t0 = std::chrono::steady_clock::now();
+    req.infer();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Checks one run's result: which impl ran, then every output against the
+// reference. Returns false when the row failed.
+bool check_run(Row& row, const InferRequest& req, const Program& p, const CaseWork& w, bool expect_dynamic,
+               const std::string& when) {
+    const NodeStats* ns = nullptr;
+    for (const NodeStats& s : req.last_run().nodes)
+        if (s.node == "node") ns = &s;
+    const std::vector<HostTensor> got = outputs_of(req, p);
+    bool empty = true;
+    for (const HostTensor& t : got) empty &= t.count() == 0;
+    if (!ns || ns->impl.empty()) {
+        // The flow may skip the node (empty output, shape_of-like op whose input
+        // shape did not change): the outputs must still match below.
+        if (row.ran.empty()) row.ran = empty ? "(empty output)" : "(skipped by the flow)";
+    } else {
+        row.ran = ns->impl;
+        if (ns->dynamic_impl != expect_dynamic) {
+            row.status = "not selected";
+            row.detail = "ran " + ns->impl + " (" + (ns->dynamic_impl ? "dynamic" : "static") + ")" + when;
+            return false;
+        }
+    }
+    for (size_t k = 0; k < got.size(); ++k) {
+        const Tolerance tol = row.tol;
+        const Comparison c = compare(got[k], w.ref_out.at(k), tol);
+        row.max_abs = std::max(row.max_abs, c.max_abs);
+        row.max_rel = std::max(row.max_rel, c.max_rel);
+        if (!c.ok) {
+            row.status = "FAIL";
+            row.detail = (got.size() > 1 ? "output " + std::to_string(k) + ": " : std::string()) + c.mismatch + when;
+            return false;
+        }
+    }
+    return true;
+}
+
+void add_rate(Row& row, const std::string& op, const CaseWork& w, const Attributes& attrs) {
+    if (row.ms <= 0) return;
+    std::vector<Shape> shapes;
+    double bytes = 0;
+    for (const HostTensor& t : w.inputs) {
+        shapes.push_back(t.shape());
+        bytes += static_cast<double>(t.bytes());
+    }
+    for (const HostTensor& t : w.ref_out) bytes += static_cast<double>(t.bytes());
+    const double flops = w.ref_out.empty() ? 0 : flops_of(op, attrs, shapes, w.ref_out[0].shape());
+    if (flops > 0) {
+        row.rate = flops / (row.ms * 1e6);
+        row.rate_unit = "GFLOP/s";
+    } else {
+        row.rate = bytes / (row.ms * 1e6);
+        row.rate_unit = "GB/s";
+    }
+}
+
+Tolerance tolerance_for(const Options& opt, const CaseWork& w) {
+    Tolerance t = default_tolerance(w.ref_out.empty() ? opt.dtype : w.ref_out[0].dtype());
+    if (opt.rtol) t.rel = *opt.rtol;
+    if (opt.atol) t.abs = *opt.atol;
+    return t;
+}
+
+}  // namespace
+
+double flops_of(const std::string& op, const Attributes& attrs, const std::vector<Shape>& in, const Shape& out) {
+    const double n_out = static_cast<double>(out.count());
+    if (op == "fully_connected" && !in.empty() && in[0].size() >= 1)
+        return 2.0 * n_out * static_cast<double>(in[0][in[0].size() - 1]);
+    if (op == "gemm" && !in.empty() && in[0].size() >= 2) {
+        const bool ta = attrs.has("transpose_a") && attrs.get_bool("transpose_a");
+        const Shape& a = in[0];
+        const int64_t k = ta ? a[a.size() - 2] : a[a.size() - 1];
+        return 2.0 * n_out * static_cast<double>(k);
+    }
+    if (op == "convolution" && in.size() >= 2 && in[1].size() == 4)
+        return 2.0 * n_out * static_cast<double>(in[1][1] * in[1][2] * in[1][3]);
+    return 0;
+}
+
+std::string repro_command(const Options& opt, const std::string& section_attrs, const Case& c,
+                          const std::string& impl, const std::string& device) {
+    std::string cmd = "dynrt test-op " + opt.op;
+    std::istringstream items(section_attrs);
+    std::string kv;
+    while (items >> kv) cmd += " --attr " + shell_quote(kv);
+    cmd += " --shapes " + shell_quote(c.spec());
+    if (opt.dtype != DataType::f32) cmd += std::string(" --dtype ") + to_string(opt.dtype);
+    if (opt.seed != 1) cmd += " --seed " + std::to_string(opt.seed);
+    if (!impl.empty()) cmd += " --impl " + impl;
+    if (!device.empty()) cmd += " --device " + device;
+    if (!opt.reference.empty()) cmd += " --reference " + opt.reference;
+    if (opt.rtol) cmd += " --rtol " + std::to_string(*opt.rtol);
+    if (opt.atol) cmd += " --atol " + std::to_string(*opt.atol);
+    return cmd;
+}
+
+Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) {
+    ErrorContext op_ctx;
+    op_ctx.op = opt.op;
+    const RegisteredOp& def = registry->op(opt.op);   // throws "unknown op" listing the known ones
+    if (def.def.traits.is_input || def.def.traits.is_constant)
+        throw Error("'" + opt.op + "' has no impls to test (it is a graph input/constant)", op_ctx);
+
+    // ---- sections and cases
+    std::vector<SweepSection> sections;
+    if (!opt.sweep_file.empty()) sections = parse_sweep_file(opt.sweep_file);
+    if (!opt.shapes.empty()) {
+        SweepSection s;
+        for (const std::string& text : opt.shapes)
+            for (CaseTemplate& t : parse_shapes(text)) s.cases.push_back(std::move(t));
+        sections.push_back(std::move(s));
+    }
+    if (sections.empty())
+        throw Error("no shapes: give --shapes \"[...]\" or --sweep-file FILE (configs/sweeps/" + opt.op + ".txt)",
+                    op_ctx);
+
+    std::vector<SectionWork> sec_work;
+    std::vector<CaseWork> work;
+    std::set<std::string> seen;   // command-line attrs may make sections identical
+    for (const SweepSection& s : sections) {
+        SectionWork sw;
+        sw.raw = merge_attrs(s.attrs, opt.attrs);
+        sw.text = attrs_text(sw.raw);
+        try {
+            sw.attrs = parse_attrs(def.def.attrs, sw.raw);
+        } catch (const Error& e) {
+            throw e.with_context(op_ctx);
+        }
+        const size_t si = sec_work.size();
+        sec_work.push_back(sw);
+        for (const CaseTemplate& t : s.cases) {
+            const std::vector<Case> cases = opt.random ? expand_random(t, opt.random, opt.seed) : expand(t);
+            for (const Case& c : cases) {
+                if (!seen.insert(sw.text + "|" + c.spec()).second) continue;
+                CaseWork w;
+                w.section = si;
+                w.the_case = c;
+                work.push_back(std::move(w));
+            }
+        }
+    }
+
+    // ---- impls
+    Report report;
+    report.op = opt.op;
+    const auto all = registry->all_impls(opt.op);
+    if (all.empty()) throw Error("op '" + opt.op + "' has no registered impls", op_ctx);
+    // The reference: --reference, else the cpu reference impl in its static
+    // flavour (by name: it stays put when modules add impls), else the last
+    // static cpu impl (the reference is last in its list), else the last cpu impl.
+    const RegisteredImpl* ref = nullptr;
+    if (!opt.reference.empty()) {
+        for (const RegisteredImpl* r : all)
+            if (r->entry.name == opt.reference) ref = r;
+    } else {
+        const RegisteredImpl* last_static = nullptr;
+        const RegisteredImpl* last_any = nullptr;
+        for (const RegisteredImpl* r : all) {
+            if (r->entry.impl_type != "cpu") continue;
+            if (r->entry.name == "cpu_ref_static" && !ref) ref = r;
+            if (r->entry.shape_type == ShapeType::static_shape) last_static = r;
+            last_any = r;
+        }
+        if (!ref) ref = last_static ? last_static : last_any;
+    }
+    if (!ref)
+        throw Error(opt.reference.empty() ? "op '" + opt.op + "' has no cpu impl to serve as the reference"
+                                          : "no impl named '" + opt.reference + "' (--reference)",
+                    op_ctx);
+    report.reference = ref->entry.name + " (" + ref->entry.impl_type + ", " + to_string(ref->entry.shape_type) + ")";
+
+    std::map<std::string, EnginePtr> engines;
+    std::map<std::string, std::string> engine_errors;
+    auto engine_for = [&](const std::string& type) -> EnginePtr {
+        auto it = engines.find(type);
+        if (it != engines.end()) return it->second;
+        if (engine_errors.count(type)) return nullptr;
+        if (!registry->has_engine(type)) {
+            engine_errors[type] = "no '" + type + "' engine is registered";
+            return nullptr;
+        }
+        try {
+            EngineConfig cfg;
+            cfg.device = type;
+            cfg.verbose = opt.verbose;
+            EnginePtr e = registry->create_engine(type, cfg);
+            engines[type] = e;
+            return e;
+        } catch (const std::exception& e) {
+            engine_errors[type] = std::string("cannot create the '") + type + "' engine: " + e.what();
+            return nullptr;
+        }
+    };
+
+    // ---- reference results
+    EnginePtr ref_engine = engine_for(ref->entry.impl_type);
+    if (!ref_engine) throw Error("reference impl: " + engine_errors[ref->entry.impl_type], op_ctx);
+    const auto ref_view = make_view(*registry, opt.op, ref);
+    NetworkOptions static_opts;
+    static_opts.use_dynamic_impls = false;
+    static_opts.async_compile = false;
+    for (CaseWork& w : work) {
+        try {
+            w.inputs = make_inputs(w.the_case, opt.dtype, opt.seed);
+            w.ref_program = build_program(ref_view, opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
+            auto net = Network::create(w.ref_program, ref_engine, static_opts);
+            InferRequest req(net);
+            set_inputs(req, *w.ref_program, w.inputs);
+            req.infer();
+            w.ref_out = outputs_of(req, *w.ref_program);
+        } catch (const std::exception& e) {
+            w.ref_error = e.what();
+        }
+    }
+
+    auto selected = [&](const RegisteredImpl* r) {
+        if (!opt.impls.empty() &&
+            std::find(opt.impls.begin(), opt.impls.end(), r->entry.name) == opt.impls.end())
+            return false;
+        if (!opt.devices.empty() && std::find(opt.devices.begin(), opt.devices.end(), "all") == opt.devices.end() &&
+            std::find(opt.devices.begin(), opt.devices.end(), r->entry.impl_type) == opt.devices.end())
+            return false;
+        return true;
+    };
+    for (const std::string& name : opt.impls)
+        if (std::none_of(all.begin(), all.end(), [&](const RegisteredImpl* r) { return r->entry.name == name; }))
+            throw Error("op '" + opt.op + "' has no impl named '" + name + "' (--impl)", op_ctx);
+
+    for (const RegisteredImpl* impl : all) {
+        if (!selected(impl)) continue;
+        const ImplEntry& entry = impl->entry;
+        const bool dynamic = entry.shape_type == ShapeType::dynamic_shape;
+        EnginePtr engine = engine_for(entry.impl_type);
+        if (!engine) {
+            report.notes.push_back(entry.name + " (" + entry.impl_type + "): skipped, " + engine_errors[entry.impl_type]);
+            continue;
+        }
+        const auto view = make_view(*registry, opt.op, impl);
+        auto new_row = [&](const CaseWork& w) {
+            Row row;
+            row.impl = entry.name;
+            row.device = entry.impl_type;
+            row.shape_type = to_string(entry.shape_type);
+            row.phase = dynamic ? "sequence" : "static";
+            row.attrs = sec_work[w.section].text;
+            row.the_case = w.the_case;
+            row.status = "pass";
+            row.tol = w.ref_out.empty() ? default_tolerance(opt.dtype) : tolerance_for(opt, w);
+            row.repro = repro_command(opt, row.attrs, w.the_case, entry.name, entry.impl_type);
+            return row;
+        };
+        // Returns "" when the impl takes the case, else why not.
+        auto rejects = [&](const CaseWork& w) -> std::string {
+            if (!w.ref_error.empty()) return "the reference failed";
+            return entry.check(params_of(*w.ref_program, engine.get()));
+        };
+
+        if (!dynamic) {
+            for (const CaseWork& w : work) {
+                Row row = new_row(w);
+                const std::string why = rejects(w);
+                if (!why.empty()) {
+                    row.status = w.ref_error.empty() ? "n/a" : "error";
+                    row.detail = w.ref_error.empty() ? why : "reference: " + w.ref_error;
+                    report.rows.push_back(std::move(row));
+                    continue;
+                }
+                try {
+                    auto program = build_program(view, opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
+                    auto net = Network::create(program, engine, static_opts);
+                    InferRequest req(net);
+                    set_inputs(req, *program, w.inputs);
+                    req.infer();
+                    if (check_run(row, req, *program, w, false, "") && opt.bench) {
+                        std::vector<double> times;
+                        for (size_t r = 0; r < opt.repeat; ++r) times.push_back(timed_infer(req));
+                        row.ms = median(times);
+                        add_rate(row, opt.op, w, sec_work[w.section].attrs);
+                    }
+                } catch (const std::exception& e) {
+                    row.status = "error";
+                    row.detail = e.what();
+                }
+                report.rows.push_back(std::move(row));
+            }
+            continue;
+        }
+
+        // Dynamic: one network per section and input signature (rank and dtype
+        // of each input), fed every case of the group in sequence, then revisited.
+        std::map<std::string, std::vector<size_t>> groups;
+        std::vector<std::string> group_order;
+        const size_t first_row = report.rows.size();
+        std::vector<size_t> row_of(work.size(), SIZE_MAX);
+        for (size_t i = 0; i < work.size(); ++i) {
+            const CaseWork& w = work[i];
+            Row row = new_row(w);
+            const std::string why = rejects(w);
+            if (!why.empty()) {
+                row.status = w.ref_error.empty() ? "n/a" : "error";
+                row.detail = w.ref_error.empty() ? why : "reference: " + w.ref_error;
+                report.rows.push_back(std::move(row));
+                continue;
+            }
+            std::string key = std::to_string(w.section);
+            for (size_t k = 0; k < w.inputs.size(); ++k)
+                key += "|" + (w.the_case.inputs[k].values ? w.inputs[k].shape().to_string()
+                                                          : std::to_string(w.inputs[k].shape().size())) +
+                       to_string(w.inputs[k].dtype());
+            if (!groups.count(key)) group_order.push_back(key);
+            groups[key].push_back(i);
+            row_of[i] = report.rows.size();
+            report.rows.push_back(std::move(row));
+        }
+        (void)first_row;
+        for (const std::string& key : group_order) {
+            const std::vector<size_t>& members = groups[key];
+            std::shared_ptr<Program> program;
+            std::shared_ptr<Network> net;
+            std::unique_ptr<InferRequest> req;
+            try {
+                const CaseWork& w0 = work[members[0]];
+                program = build_program(view, opt.op, sec_work[w0.section].attrs, w0.the_case, w0.inputs, true);
+                if (!program->nodes()[program->node_index("node")].is_dynamic) {
+                    // Rank-0 inputs (and ops whose shapes are all static) give a
+                    // static node, which core never runs on a dynamic impl.
+                    for (size_t i : members) {
+                        report.rows[row_of[i]].status = "n/a";
+                        report.rows[row_of[i]].detail = "every shape of the node is static (rank-0 inputs)";
+                    }
+                    continue;
+                }
+                NetworkOptions dyn_opts;
+                dyn_opts.use_dynamic_impls = true;
+                net = Network::create(program, engine, dyn_opts);
+                req = std::make_unique<InferRequest>(net);
+            } catch (const std::exception& e) {
+                for (size_t i : members) {
+                    report.rows[row_of[i]].status = "error";
+                    report.rows[row_of[i]].detail = e.what();
+                }
+                continue;
+            }
+            std::vector<std::pair<size_t, bool>> order;   // (work index, revisit)
+            for (size_t i : members) order.emplace_back(i, false);
+            if (opt.revisit) {
+                // A case right after itself would revisit nothing: skip it.
+                auto push = [&](size_t i) {
+                    if (order.back().first != i) order.emplace_back(i, true);
+                };
+                // Backwards from the one before last, then the last (so every case
+                // of a group of two or more is revisited), then every other case.
+                for (size_t k = members.size() - 1; k-- > 0;) push(members[k]);
+                push(members.back());
+                for (size_t k = 0; k < members.size(); k += 2) push(members[k]);
+            }
+            size_t position = 0;
+            for (const auto& [i, revisit] : order) {
+                ++position;
+                Row& row = report.rows[row_of[i]];
+                if (row.failed()) continue;   // first failure of the case stays reported
+                const CaseWork& w = work[i];
+                const std::string when = revisit ? " (revisit, run " + std::to_string(position) + " of the sequence)"
+                                                 : (position > 1 ? " (run " + std::to_string(position) +
+                                                                       " of the sequence)"
+                                                                 : std::string());
+                try {
+                    set_inputs(*req, *program, w.inputs);
+                    req->infer();
+                    if (!check_run(row, *req, *program, w, true, when)) continue;
+                    if (revisit) row.phase = "sequence+revisit";
+                    if (!revisit && opt.bench) {
+                        std::vector<double> times;
+                        for (size_t r = 0; r < opt.repeat; ++r) times.push_back(timed_infer(*req));
+                        row.ms = median(times);
+                        add_rate(row, opt.op, w, sec_work[w.section].attrs);
+                    }
+                } catch (const std::exception& e) {
+                    row.status = "error";
+                    row.detail = e.what() + when;
+                }
+            }
+        }
+    }
+
+    for (const Row& r : report.rows) {
+        if (r.failed()) ++report.failed;
+        else if (r.status == "pass") ++report.passed;
+        else ++report.skipped;
+    }
+    return report;
+}
+
+}  // namespace dynrt::harness

@@ -1,0 +1,128 @@
+// `dynrt onnx-test PATH... [options]`: ONNX node tests on one device.
+//
+// Exit codes: 0 no case failed (unsupported cases do not fail), 1 a case failed
+// or errored, 2 bad command line, 77 with --skip-missing when the data folder or
+// the device is not there (ctest's skip code).
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "dynrt/error.hpp"
+#include "dynrt/module_loader.hpp"
+#include "onnx_import.hpp"
+
+namespace po = boost::program_options;
+
+int dynrt_onnx_test_main(int argc, char** argv) {
+    using namespace dynrt;
+    po::options_description desc(
+        "usage: dynrt onnx-test PATH... [options]\n\n"
+        "Runs ONNX node-test folders (model.onnx + test_data_set_*/input_N.pb,\n"
+        "output_N.pb), or every such folder inside PATH, on one device: each case\n"
+        "once on a static network and once with every input dim dynamic, compared\n"
+        "with rtol 1e-3, atol 1e-7 (integers exactly). Prints failures and a summary\n"
+        "per op (docs/conformance.md).\n\noptions");
+    std::vector<std::string> paths, ops, modules_dirs;
+    desc.add_options()
+        ("help,h", "show this help")
+        ("device", po::value<std::string>()->default_value("cpu"), "engine type: cpu, ocl")
+        ("ops", po::value<std::vector<std::string>>(&ops)->composing(),
+         "only these ONNX op types (comma-separated, repeatable)")
+        ("list-claimed", "print the ONNX ops dynrt claims (with the loaded modules) and exit")
+        ("markdown", po::value<std::string>(), "write the per-op case table as markdown to this file")
+        ("no-dynamic", "skip the second, dynamic-shape run of each case")
+        ("rtol", po::value<double>()->default_value(1e-3), "relative tolerance (floating outputs)")
+        ("atol", po::value<double>()->default_value(1e-7), "absolute tolerance (floating outputs)")
+        ("skip-missing", "exit 77 when a PATH or the device is missing")
+        ("modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")
+        ("verbose,v", "print passing cases too")
+        ("path", po::value<std::vector<std::string>>(&paths), "test folders");
+    po::positional_options_description pos;
+    pos.add("path", -1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "dynrt onnx-test: " << e.what() << "\n";
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return 0;
+    }
+    onnx::TestOptions opt;
+    opt.device = vm["device"].as<std::string>();
+    for (const std::string& o : ops) {
+        std::istringstream items(o);
+        std::string item;
+        while (std::getline(items, item, ','))
+            if (!item.empty()) opt.ops.push_back(item);
+    }
+    opt.rtol = vm["rtol"].as<double>();
+    opt.atol = vm["atol"].as<double>();
+    opt.dynamic_pass = !vm.count("no-dynamic");
+    opt.verbose = vm.count("verbose") != 0;
+    const bool skip_missing = vm.count("skip-missing") != 0;
+    try {
+        auto registry = std::make_shared<Registry>();
+        const LoadReport lr = ModuleLoader::load_dirs(*registry, ModuleLoader::search_path(modules_dirs));
+        for (const auto& f : lr.failed) std::cerr << "dynrt: warning: " << f.message << "\n";
+        if (vm.count("list-claimed")) {
+            for (const auto& [op, target] : onnx::claimed_ops(*registry)) std::cout << op << " " << target << "\n";
+            return 0;
+        }
+        if (paths.empty()) {
+            std::cerr << "dynrt onnx-test: missing PATH (a node-test folder or a folder of them)\n";
+            return 2;
+        }
+        if (skip_missing) {
+            for (const std::string& p : paths)
+                if (!std::filesystem::exists(p)) {
+                    std::cout << "dynrt onnx-test: " << p << " does not exist: skipped\n";
+                    return 77;
+                }
+            if (!registry->has_engine(opt.device)) {
+                std::cout << "dynrt onnx-test: no '" << opt.device << "' engine is registered: skipped\n";
+                return 77;
+            }
+            try {
+                EngineConfig cfg;
+                cfg.device = opt.device;
+                registry->create_engine(opt.device, cfg);
+            } catch (const std::exception& e) {
+                std::cout << "dynrt onnx-test: device '" << opt.device << "' unavailable (" << e.what() << "): skipped\n";
+                return 77;
+            }
+        }
+        const onnx::TestReport report = onnx::run_tests(registry, paths, opt);
+        std::cout << onnx::summary_text(report, opt.verbose);
+        if (vm.count("markdown")) {
+            std::ofstream md(vm["markdown"].as<std::string>());
+            if (!md) {
+                ErrorContext where;
+                where.file = vm["markdown"].as<std::string>();
+                throw Error("cannot write the markdown file", where);
+            }
+            md << onnx::summary_markdown(report, opt);
+        }
+        if (!opt.ops.empty()) {
+            for (const std::string& op : opt.ops) {
+                const bool any = std::any_of(report.cases.begin(), report.cases.end(),
+                                             [&](const onnx::CaseResult& c) { return c.onnx_op == op; });
+                if (!any) {
+                    std::cerr << "dynrt onnx-test: no node test of op " << op << " was found\n";
+                    return 1;
+                }
+            }
+        }
+        return report.failed > 0 ? 1 : 0;
+    } catch (const std::exception& e) {
+        std::cerr << "dynrt onnx-test: error: " << e.what() << "\n";
+        return 1;
+    }
+}

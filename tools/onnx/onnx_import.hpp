@@ -1,0 +1,144 @@
+// The ONNX single-node importer and the node-test runner behind `dynrt onnx-test`.
+//
+// load_model()/parse_tensor() read ONNX protobuf files (ModelProto, TensorProto
+// with raw_data or typed fields) into plain structs; protobuf stays inside this
+// library. map_node() turns one ONNX node into one dynrt op with dynrt
+// attributes (Gemm's transA -> transpose_a, Conv's pads -> pads_begin/pads_end,
+// CumSum's axis input -> attribute ...) or says why it cannot (`unsupported`).
+// run_tests() runs node-test folders (model.onnx + test_data_set_*/) on one
+// device, each case once on a static network and once with every input dim
+// dynamic, and compares with rtol 1e-3 / atol 1e-7. Errors in files (unknown
+// op, several nodes, unsupported dtype, shape mismatch) throw dynrt::Error
+// naming the file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/host_tensor.hpp"
+#include "dynrt/registry.hpp"
+
+namespace dynrt::onnx {
+
+// TensorProto.DataType values and their dynrt counterparts.
+std::optional<DataType> dtype_from_onnx(int onnx_type);
+std::string onnx_type_name(int onnx_type);   // "FLOAT", "DOUBLE" ...
+
+struct OnnxAttr {
+    enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Other };
+    Kind kind = Kind::Other;
+    int64_t i = 0;
+    double f = 0;
+    std::string s;
+    std::vector<int64_t> ints;
+    std::vector<double> floats;
+    std::vector<std::string> strings;
+    std::shared_ptr<HostTensor> tensor;
+};
+
+struct ValueInfo {
+    std::string name;
+    int onnx_type = 0;              // elem_type of a tensor type
+    std::string kind = "tensor";    // "tensor", "sequence", "optional", "map", ...
+    bool has_shape = false;
+    PartialShape shape;             // symbolic or missing dims are dynamic
+};
+
+struct OnnxNode {
+    std::string name, op_type, domain;
+    std::vector<std::string> inputs;    // "" = optional input left out
+    std::vector<std::string> outputs;
+    std::map<std::string, OnnxAttr> attrs;
+};
+
+struct OnnxModel {
+    std::string file;
+    int64_t opset = 0;                  // of the default domain
+    std::vector<OnnxNode> nodes;
+    std::vector<ValueInfo> inputs;      // graph inputs that are not initializers
+    std::vector<ValueInfo> outputs;
+    std::map<std::string, HostTensor> initializers;
+};
+
+// Throw dynrt::Error (file = path) on unreadable or malformed files, and on
+// TensorProto dtypes dynrt does not have.
+OnnxModel load_model(const std::string& path);
+OnnxModel parse_model(const std::string& bytes, const std::string& file);
+HostTensor read_tensor(const std::string& path);
+HostTensor parse_tensor(const std::string& bytes, const std::string& file);
+
+// ---- mapping (onnx_map.cpp; no protobuf) -----------------------------------
+
+// What the mapper knows about one ONNX input of the node.
+struct MapInput {
+    bool present = false;
+    Layout layout;                       // static in node tests
+    const HostTensor* value = nullptr;   // data or initializer, when known
+};
+
+struct Mapped {
+    std::string unsupported;             // non-empty: why this node cannot be mapped
+    std::string op;                      // dynrt op
+    Attributes attrs;                    // raw dynrt attributes
+    std::vector<size_t> inputs;          // ONNX input index feeding each dynrt input
+};
+
+// The ONNX ops (default domain) the importer maps, sorted.
+std::vector<std::string> mapped_onnx_ops();
+// The dynrt op an ONNX op maps to ("" when none).
+std::string target_op(const std::string& onnx_op);
+// Maps one node. Throws dynrt::Error only for ops the importer does not know.
+Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>& inputs);
+
+// ---- node tests (onnx_runner.cpp) -------------------------------------------
+
+struct TestOptions {
+    std::string device = "cpu";
+    std::vector<std::string> ops;       // ONNX op types to run (empty: every claimed op)
+    double rtol = 1e-3;
+    double atol = 1e-7;
+    bool dynamic_pass = true;
+    bool verbose = false;
+};
+
+struct CaseResult {
+    std::string folder;                 // test folder (its name)
+    std::string path;
+    std::string onnx_op;
+    std::string data_set;               // "test_data_set_0"
+    std::string status;                 // "pass", "FAIL", "unsupported", "error"
+    std::string detail;
+    std::string impl_static, impl_dynamic;   // impls that ran
+    double max_abs = 0;
+};
+
+struct TestReport {
+    std::vector<CaseResult> cases;
+    std::vector<std::string> skipped;   // folders not run: op not claimed, several nodes
+    std::map<std::string, std::string> claimed;   // ONNX op -> dynrt op
+    size_t passed = 0, failed = 0, unsupported = 0;
+};
+
+// ONNX ops whose dynrt op is registered.
+std::map<std::string, std::string> claimed_ops(const Registry& registry);
+
+// Every PATH is a test folder (has model.onnx) or a folder of test folders.
+// Folders given directly must be single-node models of a known op (else an
+// "error" case naming the file); in scanned folders, models of unclaimed ops and
+// multi-node models are listed in `skipped`.
+TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std::vector<std::string>& paths,
+                     const TestOptions& opt);
+
+std::string summary_text(const TestReport& r, bool verbose);
+std::string summary_markdown(const TestReport& r, const TestOptions& opt);
+
+}  // namespace dynrt::onnx
+
+// `dynrt onnx-test PATH... [options]`; returns the process exit code. Built
+// without ONNX support it prints so and returns 1.
+int dynrt_onnx_test_main(int argc, char** argv);

@@ -1,0 +1,403 @@
+// ONNX node -> dynrt op and attributes. Every attribute a mapping does not
+// understand makes the node unsupported (with the reason), so nothing passes
+// by ignoring an attribute.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+
+#include "dynrt/error.hpp"
+#include "onnx_import.hpp"
+
+namespace dynrt::onnx {
+
+namespace {
+
+struct Ctx {
+    const OnnxNode& node;
+    int64_t opset;
+    const std::vector<MapInput>& in;
+    Mapped out;
+
+    bool has(const std::string& a) const { return node.attrs.count(a) != 0; }
+    int64_t i(const std::string& a, int64_t def) const {
+        auto it = node.attrs.find(a);
+        return it == node.attrs.end() ? def : it->second.i;
+    }
+    double f(const std::string& a, double def) const {
+        auto it = node.attrs.find(a);
+        return it == node.attrs.end() ? def : it->second.f;
+    }
+    std::string s(const std::string& a, const std::string& def) const {
+        auto it = node.attrs.find(a);
+        return it == node.attrs.end() ? def : it->second.s;
+    }
+    std::vector<int64_t> ints(const std::string& a) const {
+        auto it = node.attrs.find(a);
+        return it == node.attrs.end() ? std::vector<int64_t>{} : it->second.ints;
+    }
+    bool present(size_t k) const { return k < in.size() && in[k].present; }
+    size_t count_present() const {
+        size_t n = 0;
+        for (const MapInput& m : in) n += m.present ? 1 : 0;
+        return n;
+    }
+    // Unsupported unless every attribute of the node is in `known`.
+    bool only_attrs(std::initializer_list<const char*> known) {
+        for (const auto& kv : node.attrs) {
+            if (std::none_of(known.begin(), known.end(), [&](const char* k) { return kv.first == k; })) {
+                out.unsupported = "attribute '" + kv.first + "' is not supported";
+                return false;
+            }
+        }
+        return true;
+    }
+    bool unsupported(const std::string& why) {
+        out.unsupported = why;
+        return false;
+    }
+    void use_inputs(std::initializer_list<size_t> ks) {
+        for (size_t k : ks)
+            if (present(k)) out.inputs.push_back(k);
+    }
+};
+
+using MapFn = std::function<bool(Ctx&)>;
+
+MapFn unary(const std::string& func) {
+    return [func](Ctx& c) {
+        if (!c.only_attrs({})) return false;
+        c.out.op = "activation";
+        c.out.attrs.set("func", func);
+        c.use_inputs({0});
+        return true;
+    };
+}
+
+MapFn with_alpha(const std::string& func, double def) {
+    return [func, def](Ctx& c) {
+        if (!c.only_attrs({"alpha"})) return false;
+        c.out.op = "activation";
+        c.out.attrs.set("func", func);
+        c.out.attrs.set("alpha", c.f("alpha", def));
+        c.use_inputs({0});
+        return true;
+    };
+}
+
+// Add, Sub ... and the variadic Min/Max/Sum with two inputs (one input is the
+// identity).
+MapFn binary(const std::string& mode, bool variadic) {
+    return [mode, variadic](Ctx& c) {
+        if (c.has("broadcast") || c.has("axis"))
+            return c.unsupported("legacy broadcast attributes (opset < 7) are not supported");
+        if (!c.only_attrs({})) return false;
+        const size_t n = c.count_present();
+        if (variadic && n == 1) {
+            c.out.op = "activation";
+            c.out.attrs.set("func", std::string("identity"));
+            c.use_inputs({0});
+            return true;
+        }
+        if (n != 2) return c.unsupported(std::to_string(n) + " inputs (dynrt eltwise takes 2)");
+        if (c.in[0].layout.dtype != c.in[1].layout.dtype)
+            return c.unsupported(std::string("inputs of different types (") + to_string(c.in[0].layout.dtype) + ", " +
+                                 to_string(c.in[1].layout.dtype) + "); dynrt eltwise takes one type");
+        c.out.op = "eltwise";
+        c.out.attrs.set("mode", mode);
+        c.use_inputs({0, 1});
+        return true;
+    };
+}
+
+bool map_gemm(Ctx& c) {
+    if (c.has("broadcast") && c.i("broadcast", 0) == 0)
+        return c.unsupported("Gemm with broadcast=0 (opset < 7) is not supported");
+    if (!c.only_attrs({"alpha", "beta", "transA", "transB", "broadcast"})) return false;
+    for (size_t k : {0, 1})
+        if (c.in[k].layout.shape.rank() != 2) return c.unsupported("Gemm input " + std::to_string(k) + " is not 2-D");
+    c.out.op = "gemm";
+    c.out.attrs.set("transpose_a", c.i("transA", 0) != 0);
+    c.out.attrs.set("transpose_b", c.i("transB", 0) != 0);
+    c.out.attrs.set("alpha", c.f("alpha", 1.0));
+    c.out.attrs.set("beta", c.f("beta", 1.0));
+    c.use_inputs({0, 1, 2});
+    return true;
+}
+
+bool map_matmul(Ctx& c) {
+    if (!c.only_attrs({})) return false;
+    for (size_t k : {0, 1})
+        if (c.in[k].layout.shape.rank() < 2)
+            return c.unsupported("MatMul with a 1-D operand (input " + std::to_string(k) + ") is not supported");
+    c.out.op = "gemm";
+    c.use_inputs({0, 1});
+    return true;
+}
+
+bool map_conv(Ctx& c) {
+    if (!c.only_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})) return false;
+    const PartialShape& x = c.in[0].layout.shape;
+    const PartialShape& w = c.in[1].layout.shape;
+    if (x.rank() != 4 || w.rank() != 4)
+        return c.unsupported("only 2-D convolution (4-D input and weights) is supported, the input has rank " +
+                             std::to_string(x.rank()));
+    const std::vector<int64_t> strides = c.has("strides") ? c.ints("strides") : std::vector<int64_t>{1, 1};
+    const std::vector<int64_t> dil = c.has("dilations") ? c.ints("dilations") : std::vector<int64_t>{1, 1};
+    if (strides.size() != 2 || dil.size() != 2) return c.unsupported("strides/dilations not of length 2");
+    if (c.has("kernel_shape")) {
+        const auto ks = c.ints("kernel_shape");
+        if (ks.size() != 2 || !w[2].is_static() || !w[3].is_static() || ks[0] != w[2].get_length() ||
+            ks[1] != w[3].get_length())
+            return c.unsupported("kernel_shape differs from the weights' spatial dims");
+    }
+    std::vector<int64_t> begin{0, 0}, end{0, 0};
+    const std::string auto_pad = c.s("auto_pad", "NOTSET");
+    if (auto_pad == "NOTSET") {
+        if (c.has("pads")) {
+            const auto p = c.ints("pads");
+            if (p.size() != 4) return c.unsupported("pads not of length 4");
+            begin = {p[0], p[1]};
+            end = {p[2], p[3]};
+        }
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        // The pads depend on the input's spatial dims: computed from the static
+        // shape the node is imported with (fixed for that shape).
+        for (size_t a = 0; a < 2; ++a) {
+            if (!x[2 + a].is_static() || !w[2 + a].is_static())
+                return c.unsupported("auto_pad " + auto_pad + " needs static spatial dims");
+            const int64_t in = x[2 + a].get_length(), k = w[2 + a].get_length();
+            const int64_t out = (in + strides[a] - 1) / strides[a];
+            const int64_t total = std::max<int64_t>(0, (out - 1) * strides[a] + (k - 1) * dil[a] + 1 - in);
+            const int64_t small = total / 2, big = total - small;
+            begin[a] = auto_pad == "SAME_UPPER" ? small : big;
+            end[a] = auto_pad == "SAME_UPPER" ? big : small;
+        }
+    } else if (auto_pad != "VALID") {
+        return c.unsupported("auto_pad '" + auto_pad + "' is not supported");
+    }
+    c.out.op = "convolution";
+    c.out.attrs.set("strides", strides);
+    c.out.attrs.set("dilations", dil);
+    c.out.attrs.set("pads_begin", begin);
+    c.out.attrs.set("pads_end", end);
+    c.out.attrs.set("groups", c.i("group", 1));
+    c.use_inputs({0, 1, 2});
+    return true;
+}
+
+bool map_concat(Ctx& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    if (!c.has("axis")) return c.unsupported("Concat without axis");
+    c.out.op = "concat";
+    c.out.attrs.set("axis", c.i("axis", 0));
+    for (size_t k = 0; k < c.in.size(); ++k)
+        if (c.present(k)) c.out.inputs.push_back(k);
+    return true;
+}
+
+bool map_shape(Ctx& c) {
+    if (!c.only_attrs({"start", "end"})) return false;
+    // start/end select a slice of the dims; dynrt's shape_of gives them all, so
+    // only selections that cover every dim map.
+    const int64_t rank = static_cast<int64_t>(c.in[0].layout.shape.rank());
+    auto norm = [&](int64_t v) {
+        if (v < 0) v += rank;
+        return std::min(std::max<int64_t>(v, 0), rank);
+    };
+    const int64_t start = norm(c.i("start", 0));
+    const int64_t end = c.has("end") ? norm(c.i("end", rank)) : rank;
+    if (start != 0 || end != rank)
+        return c.unsupported("Shape with start/end selecting dims [" + std::to_string(start) + ", " +
+                             std::to_string(end) + ") of " + std::to_string(rank) + " (dynrt shape_of gives all dims)");
+    c.out.op = "shape_of";
+    c.out.attrs.set("output_type", std::string("i64"));
+    c.use_inputs({0});
+    return true;
+}
+
+bool map_cumsum(Ctx& c) {
+    if (!c.only_attrs({"exclusive", "reverse"})) return false;
+    if (!c.present(1) || !c.in[1].value)
+        return c.unsupported("CumSum's axis input has no known value (dynrt takes the axis as an attribute)");
+    const auto axis = c.in[1].value->to_int64();
+    if (axis.size() != 1) return c.unsupported("CumSum's axis input is not a single value");
+    c.out.op = "cumsum";
+    c.out.attrs.set("axis", axis[0]);
+    c.out.attrs.set("exclusive", c.i("exclusive", 0) != 0);
+    c.out.attrs.set("reverse", c.i("reverse", 0) != 0);
+    c.use_inputs({0});
+    return true;
+}
+
+bool map_gather(Ctx& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    c.out.op = "gather";
+    c.out.attrs.set("axis", c.i("axis", 0));
+    c.use_inputs({0, 1});
+    return true;
+}
+
+bool map_reshape(Ctx& c) {
+    if (c.opset < 5 || c.has("shape")) {
+        if (!c.only_attrs({"shape", "consumed_inputs"})) return false;
+        c.out.op = "reshape";
+        c.out.attrs.set("shape", c.ints("shape"));
+        c.use_inputs({0});
+        return true;
+    }
+    if (!c.only_attrs({"allowzero"})) return false;
+    c.out.op = "reshape";
+    // allowzero=1: a 0 in the target is an empty dim, not a copy.
+    c.out.attrs.set("special_zero", c.i("allowzero", 0) == 0);
+    c.use_inputs({0, 1});
+    return true;
+}
+
+bool map_softmax(Ctx& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    const int64_t rank = static_cast<int64_t>(c.in[0].layout.shape.rank());
+    if (c.opset >= 13) {
+        c.out.attrs.set("axis", c.i("axis", -1));
+    } else {
+        // Before opset 13 the input is coerced to 2-D at `axis` and normalised
+        // over the flattened trailing dims: the same as dynrt's softmax only when
+        // `axis` is the last dim.
+        int64_t axis = c.i("axis", 1);
+        if (axis < 0) axis += rank;
+        if (axis != rank - 1)
+            return c.unsupported("Softmax opset " + std::to_string(c.opset) + " with axis " + std::to_string(axis) +
+                                 " of rank " + std::to_string(rank) + " normalises over flattened dims");
+        c.out.attrs.set("axis", int64_t{-1});
+    }
+    c.out.op = "softmax";
+    c.use_inputs({0});
+    return true;
+}
+
+bool map_clip(Ctx& c) {
+    double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+    if (c.opset < 11) {
+        if (!c.only_attrs({"min", "max"})) return false;
+        lo = c.f("min", lo);
+        hi = c.f("max", hi);
+    } else {
+        if (!c.only_attrs({})) return false;
+        for (size_t k : {1, 2}) {
+            if (!c.present(k)) continue;
+            if (!c.in[k].value || c.in[k].value->count() != 1)
+                return c.unsupported("Clip's min/max input has no known single value");
+            (k == 1 ? lo : hi) = c.in[k].value->get_as_double(0);
+        }
+    }
+    if (lo > hi) return c.unsupported("Clip with min > max");
+    c.out.op = "activation";
+    c.out.attrs.set("func", std::string("clamp"));
+    c.out.attrs.set("alpha", lo);
+    c.out.attrs.set("beta", hi);
+    c.use_inputs({0});
+    return true;
+}
+
+bool map_gelu(Ctx& c) {
+    if (!c.only_attrs({"approximate"})) return false;
+    const std::string a = c.s("approximate", "none");
+    if (a != "none" && a != "tanh") return c.unsupported("Gelu approximate='" + a + "'");
+    c.out.op = "activation";
+    c.out.attrs.set("func", std::string(a == "tanh" ? "gelu_tanh" : "gelu"));
+    c.use_inputs({0});
+    return true;
+}
+
+struct Entry {
+    std::string target;
+    MapFn fn;
+};
+
+const std::map<std::string, Entry>& table() {
+    static const std::map<std::string, Entry> t = {
+        {"Abs", {"activation", unary("abs")}},
+        {"Add", {"eltwise", binary("add", false)}},
+        {"Clip", {"activation", map_clip}},
+        {"Concat", {"concat", map_concat}},
+        {"Conv", {"convolution", map_conv}},
+        {"CumSum", {"cumsum", map_cumsum}},
+        {"Div", {"eltwise", binary("div", false)}},
+        {"Elu", {"activation", with_alpha("elu", 1.0)}},
+        {"Exp", {"activation", unary("exp")}},
+        {"Gather", {"gather", map_gather}},
+        {"Gelu", {"activation", map_gelu}},
+        {"Gemm", {"gemm", map_gemm}},
+        {"HardSwish", {"activation", unary("hswish")}},
+        {"Identity", {"activation", unary("identity")}},
+        {"LeakyRelu", {"activation", with_alpha("leaky_relu", 0.01)}},
+        {"Log", {"activation", unary("log")}},
+        {"MatMul", {"gemm", map_matmul}},
+        {"Max", {"eltwise", binary("max", true)}},
+        {"Min", {"eltwise", binary("min", true)}},
+        {"Mul", {"eltwise", binary("mul", false)}},
+        {"Neg", {"activation", unary("neg")}},
+        {"Pow", {"eltwise", binary("pow", false)}},
+        {"Relu", {"activation", unary("relu")}},
+        {"Reshape", {"reshape", map_reshape}},
+        {"Shape", {"shape_of", map_shape}},
+        {"Sigmoid", {"activation", unary("sigmoid")}},
+        {"Softmax", {"softmax", map_softmax}},
+        {"Softplus", {"activation", unary("softplus")}},
+        {"Sqrt", {"activation", unary("sqrt")}},
+        {"Sub", {"eltwise", binary("sub", false)}},
+        {"Sum", {"eltwise", binary("add", true)}},
+        {"Tanh", {"activation", unary("tanh")}},
+    };
+    return t;
+}
+
+}  // namespace
+
+std::vector<std::string> mapped_onnx_ops() {
+    std::vector<std::string> out;
+    for (const auto& kv : table()) out.push_back(kv.first);
+    return out;
+}
+
+std::string target_op(const std::string& onnx_op) {
+    auto it = table().find(onnx_op);
+    return it == table().end() ? std::string() : it->second.target;
+}
+
+Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>& inputs) {
+    auto it = table().find(node.op_type);
+    if (!node.domain.empty() && node.domain != "ai.onnx") it = table().end();
+    if (it == table().end()) {
+        ErrorContext c;
+        c.op = node.op_type;
+        c.node = node.name;
+        throw Error("unknown ONNX op '" + (node.domain.empty() ? "" : node.domain + ".") + node.op_type +
+                        "' (the importer maps: " +
+                        [] {
+                            std::string s;
+                            for (const auto& n : mapped_onnx_ops()) s += (s.empty() ? "" : ", ") + n;
+                            return s;
+                        }() +
+                        ")",
+                    c);
+    }
+    Ctx c{node, opset, inputs, {}};
+    if (node.outputs.size() != 1) {
+        c.out.unsupported = std::to_string(node.outputs.size()) + " outputs (dynrt's " + it->second.target +
+                            " has one)";
+        return c.out;
+    }
+    if (inputs.empty() || !inputs[0].present) {
+        c.out.unsupported = "input 0 is missing";
+        return c.out;
+    }
+    if (!it->second.fn(c)) {
+        c.out.op.clear();
+        c.out.inputs.clear();
+    }
+    return c.out;
+}
+
+}  // namespace dynrt::onnx

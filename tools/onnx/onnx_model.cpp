@@ -1,0 +1,201 @@
+// Reading ONNX protobuf files: ModelProto -> OnnxModel, TensorProto -> HostTensor.
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "dynrt/error.hpp"
+#include "onnx_import.hpp"
+
+namespace dynrt::onnx {
+
+namespace {
+
+ErrorContext in_file(const std::string& file, const std::string& field = {}) {
+    ErrorContext c;
+    c.file = file;
+    c.field = field;
+    return c;
+}
+
+std::string read_bytes(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw Error("cannot open the file", in_file(path));
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+const char* supported_list() { return "FLOAT, FLOAT16, INT32, INT64, INT8, UINT8, BOOL"; }
+
+HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
+    const std::string what = t.name().empty() ? std::string("tensor") : "tensor '" + t.name() + "'";
+    const auto dt = dtype_from_onnx(t.data_type());
+    if (!dt)
+        throw Error(what + " has data type " + onnx_type_name(t.data_type()) + " (" + std::to_string(t.data_type()) +
+                        "), which dynrt does not have (supported: " + supported_list() + ")",
+                    in_file(file, "data_type"));
+    if (t.has_segment()) throw Error(what + " is segmented, which is not supported", in_file(file));
+    if (t.data_location() == ::onnx::TensorProto::EXTERNAL)
+        throw Error(what + " keeps its data in an external file, which is not supported", in_file(file));
+    std::vector<int64_t> dims;
+    for (int64_t d : t.dims()) {
+        if (d < 0) throw Error(what + " has a negative dim", in_file(file, "dims"));
+        dims.push_back(d);
+    }
+    HostTensor out(*dt, Shape(dims));
+    const size_t n = out.count();
+    auto count_error = [&](size_t got) {
+        return Error(what + " holds " + std::to_string(got) + " values, its dims " + out.shape().to_string() + " need " +
+                         std::to_string(n),
+                     in_file(file));
+    };
+    if (t.has_raw_data()) {
+        // raw_data is little-endian, like every host dynrt runs on.
+        if (t.raw_data().size() != out.bytes()) {
+            throw Error(what + " has " + std::to_string(t.raw_data().size()) + " bytes of raw_data, " +
+                            out.shape().to_string() + " of " + to_string(*dt) + " needs " + std::to_string(out.bytes()),
+                        in_file(file, "raw_data"));
+        }
+        if (n) std::memcpy(out.data(), t.raw_data().data(), out.bytes());
+        return out;
+    }
+    switch (*dt) {
+        case DataType::f32:
+            if (static_cast<size_t>(t.float_data_size()) != n) throw count_error(t.float_data_size());
+            for (size_t i = 0; i < n; ++i) out.as<float>()[i] = t.float_data(static_cast<int>(i));
+            break;
+        case DataType::f16:
+            // Typed float16 values are the IEEE bit patterns in int32_data.
+            if (static_cast<size_t>(t.int32_data_size()) != n) throw count_error(t.int32_data_size());
+            for (size_t i = 0; i < n; ++i) out.as<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
+            break;
+        case DataType::i64:
+            if (static_cast<size_t>(t.int64_data_size()) != n) throw count_error(t.int64_data_size());
+            for (size_t i = 0; i < n; ++i) out.as<int64_t>()[i] = t.int64_data(static_cast<int>(i));
+            break;
+        case DataType::i32:
+        case DataType::i8:
+        case DataType::u8:
+        case DataType::boolean:
+            if (static_cast<size_t>(t.int32_data_size()) != n) throw count_error(t.int32_data_size());
+            for (size_t i = 0; i < n; ++i) out.set_from_double(i, static_cast<double>(t.int32_data(static_cast<int>(i))));
+            break;
+    }
+    return out;
+}
+
+ValueInfo value_info(const ::onnx::ValueInfoProto& v) {
+    ValueInfo out;
+    out.name = v.name();
+    const auto& type = v.type();
+    if (type.has_tensor_type()) {
+        out.onnx_type = type.tensor_type().elem_type();
+        if (type.tensor_type().has_shape()) {
+            out.has_shape = true;
+            std::vector<Dimension> dims;
+            for (const auto& d : type.tensor_type().shape().dim())
+                dims.push_back(d.has_dim_value() ? Dimension(d.dim_value()) : Dimension::dynamic());
+            out.shape = PartialShape(dims);
+        }
+    } else if (type.has_sequence_type()) {
+        out.kind = "sequence";
+    } else if (type.has_optional_type()) {
+        out.kind = "optional";
+    } else if (type.has_map_type()) {
+        out.kind = "map";
+    } else if (type.has_sparse_tensor_type()) {
+        out.kind = "sparse tensor";
+    } else {
+        out.kind = "unknown type";
+    }
+    return out;
+}
+
+OnnxAttr attr_of(const ::onnx::AttributeProto& a, const std::string& file) {
+    OnnxAttr out;
+    using A = ::onnx::AttributeProto;
+    switch (a.type()) {
+        case A::INT: out.kind = OnnxAttr::Kind::Int; out.i = a.i(); break;
+        case A::FLOAT: out.kind = OnnxAttr::Kind::Float; out.f = a.f(); break;
+        case A::STRING: out.kind = OnnxAttr::Kind::String; out.s = a.s(); break;
+        case A::INTS:
+            out.kind = OnnxAttr::Kind::Ints;
+            out.ints.assign(a.ints().begin(), a.ints().end());
+            break;
+        case A::FLOATS:
+            out.kind = OnnxAttr::Kind::Floats;
+            for (float f : a.floats()) out.floats.push_back(f);
+            break;
+        case A::STRINGS:
+            out.kind = OnnxAttr::Kind::Strings;
+            out.strings.assign(a.strings().begin(), a.strings().end());
+            break;
+        case A::TENSOR:
+            out.kind = OnnxAttr::Kind::Tensor;
+            out.tensor = std::make_shared<HostTensor>(decode(a.t(), file));
+            break;
+        default: out.kind = OnnxAttr::Kind::Other; break;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<DataType> dtype_from_onnx(int t) {
+    using T = ::onnx::TensorProto;
+    switch (t) {
+        case T::FLOAT: return DataType::f32;
+        case T::FLOAT16: return DataType::f16;
+        case T::INT32: return DataType::i32;
+        case T::INT64: return DataType::i64;
+        case T::INT8: return DataType::i8;
+        case T::UINT8: return DataType::u8;
+        case T::BOOL: return DataType::boolean;
+        default: return std::nullopt;
+    }
+}
+
+std::string onnx_type_name(int t) {
+    if (::onnx::TensorProto::DataType_IsValid(t))
+        return ::onnx::TensorProto::DataType_Name(static_cast<::onnx::TensorProto::DataType>(t));
+    return "unknown";
+}
+
+HostTensor parse_tensor(const std::string& bytes, const std::string& file) {
+    ::onnx::TensorProto t;
+    if (!t.ParseFromString(bytes)) throw Error("not a serialized onnx.TensorProto", in_file(file));
+    return decode(t, file);
+}
+
+HostTensor read_tensor(const std::string& path) { return parse_tensor(read_bytes(path), path); }
+
+OnnxModel parse_model(const std::string& bytes, const std::string& file) {
+    ::onnx::ModelProto m;
+    if (!m.ParseFromString(bytes)) throw Error("not a serialized onnx.ModelProto", in_file(file));
+    OnnxModel out;
+    out.file = file;
+    for (const auto& o : m.opset_import())
+        if (o.domain().empty() || o.domain() == "ai.onnx") out.opset = o.version();
+    const auto& g = m.graph();
+    for (const auto& init : g.initializer()) out.initializers.emplace(init.name(), decode(init, file));
+    for (const auto& in : g.input())
+        if (!out.initializers.count(in.name())) out.inputs.push_back(value_info(in));
+    for (const auto& o : g.output()) out.outputs.push_back(value_info(o));
+    for (const auto& n : g.node()) {
+        OnnxNode node;
+        node.name = n.name();
+        node.op_type = n.op_type();
+        node.domain = n.domain();
+        node.inputs.assign(n.input().begin(), n.input().end());
+        node.outputs.assign(n.output().begin(), n.output().end());
+        for (const auto& a : n.attribute()) node.attrs[a.name()] = attr_of(a, file);
+        out.nodes.push_back(std::move(node));
+    }
+    return out;
+}
+
+OnnxModel load_model(const std::string& path) { return parse_model(read_bytes(path), path); }
+
+}  // namespace dynrt::onnx

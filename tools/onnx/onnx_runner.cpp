@@ -1,0 +1,393 @@
+// Node-test folders: reading the cases, running them statically and through the
+// dynamic path, comparing, and the summaries (text and markdown).
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/program.hpp"
+#include "harness.hpp"
+#include "onnx_import.hpp"
+
+namespace fs = std::filesystem;
+
+namespace dynrt::onnx {
+
+namespace {
+
+ErrorContext in_file(const std::string& file) {
+    ErrorContext c;
+    c.file = file;
+    return c;
+}
+
+std::string type_text(const ValueInfo& v) {
+    const auto dt = dtype_from_onnx(v.onnx_type);
+    return dt ? to_string(*dt) : onnx_type_name(v.onnx_type);
+}
+
+// Reads and checks one side (inputs or outputs) of a data set against the model.
+std::vector<HostTensor> read_side(const fs::path& ds, const char* prefix, const std::vector<ValueInfo>& declared) {
+    std::vector<HostTensor> out;
+    size_t files = 0;
+    for (const auto& e : fs::directory_iterator(ds))
+        if (e.path().filename().string().rfind(prefix, 0) == 0 && e.path().extension() == ".pb") ++files;
+    if (files != declared.size())
+        throw Error(std::to_string(files) + " " + prefix + "*.pb files, the model has " +
+                        std::to_string(declared.size()) + (std::string(prefix) == "input_" ? " inputs" : " outputs"),
+                    in_file(ds.string()));
+    for (size_t k = 0; k < declared.size(); ++k) {
+        const std::string file = (ds / (prefix + std::to_string(k) + ".pb")).string();
+        HostTensor t = read_tensor(file);
+        const ValueInfo& v = declared[k];
+        if (dtype_from_onnx(v.onnx_type) != t.dtype())
+            throw Error("the tensor is " + std::string(to_string(t.dtype())) + ", the model declares '" + v.name +
+                            "' as " + type_text(v),
+                        in_file(file));
+        if (v.has_shape && !v.shape.compatible(t.shape()))
+            throw Error("shape mismatch: the tensor is " + t.shape().to_string() + ", the model declares '" + v.name +
+                            "' as " + v.shape.to_string(),
+                        in_file(file));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+struct RunOutcome {
+    std::vector<HostTensor> outputs;
+    std::string impl;
+};
+
+RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const OnnxModel& model,
+                       const Mapped& m, const std::vector<const HostTensor*>& node_values, bool dynamic) {
+    const OnnxNode& node = model.nodes[0];
+    const RegisteredOp& def = registry->op(m.op);
+    auto program = std::make_shared<Program>(registry, model.file);
+    std::vector<std::string> names;
+    std::vector<std::pair<std::string, const HostTensor*>> feeds;
+    for (size_t j = 0; j < m.inputs.size(); ++j) {
+        const std::string name = "in" + std::to_string(j);
+        const std::string& onnx_name = node.inputs[m.inputs[j]];
+        const HostTensor* value = node_values[m.inputs[j]];
+        const bool value_input =
+            std::find(def.def.value_inputs.begin(), def.def.value_inputs.end(), j) != def.def.value_inputs.end();
+        ErrorContext where = in_file(model.file);
+        where.field = onnx_name;
+        if (model.initializers.count(onnx_name) || (!dynamic && value_input)) {
+            program->add_constant(name, *value, where);
+        } else if (dynamic) {
+            // Value inputs keep their (1-D) length: it is the output rank.
+            const PartialShape shape =
+                value_input ? PartialShape(value->shape()) : PartialShape::dynamic_of_rank(value->shape().size());
+            program->add_input(name, Layout(shape, value->dtype()), where);
+            feeds.emplace_back(name, value);
+        } else {
+            program->add_input(name, value->layout(), where);
+            feeds.emplace_back(name, value);
+        }
+        names.push_back(name);
+    }
+    ErrorContext where = in_file(model.file);
+    where.node = node.name.empty() ? node.op_type : node.name;
+    where.op = m.op;
+    program->add_node("node", m.op, names, m.attrs, where);
+    program->add_output("node");
+    program->build();
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic;
+    // Without background builds core runs critical ops (gemm, convolution) on
+    // their static impl even in a dynamic network; with them, the first run
+    // takes the dynamic impl, which is the path this pass is for.
+    opts.async_compile = dynamic;
+    auto net = Network::create(program, engine, opts);
+    InferRequest req(net);
+    for (const auto& [name, value] : feeds) req.set_input(name, *value);
+    req.infer();
+    RunOutcome out;
+    out.outputs.push_back(req.get_output(0));
+    for (const NodeStats& s : req.last_run().nodes)
+        if (s.node == "node") out.impl = s.impl;
+    return out;
+}
+
+void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const OnnxModel& model,
+              const fs::path& ds, const TestOptions& opt, CaseResult& r) {
+    const OnnxNode& node = model.nodes[0];
+    for (const auto* side : {&model.inputs, &model.outputs}) {
+        for (const ValueInfo& v : *side) {
+            if (v.kind != "tensor") {
+                r.status = "unsupported";
+                r.detail = "'" + v.name + "' is a " + v.kind + " (dynrt has tensors only)";
+                return;
+            }
+            if (!dtype_from_onnx(v.onnx_type)) {
+                r.status = "unsupported";
+                r.detail = "'" + v.name + "' is " + onnx_type_name(v.onnx_type) + ", which dynrt does not have";
+                return;
+            }
+        }
+    }
+    const std::vector<HostTensor> inputs = read_side(ds, "input_", model.inputs);
+    const std::vector<HostTensor> expected = read_side(ds, "output_", model.outputs);
+
+    std::vector<MapInput> mi(node.inputs.size());
+    std::vector<const HostTensor*> values(node.inputs.size(), nullptr);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const std::string& name = node.inputs[k];
+        if (name.empty()) continue;
+        const HostTensor* v = nullptr;
+        for (size_t g = 0; g < model.inputs.size(); ++g)
+            if (model.inputs[g].name == name) v = &inputs[g];
+        auto init = model.initializers.find(name);
+        if (init != model.initializers.end()) v = &init->second;
+        if (!v) throw Error("node input '" + name + "' is neither a graph input nor an initializer", in_file(model.file));
+        mi[k].present = true;
+        mi[k].layout = v->layout();
+        mi[k].value = v;
+        values[k] = v;
+    }
+    const Mapped m = map_node(node, model.opset, mi);
+    if (!m.unsupported.empty()) {
+        r.status = "unsupported";
+        r.detail = m.unsupported;
+        return;
+    }
+    if (model.outputs.size() != 1 || node.outputs.size() != 1 || node.outputs[0] != model.outputs[0].name)
+        throw Error("the graph output is not the node's single output", in_file(model.file));
+    // A data type no impl of the op takes on this device is unsupported, not a failure.
+    const DataType t0 = values[m.inputs.at(0)]->dtype();
+    const auto impls = registry->impls(m.op, opt.device);
+    if (impls.empty()) {
+        r.status = "unsupported";
+        r.detail = "no " + opt.device + " impl of dynrt op '" + m.op + "'";
+        return;
+    }
+    std::string takes;
+    bool any = false;
+    for (const RegisteredImpl* impl : impls) {
+        const auto& d = impl->entry.dtypes;
+        if (d.empty() || std::find(d.begin(), d.end(), t0) != d.end()) any = true;
+        for (DataType t : d)
+            if (takes.find(to_string(t)) == std::string::npos) takes += (takes.empty() ? "" : ", ") + std::string(to_string(t));
+    }
+    if (!any) {
+        r.status = "unsupported";
+        r.detail = std::string("no ") + opt.device + " impl of '" + m.op + "' takes " + to_string(t0) + " (they take " +
+                   takes + ")";
+        return;
+    }
+
+    harness::Tolerance tol{opt.rtol, opt.atol};
+    if (!is_floating(expected[0].dtype())) tol = {0, 0};
+    for (bool dynamic : {false, true}) {
+        if (dynamic && !opt.dynamic_pass) break;
+        const char* pass = dynamic ? "dynamic" : "static";
+        RunOutcome o;
+        try {
+            o = run_network(registry, engine, model, m, values, dynamic);
+        } catch (const std::exception& e) {
+            r.status = "FAIL";
+            r.detail = std::string(pass) + ": " + e.what();
+            return;
+        }
+        (dynamic ? r.impl_dynamic : r.impl_static) = o.impl;
+        const harness::Comparison c = harness::compare(o.outputs[0], expected[0], tol);
+        r.max_abs = std::max(r.max_abs, c.max_abs);
+        if (!c.ok) {
+            r.status = "FAIL";
+            r.detail = std::string(pass) + " (" + o.impl + "): " + c.mismatch;
+            return;
+        }
+    }
+    r.status = "pass";
+}
+
+struct Folder {
+    fs::path path;
+    bool explicit_path = false;
+};
+
+}  // namespace
+
+std::map<std::string, std::string> claimed_ops(const Registry& registry) {
+    std::map<std::string, std::string> out;
+    for (const std::string& op : mapped_onnx_ops()) {
+        const std::string t = target_op(op);
+        if (registry.find_op(t) && !registry.all_impls(t).empty()) out[op] = t;
+    }
+    return out;
+}
+
+TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std::vector<std::string>& paths,
+                     const TestOptions& opt) {
+    TestReport report;
+    report.claimed = claimed_ops(*registry);
+    for (const std::string& op : opt.ops)
+        if (!report.claimed.count(op)) {
+            const std::string t = target_op(op);
+            throw Error(t.empty() ? "the importer does not map ONNX op '" + op + "'"
+                                  : "ONNX op '" + op + "' maps to dynrt op '" + t + "', which no loaded module provides");
+        }
+    EngineConfig cfg;
+    cfg.device = opt.device;
+    cfg.verbose = opt.verbose;
+    const EnginePtr engine = registry->create_engine(opt.device, cfg);
+
+    std::vector<Folder> folders;
+    for (const std::string& p : paths) {
+        const fs::path path(p);
+        if (fs::exists(path / "model.onnx")) {
+            folders.push_back({path, true});
+        } else if (fs::is_directory(path)) {
+            std::vector<fs::path> subs;
+            for (const auto& e : fs::directory_iterator(path))
+                if (fs::exists(e.path() / "model.onnx")) subs.push_back(e.path());
+            std::sort(subs.begin(), subs.end());
+            for (const auto& s : subs) folders.push_back({s, false});
+        } else {
+            throw Error("not a node-test folder (no model.onnx) nor a folder of them", in_file(p));
+        }
+    }
+
+    for (const Folder& f : folders) {
+        CaseResult base;
+        base.folder = f.path.filename().string();
+        base.path = f.path.string();
+        OnnxModel model;
+        try {
+            model = load_model((f.path / "model.onnx").string());
+            if (model.nodes.size() != 1) {
+                if (!f.explicit_path) {
+                    report.skipped.push_back(base.folder + ": " + std::to_string(model.nodes.size()) + " nodes");
+                    continue;
+                }
+                throw Error("the model has " + std::to_string(model.nodes.size()) +
+                                " nodes; onnx-test runs single-node models",
+                            in_file(model.file));
+            }
+            base.onnx_op = model.nodes[0].op_type;
+            const bool known = report.claimed.count(base.onnx_op) && model.nodes[0].domain.empty();
+            if (!known) {
+                if (!f.explicit_path) {
+                    report.skipped.push_back(base.folder + ": op " + base.onnx_op + " not claimed");
+                    continue;
+                }
+                if (target_op(base.onnx_op).empty() || !model.nodes[0].domain.empty())
+                    map_node(model.nodes[0], model.opset, {});   // throws "unknown ONNX op"
+                throw Error("ONNX op '" + base.onnx_op + "' maps to dynrt op '" + target_op(base.onnx_op) +
+                            "', which no loaded module provides");
+            }
+        } catch (const Error& e) {
+            if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), base.onnx_op) == opt.ops.end()) continue;
+            base.status = "error";
+            base.detail = e.with_context(in_file((f.path / "model.onnx").string())).what();
+            report.cases.push_back(base);
+            continue;
+        }
+        if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), base.onnx_op) == opt.ops.end()) continue;
+        std::vector<fs::path> sets;
+        for (const auto& e : fs::directory_iterator(f.path))
+            if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+        std::sort(sets.begin(), sets.end());
+        if (sets.empty()) {
+            base.status = "error";
+            base.detail = "no test_data_set_* folder in " + f.path.string();
+            report.cases.push_back(base);
+        }
+        for (const fs::path& ds : sets) {
+            CaseResult r = base;
+            r.data_set = ds.filename().string();
+            try {
+                run_case(registry, engine, model, ds, opt, r);
+            } catch (const Error& e) {
+                r.status = "error";
+                r.detail = e.with_context(in_file(model.file)).what();
+            } catch (const std::exception& e) {
+                r.status = "error";
+                r.detail = e.what();
+            }
+            report.cases.push_back(std::move(r));
+        }
+    }
+    for (const CaseResult& r : report.cases) {
+        if (r.status == "pass") ++report.passed;
+        else if (r.status == "unsupported") ++report.unsupported;
+        else ++report.failed;
+    }
+    return report;
+}
+
+std::string summary_text(const TestReport& r, bool verbose) {
+    std::ostringstream os;
+    std::map<std::string, std::vector<const CaseResult*>> by_op;
+    for (const CaseResult& c : r.cases) by_op[c.onnx_op.empty() ? "?" : c.onnx_op].push_back(&c);
+    for (const CaseResult& c : r.cases) {
+        if (c.status == "pass" && !verbose) continue;
+        os << c.status << "  " << c.folder << (c.data_set.empty() ? "" : "/" + c.data_set);
+        if (c.status == "pass")
+            os << "  (" << (c.impl_static.empty() ? "empty output" : c.impl_static) << ", "
+               << (c.impl_dynamic.empty() ? "empty output" : c.impl_dynamic) << ")";
+        if (!c.detail.empty()) os << ": " << c.detail;
+        os << "\n";
+    }
+    os << "\nop               passed  failed  unsupported\n";
+    for (const auto& [op, cases] : by_op) {
+        size_t p = 0, f = 0, u = 0;
+        for (const CaseResult* c : cases) {
+            if (c->status == "pass") ++p;
+            else if (c->status == "unsupported") ++u;
+            else ++f;
+        }
+        char buf[128];
+        std::snprintf(buf, sizeof(buf), "%-16s %6zu  %6zu  %11zu\n", op.c_str(), p, f, u);
+        os << buf;
+    }
+    os << "total: " << r.passed << " passed, " << r.failed << " failed, " << r.unsupported << " unsupported";
+    if (!r.skipped.empty()) os << "; " << r.skipped.size() << " folders skipped (unclaimed op or several nodes)";
+    os << "\n";
+    return os.str();
+}
+
+std::string summary_markdown(const TestReport& r, const TestOptions& opt) {
+    std::ostringstream os;
+    std::map<std::string, std::vector<const CaseResult*>> by_op;
+    for (const CaseResult& c : r.cases) by_op[c.onnx_op].push_back(&c);
+    os << "| ONNX op | dynrt op | cases | passed | failed | unsupported |\n|---|---|---|---|---|---|\n";
+    for (const auto& [op, target] : r.claimed) {
+        if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), op) == opt.ops.end()) continue;
+        size_t p = 0, f = 0, u = 0;
+        auto it = by_op.find(op);
+        const size_t n = it == by_op.end() ? 0 : it->second.size();
+        if (it != by_op.end())
+            for (const CaseResult* c : it->second) {
+                if (c->status == "pass") ++p;
+                else if (c->status == "unsupported") ++u;
+                else ++f;
+            }
+        os << "| " << op << " | " << target << " | " << n << " | " << p << " | " << f << " | " << u << " |\n";
+    }
+    os << "| **total** | | " << r.cases.size() << " | " << r.passed << " | " << r.failed << " | " << r.unsupported
+       << " |\n";
+    for (const auto& [op, cases] : by_op) {
+        os << "\n### " << (op.empty() ? "(unreadable models)" : op)
+           << (r.claimed.count(op) ? " → `" + r.claimed.at(op) + "`" : std::string()) << "\n\n";
+        os << "| case | status | note |\n|---|---|---|\n";
+        for (const CaseResult* c : cases) {
+            std::string note = c->detail;
+            std::replace(note.begin(), note.end(), '|', '/');
+            std::replace(note.begin(), note.end(), '\n', ' ');
+            // Paths are machine-specific; the case name says enough.
+            for (size_t at = note.find(c->path); !c->path.empty() && at != std::string::npos;
+                 at = note.find(c->path, at + c->folder.size()))
+                note.replace(at, c->path.size(), c->folder);
+            os << "| `" << c->folder << "`" << (c->data_set == "test_data_set_0" ? "" : " " + c->data_set) << " | "
+               << c->status << " | " << note << " |\n";
+        }
+    }
+    return os.str();
+}
+
+}  // namespace dynrt::onnx
