@@ -12,7 +12,9 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "convolution_cl.hpp"
 
 namespace {
 
@@ -20,6 +22,9 @@ using dynrt::DataType;
 using dynrt::Dimension;
 using dynrt::PartialShape;
 using dynrt::Shape;
+
+// Output columns per work-item of the OpenCL kernel.
+constexpr size_t kOclOwBlock = 4;
 
 struct ConvAttrs {
     std::vector<int64_t> strides, pads_begin, pads_end, dilations;
@@ -200,6 +205,43 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     dynrt::HostImplOptions opts;
     opts.dtypes = {DataType::f32, DataType::f16};
     dynrt::add_host_impls(reg, "convolution", kernel, opts);
+
+    // OpenCL: a direct kernel (convolution.cl), attributes as JIT constants in
+    // both builds; f16 falls back to the host impls.
+    dynrt::OclKernelSpec spec;
+    spec.source = convolution_cl;
+    spec.kernel_name = "convolution";
+    spec.defines = [](const dynrt::KernelParams& p, bool) {
+        const ConvAttrs a = read_attrs(*p.attrs);
+        return dynrt::JitDefines{
+            {"OW_BLOCK", std::to_string(kOclOwBlock)},
+            {"STRIDE_H", std::to_string(a.strides[0])},     {"STRIDE_W", std::to_string(a.strides[1])},
+            {"PAD_H", std::to_string(a.pads_begin[0])},     {"PAD_W", std::to_string(a.pads_begin[1])},
+            {"DILATION_H", std::to_string(a.dilations[0])}, {"DILATION_W", std::to_string(a.dilations[1])},
+            {"GROUPS", std::to_string(a.groups)},
+        };
+    };
+    spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& lim) {
+        // Runtime layouts are static here; no Shape is built (runs every execution).
+        const dynrt::PartialShape& ys = p.outputs[0].shape;
+        const size_t n = static_cast<size_t>(ys[0].get_length()), o = static_cast<size_t>(ys[1].get_length());
+        const size_t oh = static_cast<size_t>(ys[2].get_length()), ow = static_cast<size_t>(ys[3].get_length());
+        return dynrt::dispatch_nd({(ow + kOclOwBlock - 1) / kOclOwBlock, oh, n * o}, 3, lim);
+    };
+    dynrt::OclImplOptions ocl;
+    ocl.dtypes = {DataType::f32};
+    ocl.validate = [](const dynrt::KernelParams& p) {
+        for (const dynrt::Layout& l : p.inputs)
+            if (l.dtype != DataType::f32) return std::string("inputs must all be f32");
+        // The kernel indexes with int.
+        std::vector<dynrt::Layout> all = p.inputs;
+        all.insert(all.end(), p.outputs.begin(), p.outputs.end());
+        for (const dynrt::Layout& l : all)
+            if (l.shape.is_static() && l.shape.to_shape().count() > 0x7fffffffu)
+                return std::string("a tensor has more than 2^31-1 elements");
+        return std::string();
+    };
+    dynrt::add_ocl_impls(reg, "convolution", spec, ocl);
 }
 
 }  // namespace

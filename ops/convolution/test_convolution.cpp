@@ -1,10 +1,15 @@
 // Tests of the convolution op: shape inference (static, bounded, dynamic and
 // invalid cases), hand-computed small convolutions (padding, stride, dilation,
 // groups), a naive convolution on random inputs, and one network instance fed
-// a sequence of spatial sizes with constant weights.
+// a sequence of spatial sizes with constant weights; on OpenCL (skipped without
+// an ocl engine) the static and shape-agnostic impls against the cpu reference
+// over spatial sizes that hit the output blocks' tails.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <set>
 #include <string>
@@ -356,6 +361,112 @@ void sweep(Mode mode) {
 TEST(ConvolutionDynamic, DynamicImplServesNewSpatialSizesWhileStaticBuildsInBackground) { sweep(Mode::dynamic_async); }
 TEST(ConvolutionDynamic, WithoutBackgroundCompileEachNewSpatialSizeBuildsStatic) { sweep(Mode::sync_compile); }
 TEST(ConvolutionDynamic, OneInstanceFollowsSpatialSizesOnStaticImpls) { sweep(Mode::static_only); }
+
+// ---- 4. OpenCL impls against the cpu reference -----------------------------------
+
+// Programs built here are cached in a folder of this test binary, not the user's.
+const bool kCacheDirSet = [] {
+    const auto dir = std::filesystem::temp_directory_path() / ("dynrt_test_conv_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    setenv("DYNRT_CACHE_DIR", dir.c_str(), 1);
+    return true;
+}();
+
+EnginePtr ocl_engine() {
+    if (!registry()->has_engine("ocl")) return nullptr;
+    try {
+        return test::engine("ocl");
+    } catch (const Error&) {
+        return nullptr;   // no OpenCL platform on this machine
+    }
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Sums of at most C/groups * kH * kW = 27 products of values in [-1, 1).
+constexpr double kOclTol = 1e-5;
+
+// x [N, C, H, W] (every dim dynamic in the program), weights and bias constant.
+void ocl_sweep(bool dynamic, const Conv& conv, const Shape& w_shape, const std::vector<Shape>& xs) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const HostTensor w = test::random_tensor(DataType::f32, w_shape, 5);
+    const HostTensor b = test::random_tensor(DataType::f32, Shape{w_shape[0]}, 6);
+    auto prog = test::single_node_program("convolution",
+                                          {Layout(PartialShape::dynamic_of_rank(4), DataType::f32), w.layout(),
+                                           b.layout()},
+                                          conv.attrs(), {{1, w}, {2, b}});
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic;
+    // Dynamic: the shape-agnostic impl serves every new shape (a background
+    // static build is queued for each; revisits may pick those up).
+    opts.async_compile = dynamic;
+    auto net = Network::create(prog, eng, opts);
+    auto ref_net = Network::create(prog, test::engine(), NetworkOptions());
+    InferRequest req(net), ref(ref_net);
+    std::set<Shape> seen;
+    for (size_t step = 0; step < xs.size(); ++step) {
+        const bool revisit = seen.count(xs[step]) > 0;
+        seen.insert(xs[step]);
+        const std::string what = "step " + std::to_string(step) + " x " + xs[step].to_string();
+        const HostTensor x = test::random_tensor(DataType::f32, xs[step], 40 + step);
+        req.set_input("in0", x);
+        ref.set_input("in0", x);
+        req.infer();
+        ref.infer();
+        const HostTensor y = req.get_output(0);
+        const HostTensor want = ref.get_output(0);
+        ASSERT_EQ(y.shape(), want.shape()) << what;
+        EXPECT_LE(test::max_abs_diff(y, want), kOclTol) << what;
+        const NodeStats& ns = req.last_run().nodes.back();
+        ASSERT_EQ(ns.node, "node");
+        if (dynamic) {
+            if (!revisit) EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic")) << ns.impl << " " << what;
+            else EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic") || ends_with(ns.impl, "_ocl_static")) << ns.impl;
+        } else {
+            EXPECT_TRUE(ends_with(ns.impl, "_ocl_static")) << ns.impl << " " << what;
+            EXPECT_EQ(ns.counters.impl_cache_hits, revisit ? 1u : 0u) << what;
+            EXPECT_EQ(ns.counters.static_builds, revisit ? 0u : 1u) << what;
+        }
+    }
+}
+
+// Spatial sizes over the tails of the 4-wide output blocks (1, 3, 13, 16, 17,
+// 255, 257) and a changing batch, with revisits.
+std::vector<Shape> spatial_cases(int64_t c) {
+    return {{1, c, 1, 1},   {2, c, 3, 3},   {1, c, 13, 16}, {1, c, 17, 17}, {1, c, 255, 3},
+            {1, c, 3, 257}, {2, c, 3, 3},   {1, c, 1, 1}};
+}
+
+Conv strided() {
+    Conv c;
+    c.strides = {2, 2};
+    c.pads_begin = c.pads_end = {1, 1};
+    return c;
+}
+
+Conv grouped_dilated() {
+    Conv c;
+    c.dilations = {2, 2};
+    c.pads_begin = {2, 1};
+    c.pads_end = {2, 3};
+    c.groups = 3;
+    return c;
+}
+
+TEST(ConvolutionOcl, ShapeAgnosticImplMatchesCpuOverTailSizes) {
+    ocl_sweep(true, strided(), Shape{4, 3, 3, 3}, spatial_cases(3));
+}
+TEST(ConvolutionOcl, StaticImplsMatchCpuOverTailSizesAndAreCached) {
+    ocl_sweep(false, strided(), Shape{4, 3, 3, 3}, spatial_cases(3));
+}
+TEST(ConvolutionOcl, GroupsDilationsAndAsymmetricPadsMatchCpu) {
+    const std::vector<Shape> xs = {{1, 6, 5, 7}, {2, 6, 17, 13}, {1, 6, 1, 1}};
+    ocl_sweep(true, grouped_dilated(), Shape{9, 2, 3, 3}, xs);
+    ocl_sweep(false, grouped_dilated(), Shape{9, 2, 3, 3}, xs);
+}
 
 }  // namespace
 }  // namespace dynrt

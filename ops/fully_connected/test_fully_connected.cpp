@@ -1,9 +1,15 @@
 // Tests of the fully_connected op: shape inference, hand-computed values, a
 // naive matrix product on random inputs, and one network instance fed a
-// sequence of batch sizes with constant weights.
+// sequence of batch sizes with constant weights; on OpenCL (skipped without an
+// ocl engine) the static and shape-agnostic impls against the cpu reference over
+// shapes that hit the tiles' tails and the skinny (decode) kernel.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -224,6 +230,127 @@ TEST(FullyConnectedDynamic, DynamicImplServesNewBatchSizesWhileStaticBuildsInBac
 }
 TEST(FullyConnectedDynamic, WithoutBackgroundCompileEachNewBatchSizeBuildsStatic) { sweep(Mode::sync_compile); }
 TEST(FullyConnectedDynamic, OneInstanceFollowsBatchSizesOnStaticImpls) { sweep(Mode::static_only); }
+
+// ---- 4. OpenCL impls against the cpu reference -----------------------------------
+
+// Programs built here are cached in a folder of this test binary, not the user's.
+const bool kCacheDirSet = [] {
+    const auto dir = std::filesystem::temp_directory_path() / ("dynrt_test_fc_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    setenv("DYNRT_CACHE_DIR", dir.c_str(), 1);
+    return true;
+}();
+
+EnginePtr ocl_engine() {
+    if (!registry()->has_engine("ocl")) return nullptr;
+    try {
+        return test::engine("ocl");
+    } catch (const Error&) {
+        return nullptr;   // no OpenCL platform on this machine
+    }
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Sums of up to 257 products of values in [-1, 1): float accumulation in another
+// order than the double reference stays well inside this.
+constexpr double kOclTol = 2e-4;
+
+// x [d0, d1, K], w [N, K], bias [N]; every dim dynamic in the program.
+struct FcCase {
+    int64_t d0, d1, k, n;
+};
+
+void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    auto prog = std::make_shared<Program>(registry(), "fc_ocl");
+    prog->add_input("x", Layout(PartialShape::dynamic_of_rank(3), DataType::f32));
+    prog->add_input("w", Layout(PartialShape::dynamic_of_rank(2), DataType::f32));
+    std::vector<std::string> ins = {"x", "w"};
+    if (with_bias) {
+        prog->add_input("b", Layout(PartialShape::dynamic_of_rank(1), DataType::f32));
+        ins.push_back("b");
+    }
+    prog->add_node("fc", "fully_connected", ins);
+    prog->add_output("fc");
+    prog->build();
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic;
+    // Dynamic: the shape-agnostic impl serves every new shape (a background
+    // static build is queued for each; revisits may pick those up).
+    opts.async_compile = dynamic;
+    auto net = Network::create(prog, eng, opts);
+    auto ref_net = Network::create(prog, test::engine(), NetworkOptions());
+    InferRequest req(net), ref(ref_net);
+    std::set<std::vector<int64_t>> seen;
+    for (size_t step = 0; step < cases.size(); ++step) {
+        const FcCase& c = cases[step];
+        const std::vector<int64_t> key = {c.d0, c.d1, c.k, c.n};
+        const bool revisit = seen.count(key) > 0;
+        seen.insert(key);
+        const std::string what = "step " + std::to_string(step) + " x [" + std::to_string(c.d0) + "," +
+                                 std::to_string(c.d1) + "," + std::to_string(c.k) + "] N=" + std::to_string(c.n);
+        std::vector<std::pair<std::string, HostTensor>> inputs = {
+            {"x", test::random_tensor(DataType::f32, Shape{c.d0, c.d1, c.k}, 100 + step)},
+            {"w", test::random_tensor(DataType::f32, Shape{c.n, c.k}, 200 + step)}};
+        if (with_bias) inputs.emplace_back("b", test::random_tensor(DataType::f32, Shape{c.n}, 300 + step));
+        for (const auto& in : inputs) {
+            req.set_input(in.first, in.second);
+            ref.set_input(in.first, in.second);
+        }
+        req.infer();
+        ref.infer();
+        const HostTensor y = req.get_output(0);
+        const HostTensor want = ref.get_output(0);
+        ASSERT_EQ(y.shape(), (Shape{c.d0, c.d1, c.n})) << what;
+        EXPECT_LE(test::max_abs_diff(y, want), kOclTol) << what;
+        const NodeStats& ns = req.last_run().nodes.back();
+        ASSERT_EQ(ns.node, "fc");
+        if (dynamic) {
+            if (!revisit) EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic")) << ns.impl << " " << what;
+            else EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic") || ends_with(ns.impl, "_ocl_static")) << ns.impl;
+        } else {
+            EXPECT_TRUE(ends_with(ns.impl, "_ocl_static")) << ns.impl << " " << what;
+            EXPECT_EQ(ns.counters.impl_cache_hits, revisit ? 1u : 0u) << what;
+            EXPECT_EQ(ns.counters.static_builds, revisit ? 0u : 1u) << what;
+        }
+    }
+}
+
+// Rows (d0 * d1) on the skinny kernel (<= 16) and the tiled one, K and N over
+// the tails (1, 3, 13, 16, 17, 255, 257), with revisits.
+std::vector<FcCase> tail_cases() {
+    return {{1, 1, 1, 1},    {1, 3, 13, 17},  {2, 8, 16, 3},   {1, 16, 257, 255}, {1, 17, 255, 13},
+            {3, 85, 3, 16},  {1, 257, 17, 1}, {1, 1, 257, 257}, {1, 3, 13, 17},   {1, 1, 1, 1},
+            {1, 17, 255, 13}};
+}
+
+TEST(FullyConnectedOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, true, tail_cases()); }
+TEST(FullyConnectedOcl, StaticImplsMatchCpuOverTailShapesAndAreCached) { ocl_sweep(false, true, tail_cases()); }
+TEST(FullyConnectedOcl, WithoutBiasBothImplsMatchCpu) {
+    const std::vector<FcCase> cases = {{1, 4, 19, 9}, {2, 20, 33, 40}};
+    ocl_sweep(true, false, cases);
+    ocl_sweep(false, false, cases);
+}
+
+TEST(FullyConnectedOcl, F16FallsBackToTheHostImpl) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const HostTensor x = test::random_tensor(DataType::f16, Shape{3, 4}, 1);
+    const HostTensor w = test::random_tensor(DataType::f16, Shape{2, 4}, 2);
+    auto prog = test::single_node_program("fully_connected", {x.layout(), w.layout()}, Attributes());
+    auto net = Network::create(prog, eng, NetworkOptions());
+    InferRequest req(net);
+    req.set_input("in0", x);
+    req.set_input("in1", w);
+    req.infer();
+    EXPECT_FALSE(ends_with(req.last_run().nodes.back().impl, "_ocl_static")) << req.last_run().nodes.back().impl;
+    EXPECT_FALSE(ends_with(req.last_run().nodes.back().impl, "_ocl_dynamic")) << req.last_run().nodes.back().impl;
+    EXPECT_LE(test::max_abs_diff(req.get_output(0), naive_fc(x, w, nullptr)), 4e-3);
+}
 
 }  // namespace
 }  // namespace dynrt

@@ -1,13 +1,19 @@
 // Tests of the gemm op: shape inference with transposes and batch broadcasting,
 // hand-computed products, a naive batched product on random inputs, and one
-// network instance fed a sequence of changing shapes.
+// network instance fed a sequence of changing shapes; on OpenCL (skipped
+// without an ocl engine) the static and shape-agnostic impls against the cpu
+// reference over shapes that hit the tiles' tails and the skinny path.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "test_support.hpp"
 
@@ -264,6 +270,144 @@ void sweep(Mode mode) {
 TEST(GemmDynamic, DynamicImplServesNewShapesWhileStaticBuildsInBackground) { sweep(Mode::dynamic_async); }
 TEST(GemmDynamic, WithoutBackgroundCompileEachNewShapeBuildsStatic) { sweep(Mode::sync_compile); }
 TEST(GemmDynamic, OneInstanceFollowsShapesOnStaticImpls) { sweep(Mode::static_only); }
+
+// ---- 4. OpenCL impls against the cpu reference -----------------------------------
+
+// Programs built here are cached in a folder of this test binary, not the user's.
+const bool kCacheDirSet = [] {
+    const auto dir = std::filesystem::temp_directory_path() / ("dynrt_test_gemm_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    setenv("DYNRT_CACHE_DIR", dir.c_str(), 1);
+    return true;
+}();
+
+EnginePtr ocl_engine() {
+    if (!registry()->has_engine("ocl")) return nullptr;
+    try {
+        return test::engine("ocl");
+    } catch (const Error&) {
+        return nullptr;   // no OpenCL platform on this machine
+    }
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// f32 products over K <= 257 terms of values in [-1, 1): float accumulation in
+// another order than the double reference differs by well under this.
+constexpr double kOclTol = 2e-4;
+
+struct OclCase {
+    Shape a, b, c;   // c empty: no c
+};
+
+// One InferRequest on the ocl engine and one on cpu, fed the same inputs per
+// step; every output is compared, and the impl that ran is checked.
+void ocl_sweep(bool dynamic, bool ta, bool tb, bool with_c, const std::vector<OclCase>& cases) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    auto prog = std::make_shared<Program>(registry(), "gemm_ocl");
+    prog->add_input("a", Layout(PartialShape::dynamic_of_rank(cases[0].a.size()), DataType::f32));
+    prog->add_input("b", Layout(PartialShape::dynamic_of_rank(cases[0].b.size()), DataType::f32));
+    std::vector<std::string> ins = {"a", "b"};
+    if (with_c) {
+        prog->add_input("c", Layout(PartialShape::dynamic_of_rank(cases[0].c.size()), DataType::f32));
+        ins.push_back("c");
+    }
+    prog->add_node("mm", "gemm", ins, gemm_attrs(ta, tb, 0.75, -1.5));
+    prog->add_output("mm");
+    prog->build();
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic;
+    // Dynamic: the shape-agnostic impl serves every new shape (a background
+    // static build is queued for each; revisits may pick those up).
+    opts.async_compile = dynamic;
+    auto net = Network::create(prog, eng, opts);
+    auto ref_net = Network::create(prog, test::engine(), NetworkOptions());
+    InferRequest req(net), ref(ref_net);
+    std::set<std::string> seen;
+    for (size_t step = 0; step < cases.size(); ++step) {
+        const OclCase& oc = cases[step];
+        const std::string key = oc.a.to_string() + oc.b.to_string() + oc.c.to_string();
+        const bool revisit = seen.count(key) > 0;
+        seen.insert(key);
+        std::vector<std::pair<std::string, HostTensor>> inputs = {
+            {"a", test::random_tensor(DataType::f32, oc.a, 100 + step)},
+            {"b", test::random_tensor(DataType::f32, oc.b, 200 + step)}};
+        if (with_c) inputs.emplace_back("c", test::random_tensor(DataType::f32, oc.c, 300 + step));
+        for (const auto& in : inputs) {
+            req.set_input(in.first, in.second);
+            ref.set_input(in.first, in.second);
+        }
+        req.infer();
+        ref.infer();
+        const HostTensor y = req.get_output(0);
+        const HostTensor want = ref.get_output(0);
+        ASSERT_EQ(y.shape(), want.shape()) << "step " << step << " " << key;
+        EXPECT_LE(test::max_abs_diff(y, want), kOclTol) << "step " << step << " " << key;
+        const NodeStats& ns = req.last_run().nodes.at(req.last_run().nodes.size() - 1);
+        ASSERT_EQ(ns.node, "mm");
+        if (dynamic) {
+            if (!revisit) EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic")) << ns.impl << " step " << step;
+            else EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic") || ends_with(ns.impl, "_ocl_static")) << ns.impl;
+        } else {
+            EXPECT_TRUE(ends_with(ns.impl, "_ocl_static")) << ns.impl << " step " << step;
+            EXPECT_EQ(ns.counters.impl_cache_hits, revisit ? 1u : 0u) << "step " << step;
+            EXPECT_EQ(ns.counters.static_builds, revisit ? 0u : 1u) << "step " << step;
+        }
+    }
+}
+
+// (batch, M, K, N) over the tails of the tiles (1, 3, 13, 16, 17, 255, 257), the
+// skinny path (M <= 16) and the tiled one, with revisits.
+std::vector<OclCase> tail_cases() {
+    auto mk = [](int64_t bt, int64_t m, int64_t k, int64_t n) { return OclCase{Shape{bt, m, k}, Shape{k, n}, {}}; };
+    return {mk(1, 1, 1, 1),    mk(2, 3, 13, 17),  mk(1, 13, 16, 3),   mk(1, 16, 17, 257), mk(1, 17, 255, 13),
+            mk(2, 255, 3, 16), mk(1, 257, 17, 1), mk(1, 33, 257, 65), mk(2, 3, 13, 17),   mk(1, 1, 1, 1),
+            mk(1, 17, 255, 13)};
+}
+
+TEST(GemmOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, false, false, false, tail_cases()); }
+TEST(GemmOcl, StaticImplsMatchCpuOverTailShapesAndAreCached) { ocl_sweep(false, false, false, false, tail_cases()); }
+
+// Transposes, alpha/beta and c broadcast, batch dims broadcast on both sides;
+// one skinny and one tiled shape each. Static impls for every combination; the
+// shape-agnostic one (the same kernel body, dims from shape_info) for both
+// transposes only, to keep PoCL's compile time down.
+std::vector<OclCase> transpose_cases(bool ta, bool tb) {
+    auto mk = [&](int64_t m, int64_t k, int64_t n) {
+        return OclCase{ta ? Shape{3, 1, k, m} : Shape{3, 1, m, k}, tb ? Shape{2, n, k} : Shape{2, k, n},
+                       Shape{1, m, 1}};
+    };
+    return {mk(5, 19, 7), mk(37, 21, 35)};
+}
+
+TEST(GemmOcl, TransposesAlphaBetaAndBroadcastMatchCpu) {
+    for (int flags = 0; flags < 4; ++flags) {
+        const bool ta = flags & 1, tb = flags & 2;
+        SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb));
+        if (ta && tb) ocl_sweep(true, ta, tb, true, transpose_cases(ta, tb));
+        ocl_sweep(false, ta, tb, true, transpose_cases(ta, tb));
+    }
+}
+
+TEST(GemmOcl, F16FallsBackToTheHostImpl) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const HostTensor a = test::random_tensor(DataType::f16, Shape{3, 4}, 1);
+    const HostTensor b = test::random_tensor(DataType::f16, Shape{4, 2}, 2);
+    auto prog = test::single_node_program("gemm", {a.layout(), b.layout()}, gemm_attrs());
+    auto net = Network::create(prog, eng, NetworkOptions());
+    InferRequest req(net);
+    req.set_input("in0", a);
+    req.set_input("in1", b);
+    req.infer();
+    EXPECT_FALSE(ends_with(req.last_run().nodes.back().impl, "_ocl_static")) << req.last_run().nodes.back().impl;
+    EXPECT_FALSE(ends_with(req.last_run().nodes.back().impl, "_ocl_dynamic")) << req.last_run().nodes.back().impl;
+    EXPECT_LE(test::max_abs_diff(req.get_output(0), naive_gemm(a, b, nullptr, false, false, 1.0, 1.0, Shape{3, 2})),
+              4e-3);
+}
 
 }  // namespace
 }  // namespace dynrt

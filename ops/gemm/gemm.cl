@@ -1,0 +1,239 @@
+// Matrix product kernel of gemm and fully_connected (OpenCL C 1.2, f32):
+//   y[b, m, n] = ALPHA * sum_k op(a)[b, m, k] * op(b)[b, k, n] + BETA * c[b, m, n]
+// Two kernels; the host picks one by M (ops/gemm/matmul_ocl.hpp):
+//   - M <= SK_MAX_M ("skinny", decode shapes): a work-group owns SK_COLS output
+//     columns; its work-items split K into SK_SLICES strided slices, each keeps
+//     one partial sum per row in registers, and the slices are summed in local
+//     memory. The weights are read once, which is what bounds these shapes.
+//   - otherwise ("tiled"): a work-group of WG_N x WG_M work-items computes a
+//     TM x TN tile of y (TM = WG_M * RM, TN = WG_N * RN), staging TK-deep slabs
+//     of op(a) and op(b) in local memory; each work-item accumulates an RM x RN
+//     register block. Tails are handled by zero-filling the slabs and by
+//     bounds-checked stores.
+// Two entry points rather than one with a branch on M: no barrier sits under
+// a condition, and a static impl compiles only the path its M needs.
+//
+// JIT constants besides the INPUTk_/OUTPUT0_ dims: FC (fully_connected: every
+// leading dim of input 0 is a row, weights [N, K], no batch), TA, TB, ALPHA,
+// BETA, WG_M, WG_N, RM, RN, TK, LDA, LDB, SK_MAX_M, SK_WG, SK_COLS, SK_SLICES.
+// In the static build every dim is a literal, so loops get constant trip
+// counts; in the dynamic build the dims are read from shape_info and the same
+// body runs.
+#define KERNEL(name) __kernel void name
+
+#define HAS_C (INPUTS_COUNT > 2)
+
+// Element (m, k) of op(a) and (k, n) of op(b); the pointers are already offset
+// to the batch.
+#if TA
+#define A_AT(p, m, k, M, K) (p)[(k) * (M) + (m)]
+#else
+#define A_AT(p, m, k, M, K) (p)[(m) * (K) + (k)]
+#endif
+#if TB
+#define B_AT(p, k, n, K, N) (p)[(n) * (K) + (k)]
+#else
+#define B_AT(p, k, n, K, N) (p)[(k) * (N) + (n)]
+#endif
+
+inline float finish_value(float acc, __global const float* c, int m, int n, int c_sm, int c_sn) {
+    float v = ALPHA * acc;
+#if HAS_C
+    v += BETA * c[m * c_sm + n * c_sn];
+#endif
+    return v;
+}
+
+inline void tiled(__global const float* a, __global const float* b, __global const float* c, __global float* y,
+                  int M, int N, int K, int c_sm, int c_sn, __local float* As, __local float* Bs) {
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int lid = ty * WG_N + tx;
+    const int m0 = get_group_id(1) * (WG_M * RM), n0 = get_group_id(0) * (WG_N * RN);
+    float acc[RM][RN];
+#pragma unroll
+    for (int i = 0; i < RM; ++i)
+#pragma unroll
+        for (int j = 0; j < RN; ++j) acc[i][j] = 0.0f;
+
+    for (int k0 = 0; k0 < K; k0 += TK) {
+        // Slab of op(a): TK x TM, stored k-major (As[k * LDA + m]); the read
+        // order follows the contiguous dim of a in global memory.
+#pragma unroll
+        for (int r = 0; r < TK * RM / WG_N; ++r) {
+            const int l = lid + r * (WG_M * WG_N);
+#if TA
+            const int mm = l % (WG_M * RM), kk = l / (WG_M * RM);
+#else
+            const int kk = l % TK, mm = l / TK;
+#endif
+            const int gm = m0 + mm, gk = k0 + kk;
+            As[kk * LDA + mm] = (gm < M && gk < K) ? A_AT(a, gm, gk, M, K) : 0.0f;
+        }
+#pragma unroll
+        for (int r = 0; r < TK * RN / WG_M; ++r) {
+            const int l = lid + r * (WG_M * WG_N);
+#if TB
+            const int kk = l % TK, nn = l / TK;
+#else
+            const int nn = l % (WG_N * RN), kk = l / (WG_N * RN);
+#endif
+            const int gn = n0 + nn, gk = k0 + kk;
+            Bs[kk * LDB + nn] = (gn < N && gk < K) ? B_AT(b, gk, gn, K, N) : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (int kk = 0; kk < TK; ++kk) {
+            float ar[RM], br[RN];
+#pragma unroll
+            for (int q = 0; q < RM / 4; ++q) {
+                const float4 v = vload4(q, As + kk * LDA + ty * RM);
+                ar[4 * q] = v.s0, ar[4 * q + 1] = v.s1, ar[4 * q + 2] = v.s2, ar[4 * q + 3] = v.s3;
+            }
+#pragma unroll
+            for (int q = 0; q < RN / 4; ++q) {
+                const float4 v = vload4(q, Bs + kk * LDB + tx * RN);
+                br[4 * q] = v.s0, br[4 * q + 1] = v.s1, br[4 * q + 2] = v.s2, br[4 * q + 3] = v.s3;
+            }
+#pragma unroll
+            for (int i = 0; i < RM; ++i)
+#pragma unroll
+                for (int j = 0; j < RN; ++j) acc[i][j] = mad(ar[i], br[j], acc[i][j]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+#pragma unroll
+    for (int i = 0; i < RM; ++i) {
+        const int m = m0 + ty * RM + i;
+        if (m >= M) break;
+#pragma unroll
+        for (int j = 0; j < RN; ++j) {
+            const int n = n0 + tx * RN + j;
+            if (n < N) y[m * N + n] = finish_value(acc[i][j], c, m, n, c_sm, c_sn);
+        }
+    }
+}
+
+inline void skinny(__global const float* a, __global const float* b, __global const float* c, __global float* y,
+                   int M, int N, int K, int c_sm, int c_sn, __local float* red) {
+    const int lid = get_local_id(0);
+    // Consecutive work-items walk the contiguous dim of b: K when b is [N, K]
+    // (transposed, the fully_connected weights), N otherwise.
+#if TB
+    const int s = lid % SK_SLICES, col = lid / SK_SLICES;
+#else
+    const int col = lid % SK_COLS, s = lid / SK_COLS;
+#endif
+    const int n = get_group_id(0) * SK_COLS + col;
+    float acc[SK_MAX_M];
+#pragma unroll
+    for (int m = 0; m < SK_MAX_M; ++m) acc[m] = 0.0f;
+    if (n < N) {
+#pragma unroll 4
+        for (int k = s; k < K; k += SK_SLICES) {
+            const float bv = B_AT(b, k, n, K, N);
+#pragma unroll
+            for (int m = 0; m < SK_MAX_M; ++m)
+                if (m < M) acc[m] = mad(A_AT(a, m, k, M, K), bv, acc[m]);
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < SK_MAX_M; ++m)
+        if (m < M) red[m * SK_WG + lid] = acc[m];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Tree sum over the slices of each column (the slice stride in `red` is
+    // SK_COLS or 1 with the mapping above).
+#if TB
+#define SLICE_STEP 1
+#else
+#define SLICE_STEP SK_COLS
+#endif
+    for (int st = SK_SLICES / 2; st > 0; st >>= 1) {
+        if (s < st)
+            for (int m = 0; m < M; ++m) red[m * SK_WG + lid] += red[m * SK_WG + lid + st * SLICE_STEP];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (s == 0 && n < N)
+        for (int m = 0; m < M; ++m) y[m * N + n] = finish_value(red[m * SK_WG + lid], c, m, n, c_sm, c_sn);
+}
+
+// Sizes and batch offsets of one product, from the JIT dims (literals or
+// shape_info reads).
+typedef struct {
+    int M, N, K;
+    int a_off, b_off, c_off, y_off;
+    int c_sm, c_sn;   // c strides over rows and columns (0 where c broadcasts)
+} problem_t;
+
+inline problem_t problem(OPTIONAL_SHAPE_INFO_ARG int batch) {
+    problem_t p;
+#if FC
+    // x [..., K] with every leading dim a row; w [N, K]; optional bias [N].
+    p.K = INPUT0_DIM7;
+    p.M = INPUT0_DIM0 * INPUT0_DIM1 * INPUT0_DIM2 * INPUT0_DIM3 * INPUT0_DIM4 * INPUT0_DIM5 * INPUT0_DIM6;
+    p.N = INPUT1_DIM6;
+    p.a_off = p.b_off = p.c_off = p.y_off = 0;
+#else
+    p.M = TA ? INPUT0_DIM7 : INPUT0_DIM6;
+    p.K = TA ? INPUT0_DIM6 : INPUT0_DIM7;
+    p.N = TB ? INPUT1_DIM6 : INPUT1_DIM7;
+    // The batch index walks the output's leading dims; a, b and c broadcast
+    // where their (right-aligned) dim is 1.
+    int rem = batch;
+    p.y_off = batch * p.M * p.N;
+    p.a_off = p.b_off = p.c_off = 0;
+    int sa = INPUT0_DIM6 * INPUT0_DIM7, sb = INPUT1_DIM6 * INPUT1_DIM7;
+#if HAS_C
+    int sc = INPUT2_DIM6 * INPUT2_DIM7;
+#define C_STEP(d)                                 \
+    p.c_off += INPUT2_DIM##d == 1 ? 0 : i * sc;   \
+    sc *= INPUT2_DIM##d;
+#else
+#define C_STEP(d)
+#endif
+#define BATCH_STEP(d)                                 \
+    {                                                 \
+        const int od = OUTPUT0_DIM##d;                \
+        const int i = rem % od;                       \
+        rem /= od;                                    \
+        p.a_off += INPUT0_DIM##d == 1 ? 0 : i * sa;   \
+        sa *= INPUT0_DIM##d;                          \
+        p.b_off += INPUT1_DIM##d == 1 ? 0 : i * sb;   \
+        sb *= INPUT1_DIM##d;                          \
+        C_STEP(d)                                     \
+    }
+    BATCH_STEP(5) BATCH_STEP(4) BATCH_STEP(3) BATCH_STEP(2) BATCH_STEP(1) BATCH_STEP(0)
+#endif
+#if HAS_C
+    p.c_sm = INPUT2_DIM6 == 1 ? 0 : INPUT2_DIM7;
+    p.c_sn = INPUT2_DIM7 == 1 ? 0 : 1;
+#else
+    p.c_sm = p.c_sn = 0;
+#endif
+    return p;
+}
+
+#if HAS_C
+#define C_PTR(p) (input2 + (p).c_off)
+#define C_ARG __global const float* input2,
+#else
+#define C_PTR(p) ((__global const float*)0)
+#define C_ARG
+#endif
+
+// Work: dim 0 = column blocks of SK_COLS (work-groups of SK_WG), dim 1 = batch.
+KERNEL(matmul_skinny)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global const float* input1, C_ARG
+                      __global float* output0) {
+    const problem_t p = problem(OPTIONAL_SHAPE_INFO_TENSOR (int)get_group_id(1));
+    __local float red[SK_MAX_M * SK_WG];
+    skinny(input0 + p.a_off, input1 + p.b_off, C_PTR(p), output0 + p.y_off, p.M, p.N, p.K, p.c_sm, p.c_sn, red);
+}
+
+// Work: dims 0/1 = (WG_N, WG_M) work-items per TN x TM tile, dim 2 = batch.
+KERNEL(matmul_tiled)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global const float* input1, C_ARG
+                     __global float* output0) {
+    const problem_t p = problem(OPTIONAL_SHAPE_INFO_TENSOR (int)get_group_id(2));
+    __local float As[TK * LDA];
+    __local float Bs[TK * LDB];
+    tiled(input0 + p.a_off, input1 + p.b_off, C_PTR(p), output0 + p.y_off, p.M, p.N, p.K, p.c_sm, p.c_sn, As, Bs);
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The whole GPU set in one command, on the GPU machine, from a prebuilt Release
+# build/ and .gpu-libs/ (scripts/pack-gpu-libs.sh) copied with the tree:
+#   ./scripts/bench-gpu.sh [report dir]
+# Report dir: the argument, else $OUT, else gpu-report/. It receives
+#   summary.md            device, test result, per-config results, key figures
+#   ctest.log             the OpenCL test suite (ctest -R "ocl|Ocl")
+#   run_<config>.json/.log  `dynrt run <config> --device ocl --report`
+#   ocl_bench.json/.txt   benchmarks/ocl_bench.cpp (memory-bound, GEMM, host work)
+#   flow_bench.json/.txt  benchmarks/flow_bench.cpp
+# Every step runs even if an earlier one fails; the exit status is the number
+# of failed steps (0 = all good).
+# Knobs: OCL_BENCH_ARGS (e.g. "--mib=16 --max-dim=512" for a small run),
+# DYNRT_BENCH_MIN_TIME (seconds per benchmark, default 0.2), DYNRT_BUILD_DIR
+# (default build/).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+report="${1:-${OUT:-$root/gpu-report}}"
+mkdir -p "$report"
+build="${DYNRT_BUILD_DIR:-$root/build}"
+source "$root/scripts/gpu-env.sh"
+export DYNRT_MODULE_PATH="$build/lib/dynrt"
+export DYNRT_CACHE_DIR="${DYNRT_CACHE_DIR:-${TMPDIR:-/tmp}/dynrt-gpu-cache}"
+failed=0
+summary="$report/summary.md"
+step() { echo "== $*" >&2; }
+
+# The test executables carry the build machine's paths (module and data
+# folders): when the tree was copied elsewhere, point those paths here.
+orig_src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)"
+if [ -n "$orig_src" ] && [ "$orig_src" != "$root" ] && [ ! -e "$orig_src" ]; then
+  mkdir -p "$(dirname "$orig_src")" 2>/dev/null && ln -s "$root" "$orig_src" 2>/dev/null &&
+    echo "bench-gpu: linked $orig_src -> $root" >&2 ||
+    echo "bench-gpu: cannot link $orig_src; tests may not find their modules" >&2
+fi
+
+{
+  echo "# dynrt GPU report"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "- host: $(uname -srm)"
+  command -v nvidia-smi >/dev/null && echo "- gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+  echo "- commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo
+} > "$summary"
+
+step "modules"
+"$build/bin/dynrt" ops > "$report/modules.log" 2>&1 || true
+
+step "ctest -R ocl|Ocl"
+if (cd "$build" && ctest -R "ocl|Ocl" --output-on-failure --timeout 600 -j 4) > "$report/ctest.log" 2>&1; then
+  test_result="passed"
+else
+  test_result="FAILED"
+  failed=$((failed + 1))
+fi
+{
+  echo "## OpenCL tests: $test_result"
+  echo
+  echo '```'
+  grep -E "tests passed|tests failed|Failed|\*\*\*" "$report/ctest.log" | tail -40
+  echo '```'
+  echo
+} >> "$summary"
+
+step "dynrt run configs on --device ocl"
+{
+  echo "## Pipelines on --device ocl"
+  echo
+  echo "| config | result |"
+  echo "|---|---|"
+} >> "$summary"
+for cfg in "$root"/configs/*.yaml; do
+  name="$(basename "$cfg" .yaml)"
+  if "$build/bin/dynrt" run "$cfg" --device ocl --report "$report/run_$name.json" -v > "$report/run_$name.log" 2>&1; then
+    echo "| $name | ok |" >> "$summary"
+  else
+    echo "| $name | FAILED (see run_$name.log) |" >> "$summary"
+    failed=$((failed + 1))
+  fi
+done
+echo >> "$summary"
+
+min_time="${DYNRT_BENCH_MIN_TIME:-0.2}"
+for bench in ocl_bench flow_bench; do
+  step "$bench"
+  args=()
+  [ "$bench" = ocl_bench ] && read -r -a args <<< "${OCL_BENCH_ARGS:-}"
+  if [ ! -x "$build/bin/$bench" ]; then
+    echo "## $bench: not built" >> "$summary"
+    failed=$((failed + 1))
+    continue
+  fi
+  if "$build/bin/$bench" "${args[@]}" --benchmark_min_time="$min_time" --benchmark_counters_tabular=true \
+       --benchmark_out="$report/$bench.json" --benchmark_out_format=json > "$report/$bench.txt" 2>&1; then
+    r="ok"
+  else
+    r="FAILED"
+    failed=$((failed + 1))
+  fi
+  {
+    echo "## $bench: $r"
+    echo
+    echo '```'
+    grep -vE "^\*\*\*WARNING|^-+$" "$report/$bench.txt" | cut -c1-220
+    echo '```'
+    echo
+  } >> "$summary"
+done
+
+echo "failed steps: $failed" >> "$summary"
+echo "bench-gpu: report in $report ($failed failed steps)" >&2
+exit "$failed"
