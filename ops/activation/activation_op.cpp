@@ -6,6 +6,7 @@
 // rounded values of the exact function (up to libm accuracy).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,7 +14,9 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "activation_cl.hpp"
 
 namespace {
 
@@ -114,6 +117,68 @@ void kernel(dynrt::HostCall& call) {
     for (size_t i = 0; i < n; ++i) call.set(0, i, apply(f, call.get(0, i), alpha, beta));
 }
 
+// ---- OpenCL ---------------------------------------------------------------
+
+// DATA_F16 selects the kernels' LOAD / STORE (defined in the .cl): f16 goes
+// through vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
+// needed) and is computed in float; other types are plain accesses.
+void add_data_f16(dynrt::JitDefines& d, DataType t) { d.emplace_back("DATA_F16", t == DataType::f16 ? "1" : "0"); }
+
+// An exact OpenCL C float literal (hex float, so no digits are lost).
+std::string float_literal(double v) {
+    const float f = static_cast<float>(v);
+    if (std::isnan(f)) return "NAN";
+    if (std::isinf(f)) return f > 0 ? "INFINITY" : "(-INFINITY)";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "(%af)", static_cast<double>(f));
+    return buf;
+}
+
+// The function as an OpenCL C expression of a float `x` (ALPHA and BETA are
+// JIT constants). Mirrors apply() above, in float.
+const char* ocl_func(Func f) {
+    switch (f) {
+        case Func::relu: return "(x > 0.0f ? x : 0.0f)";
+        case Func::gelu: return "(0.5f * x * (1.0f + erf(x * 0.70710678118654752f)))";
+        case Func::gelu_tanh: return "(0.5f * x * (1.0f + tanh(0.7978845608028654f * (x + 0.044715f * x * x * x))))";
+        case Func::silu: return "(x / (1.0f + exp(-x)))";
+        case Func::sigmoid: return "(1.0f / (1.0f + exp(-x)))";
+        case Func::tanh_: return "tanh(x)";
+        case Func::exp_: return "exp(x)";
+        case Func::abs_: return "fabs(x)";
+        case Func::neg: return "(-x)";
+        case Func::sqrt_: return "sqrt(x)";
+        case Func::log_: return "log(x)";
+        // expm1 keeps the small-|x| values accurate (exp(x) - 1 cancels).
+        case Func::elu: return "(x > 0.0f ? x : ALPHA * expm1(x))";
+        case Func::leaky_relu: return "(x >= 0.0f ? x : ALPHA * x)";
+        case Func::clamp: return "fmin(fmax(x, ALPHA), BETA)";
+        case Func::hswish: return "(x * fmin(fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f)";
+        case Func::softplus: return "(x > 30.0f ? x : log1p(exp(x)))";
+        case Func::identity: return "(x)";
+    }
+    return "(x)";
+}
+
+dynrt::OclKernelSpec ocl_spec() {
+    dynrt::OclKernelSpec spec;
+    spec.source = activation_cl;
+    spec.kernel_name = "activation_ref";
+    // The function and its parameters are node attributes: both builds bake
+    // them in, so one kernel has no branch on the function.
+    spec.defines = [](const dynrt::KernelParams& p, bool) {
+        dynrt::JitDefines d{{"FUNC_EXPR", ocl_func(parse_func(p.attrs->get_string("func"), p.node))},
+                            {"ALPHA", float_literal(p.attrs->get_float("alpha"))},
+                            {"BETA", float_literal(p.attrs->get_float("beta"))}};
+        add_data_f16(d, p.inputs.at(0).dtype);
+        return d;
+    };
+    spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& limits) {
+        return dynrt::dispatch_1d(p.outputs.at(0).count(), limits);
+    };
+    return spec;
+}
+
 void register_activation(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def;
     def.name = "activation";
@@ -131,6 +196,10 @@ void register_activation(dynrt::ModuleRegistrar& reg) {
     dynrt::HostImplOptions opts;
     opts.dtypes = {DataType::f32, DataType::f16};
     dynrt::add_host_impls(reg, "activation", kernel, opts);
+
+    dynrt::OclImplOptions ocl;
+    ocl.dtypes = opts.dtypes;
+    dynrt::add_ocl_impls(reg, "activation", ocl_spec(), ocl);
 }
 
 }  // namespace

@@ -2,12 +2,21 @@
 // function, and one network instance fed a sequence of changing shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/registry.hpp"
 #include "test_support.hpp"
 
 namespace dynrt {
@@ -221,6 +230,156 @@ TEST(ActivationDynamic, OneInstanceFollowsChangingShapesWithStaticImpls) {
     NetworkOptions opts;
     opts.use_dynamic_impls = false;
     sweep(opts);
+}
+
+// ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
+//
+// Skipped when the ocl module is not built or no OpenCL platform exists. The
+// binary cache lives in a temp folder of this test program (removed at exit),
+// so a run never depends on the user's cache.
+
+class OclCacheDir {
+public:
+    OclCacheDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
+        if (mkdtemp(tmpl.data()) != nullptr) {
+            dir_ = tmpl;
+            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
+        }
+    }
+    ~OclCacheDir() {
+        std::error_code ec;
+        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    }
+
+private:
+    std::string dir_;
+};
+const OclCacheDir kOclCacheDir;
+
+EnginePtr ocl_engine() {
+    if (!test::registry()->has_engine("ocl")) return nullptr;
+    try {
+        return test::engine("ocl");
+    } catch (const Error&) {
+        return nullptr;   // no OpenCL platform or device
+    }
+}
+
+// Every element: |got - want| <= atol + rtol * |want|; NaN matches NaN.
+void expect_close(const HostTensor& got, const HostTensor& want, double rtol, double atol) {
+    ASSERT_EQ(got.dtype(), want.dtype());
+    ASSERT_EQ(got.shape(), want.shape());
+    size_t bad = 0;
+    for (size_t i = 0; i < want.count(); ++i) {
+        const double g = got.get_as_double(i), w = want.get_as_double(i);
+        if (std::isnan(w) && std::isnan(g)) continue;
+        if (g == w) continue;   // also equal infinities
+        if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)) && bad++ < 5)
+            ADD_FAILURE() << "element " << i << ": ocl " << g << ", cpu " << w;
+    }
+    EXPECT_EQ(bad, 0u) << "elements out of tolerance (rtol " << rtol << ", atol " << atol << ")";
+}
+
+// Inputs of one run, by input name.
+using OclInputs = std::vector<std::pair<std::string, HostTensor>>;
+
+// Runs `program` on ONE ocl InferRequest and one cpu InferRequest, feeding both
+// make(n, seed) for each n of `sizes`, and compares output 0. The node "node"
+// must have run the ocl impl of the requested kind; with static impls a size
+// seen before must come from the impl cache.
+void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
+               bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol,
+               double atol) {
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic;
+    InferRequest dev(Network::create(program, eng, opts));
+    InferRequest ref(Network::create(program, test::engine("cpu"), NetworkOptions{}));
+    const std::string suffix = dynamic ? "_ocl_dynamic" : "_ocl_static";
+    std::set<int64_t> seen;
+    uint64_t seed = 1;
+    for (int64_t n : sizes) {
+        SCOPED_TRACE("n = " + std::to_string(n) + (dynamic ? " (ocl_dynamic)" : " (ocl_static)"));
+        for (const auto& [name, value] : make(n, seed++)) {
+            dev.set_input(name, value);
+            ref.set_input(name, value);
+        }
+        dev.infer();
+        ref.infer();
+        const HostTensor out = dev.get_output(0);
+        expect_close(out, ref.get_output(0), rtol, atol);
+        if (out.count() == 0) continue;   // the flow skips a node with an empty output
+        const NodeStats* node = nullptr;
+        for (const NodeStats& s : dev.last_run().nodes)
+            if (s.node == "node") node = &s;
+        ASSERT_NE(node, nullptr);
+        EXPECT_GE(node->impl.size(), suffix.size());
+        EXPECT_EQ(node->impl.substr(node->impl.size() - std::min(node->impl.size(), suffix.size())), suffix)
+            << node->impl;
+        if (!dynamic && seen.count(n)) {
+            EXPECT_GE(node->counters.impl_cache_hits, 1u);
+        }
+        seen.insert(n);
+    }
+}
+
+// Tail sizes, then revisits (never the same size twice in a row, so each run
+// selects an impl).
+const std::vector<int64_t> kOclSizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
+
+Attributes act_attrs(const std::string& func, double alpha = 0.0, double beta = 0.0) {
+    Attributes a;
+    a.set("func", func);
+    a.set("alpha", alpha);
+    a.set("beta", beta);
+    return a;
+}
+
+// x in [low, high) for an [n, 3] input.
+std::function<OclInputs(int64_t, uint64_t)> act_inputs(DataType t, double low, double high) {
+    return [t, low, high](int64_t n, uint64_t seed) {
+        return OclInputs{{"in0", test::random_tensor(t, Shape{n, 3}, seed, low, high)}};
+    };
+}
+
+// f32 tolerance: 1e-5 relative (float math against the host's double math
+// rounded once), plus 2e-6 absolute for the results near zero where 1 + erf(x)
+// or 1 + tanh(x) cancel (gelu and gelu_tanh of negative x).
+constexpr double kF32Rtol = 1e-5, kF32Atol = 2e-6;
+
+TEST(ActivationOcl, GeluSweepMatchesCpuOnDynamicAndStaticImpls) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const auto prog = test::single_node_program("activation", {Layout({Dimension(), 3}, DataType::f32)},
+                                                act_attrs("gelu"));
+    for (bool dynamic : {true, false})
+        ocl_sweep(eng, prog, kOclSizes, dynamic, act_inputs(DataType::f32, -3.0, 3.0), kF32Rtol, kF32Atol);
+}
+
+TEST(ActivationOcl, EveryFunctionMatchesCpuOnTheDynamicImpl) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    for (const std::string& func : registry()->op("activation").def.attrs.at(0).allowed) {
+        SCOPED_TRACE(func);
+        const bool positive = func == "sqrt" || func == "log";
+        const double alpha = func == "clamp" ? -0.5 : func == "leaky_relu" ? 0.1 : 0.7;
+        const double beta = func == "clamp" ? 0.8 : 0.0;
+        const auto prog = test::single_node_program("activation", {Layout({Dimension(), 3}, DataType::f32)},
+                                                    act_attrs(func, alpha, beta));
+        ocl_sweep(eng, prog, {1, 13, 257, 16}, true,
+                  act_inputs(DataType::f32, positive ? 0.01 : -4.0, 4.0), kF32Rtol, kF32Atol);
+    }
+}
+
+// f16 is loaded and stored with vload_half / vstore_half and computed in
+// float: at most one f16 rounding step (2^-11 relative) from the host's value.
+TEST(ActivationOcl, F16SiluMatchesCpuOnBothImpls) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const auto prog = test::single_node_program("activation", {Layout({Dimension(), 3}, DataType::f16)},
+                                                act_attrs("silu"));
+    for (bool dynamic : {true, false})
+        ocl_sweep(eng, prog, {1, 17, 255, 17}, dynamic, act_inputs(DataType::f16, -4.0, 4.0), 1e-3, 1e-4);
 }
 
 }  // namespace

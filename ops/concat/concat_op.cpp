@@ -13,8 +13,10 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "concat_cl.hpp"
 
 namespace {
 
@@ -88,6 +90,61 @@ void concat_kernel(HostCall& call) {
     }
 }
 
+// ---- OpenCL ---------------------------------------------------------------
+
+// Unsigned OpenCL type of an element's width: copies move bits, not values.
+const char* ocl_bits_type(DataType t) {
+    switch (byte_size(t)) {
+        case 1: return "uchar";
+        case 2: return "ushort";
+        case 8: return "ulong";
+        default: return "uint";
+    }
+}
+
+// "(NAME_DIMa*...*NAME_DIMb-1)" over the right-aligned JIT dims of dims
+// [from, to) of a rank-`rank` tensor; "(1)" when empty.
+std::string dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
+    std::string s;
+    for (size_t d = from; d < to; ++d)
+        s += (s.empty() ? "" : "*") + name + "_DIM" + std::to_string(kShapeInfoDims - rank + d);
+    return "(" + (s.empty() ? std::string("1") : s) + ")";
+}
+
+// OpenCL kernels take at most a few hundred bytes of arguments on some
+// devices; more inputs than this run on the host impl.
+constexpr size_t kMaxOclInputs = 64;
+
+OclKernelSpec concat_ocl_spec() {
+    OclKernelSpec spec;
+    spec.source = concat_cl;
+    spec.kernel_name = "concat_ref";
+    // One kernel for every input: the argument list and the per-input steps
+    // are generated here (the input count and axis are fixed per node).
+    spec.defines = [](const KernelParams& p, bool) {
+        const Layout& out = p.outputs.at(0);
+        const size_t rank = out.shape.rank();
+        const auto axis = static_cast<size_t>(normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(rank)));
+        std::string args, picks;
+        JitDefines d{{"ELEM_T", ocl_bits_type(out.dtype)},
+                     {"OUT_AXIS_LEN", dims_product("OUTPUT0", rank, axis, axis + 1)},
+                     {"INNER", dims_product("OUTPUT0", rank, axis + 1, rank)}};
+        for (size_t k = 0; k < p.inputs.size(); ++k) {
+            const std::string ks = std::to_string(k);
+            args += "__global const ELEM_T* input" + ks + ", ";
+            picks += "CONCAT_PICK(" + ks + ") ";
+            d.emplace_back("IN_AXIS_LEN_" + ks, dims_product("INPUT" + ks, rank, axis, axis + 1));
+        }
+        d.emplace_back("CONCAT_INPUT_ARGS", args);
+        d.emplace_back("CONCAT_PICKS", picks);
+        return d;
+    };
+    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
+        return dispatch_1d(p.outputs.at(0).count(), limits);
+    };
+    return spec;
+}
+
 void register_concat(ModuleRegistrar& reg) {
     OpDefinition def;
     def.name = "concat";
@@ -98,6 +155,15 @@ void register_concat(ModuleRegistrar& reg) {
     def.infer = infer_concat;
     reg.add_op(def);
     add_host_impls(reg, "concat", concat_kernel);
+
+    OclImplOptions ocl;
+    ocl.validate = [](const KernelParams& p) -> std::string {
+        if (p.inputs.size() > kMaxOclInputs)
+            return std::to_string(p.inputs.size()) + " inputs (the OpenCL kernel takes up to " +
+                   std::to_string(kMaxOclInputs) + ")";
+        return {};
+    };
+    add_ocl_impls(reg, "concat", concat_ocl_spec(), ocl);
 }
 
 }  // namespace

@@ -10,8 +10,10 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "cumsum_cl.hpp"
 
 namespace {
 
@@ -93,6 +95,63 @@ void cumsum_kernel(HostCall& call) {
     }
 }
 
+// ---- OpenCL ---------------------------------------------------------------
+
+// DATA_F16 selects the kernels' LOAD / STORE (defined in the .cl): f16 goes
+// through vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
+// needed) and is computed in float; other types are plain accesses.
+void add_data_f16(JitDefines& d, DataType t) { d.emplace_back("DATA_F16", t == DataType::f16 ? "1" : "0"); }
+
+// "(NAME_DIMa*...*NAME_DIMb-1)" over the right-aligned JIT dims of dims
+// [from, to) of a rank-`rank` tensor; "(1)" when empty.
+std::string dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
+    std::string s;
+    for (size_t d = from; d < to; ++d)
+        s += (s.empty() ? "" : "*") + name + "_DIM" + std::to_string(kShapeInfoDims - rank + d);
+    return "(" + (s.empty() ? std::string("1") : s) + ")";
+}
+
+// Lines along `axis` of the (runtime) input: outer * inner.
+size_t line_count(const Shape& s, size_t axis) {
+    size_t n = 1;
+    for (size_t d = 0; d < s.rank(); ++d)
+        if (d != axis) n *= static_cast<size_t>(s[d]);
+    return n;
+}
+
+size_t cumsum_axis(const KernelParams& p) {
+    return static_cast<size_t>(
+        normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(p.inputs.at(0).shape.rank())));
+}
+
+OclKernelSpec cumsum_ocl_spec() {
+    OclKernelSpec spec;
+    spec.source = cumsum_cl;
+    spec.kernel_name = "cumsum_ref";
+    spec.defines = [](const KernelParams& p, bool) {
+        const DataType t = p.inputs.at(0).dtype;
+        const size_t rank = p.inputs.at(0).shape.rank();
+        const size_t axis = cumsum_axis(p);
+        JitDefines d{{"ACC_T", t == DataType::i32 ? "uint" : t == DataType::i64 ? "ulong" : "FLOAT_ACC"},
+                     {"AXIS_LEN", dims_product("INPUT0", rank, axis, axis + 1)},
+                     {"INNER", dims_product("INPUT0", rank, axis + 1, rank)},
+                     {"OUTER_INNER", "(" + dims_product("INPUT0", rank, 0, axis) + "*" +
+                                         dims_product("INPUT0", rank, axis + 1, rank) + ")"},
+                     {"EXCLUSIVE", p.attrs->get_bool("exclusive") ? "1" : "0"},
+                     {"REVERSE", p.attrs->get_bool("reverse") ? "1" : "0"}};
+        add_data_f16(d, t);
+        return d;
+    };
+    // One work-item per line; a shape with an empty axis still has lines but
+    // nothing to write, so it is skipped.
+    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
+        const Shape s = p.inputs.at(0).get_shape();
+        const size_t axis = cumsum_axis(p);
+        return dispatch_1d(s[axis] == 0 ? 0 : line_count(s, axis), limits);
+    };
+    return spec;
+}
+
 void register_cumsum(ModuleRegistrar& reg) {
     OpDefinition def;
     def.name = "cumsum";
@@ -108,6 +167,10 @@ void register_cumsum(ModuleRegistrar& reg) {
     HostImplOptions opts;
     opts.dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64};
     add_host_impls(reg, "cumsum", cumsum_kernel, opts);
+
+    OclImplOptions ocl;
+    ocl.dtypes = opts.dtypes;
+    add_ocl_impls(reg, "cumsum", cumsum_ocl_spec(), ocl);
 }
 
 }  // namespace

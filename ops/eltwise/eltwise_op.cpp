@@ -14,7 +14,9 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "eltwise_cl.hpp"
 
 namespace {
 
@@ -190,6 +192,49 @@ void kernel(dynrt::HostCall& call) {
     }
 }
 
+// ---- OpenCL ---------------------------------------------------------------
+
+// DATA_F16 selects the kernels' LOAD / STORE (defined in the .cl): f16 goes
+// through vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
+// needed) and is computed in float; other types are plain accesses.
+void add_data_f16(dynrt::JitDefines& d, DataType t) { d.emplace_back("DATA_F16", t == DataType::f16 ? "1" : "0"); }
+
+// OP_EXPR of the kernel, in `a` and `b`. Floats: float math. Integers: COMPUTE_T is long;
+// add/sub/mul go through ulong so overflow wraps (the host's int64
+// two's-complement result truncated to the type has the same low bits).
+const char* ocl_op(Mode m, bool integer) {
+    switch (m) {
+        case Mode::add: return integer ? "((long)((ulong)(a) + (ulong)(b)))" : "((a) + (b))";
+        case Mode::sub: return integer ? "((long)((ulong)(a) - (ulong)(b)))" : "((a) - (b))";
+        case Mode::mul: return integer ? "((long)((ulong)(a) * (ulong)(b)))" : "((a) * (b))";
+        case Mode::min: return integer ? "min((a), (b))" : "fmin((a), (b))";
+        case Mode::max: return integer ? "max((a), (b))" : "fmax((a), (b))";
+        case Mode::squared_diff:
+            return integer ? "((long)(((ulong)(a) - (ulong)(b)) * ((ulong)(a) - (ulong)(b))))"
+                           : "(((a) - (b)) * ((a) - (b)))";
+        case Mode::div: return "((a) / (b))";        // floats only (see the validate below)
+        case Mode::pow: return "pow((a), (b))";      // floats only
+    }
+    return "((a) + (b))";
+}
+
+dynrt::OclKernelSpec ocl_spec() {
+    dynrt::OclKernelSpec spec;
+    spec.source = eltwise_cl;
+    spec.kernel_name = "eltwise_ref";
+    spec.defines = [](const dynrt::KernelParams& p, bool) {
+        const bool integer = is_integer_type(p.inputs.at(0).dtype);
+        dynrt::JitDefines d{{"COMPUTE_T", integer ? "long" : "float"},
+                            {"OP_EXPR", ocl_op(parse_mode(p.attrs->get_string("mode")), integer)}};
+        add_data_f16(d, p.inputs.at(0).dtype);
+        return d;
+    };
+    spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& limits) {
+        return dynrt::dispatch_1d(p.outputs.at(0).count(), limits);
+    };
+    return spec;
+}
+
 void register_eltwise(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def;
     def.name = "eltwise";
@@ -205,6 +250,19 @@ void register_eltwise(dynrt::ModuleRegistrar& reg) {
     dynrt::HostImplOptions opts;
     opts.dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64, DataType::i8, DataType::u8};
     dynrt::add_host_impls(reg, "eltwise", kernel, opts);
+
+    // Integer div (division by zero must raise, INT_MIN / -1 must wrap) and
+    // integer pow (saturating double math) stay on the host impl: the device
+    // cannot raise an error and OpenCL leaves both undefined.
+    dynrt::OclImplOptions ocl;
+    ocl.dtypes = opts.dtypes;
+    ocl.validate = [](const dynrt::KernelParams& p) -> std::string {
+        const Mode m = parse_mode(p.attrs->get_string("mode"));
+        if (is_integer_type(p.inputs.at(0).dtype) && (m == Mode::div || m == Mode::pow))
+            return "integer div and pow run on the host impl";
+        return {};
+    };
+    dynrt::add_ocl_impls(reg, "eltwise", ocl_spec(), ocl);
 }
 
 }  // namespace

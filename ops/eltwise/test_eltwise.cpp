@@ -3,14 +3,22 @@
 // of changing shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/registry.hpp"
 #include "test_support.hpp"
 
 namespace dynrt {
@@ -302,6 +310,188 @@ TEST(EltwiseDynamic, OneInstanceFollowsChangingShapesWithStaticImpls) {
     opts.use_dynamic_impls = false;
     sweep(opts, DataType::f32);
     sweep(opts, DataType::i64);
+}
+
+// ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
+//
+// Skipped when the ocl module is not built or no OpenCL platform exists. The
+// binary cache lives in a temp folder of this test program (removed at exit),
+// so a run never depends on the user's cache.
+
+class OclCacheDir {
+public:
+    OclCacheDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
+        if (mkdtemp(tmpl.data()) != nullptr) {
+            dir_ = tmpl;
+            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
+        }
+    }
+    ~OclCacheDir() {
+        std::error_code ec;
+        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    }
+
+private:
+    std::string dir_;
+};
+const OclCacheDir kOclCacheDir;
+
+EnginePtr ocl_engine() {
+    if (!test::registry()->has_engine("ocl")) return nullptr;
+    try {
+        return test::engine("ocl");
+    } catch (const Error&) {
+        return nullptr;   // no OpenCL platform or device
+    }
+}
+
+// Every element: |got - want| <= atol + rtol * |want|; NaN matches NaN.
+void expect_close(const HostTensor& got, const HostTensor& want, double rtol, double atol) {
+    ASSERT_EQ(got.dtype(), want.dtype());
+    ASSERT_EQ(got.shape(), want.shape());
+    size_t bad = 0;
+    for (size_t i = 0; i < want.count(); ++i) {
+        const double g = got.get_as_double(i), w = want.get_as_double(i);
+        if (std::isnan(w) && std::isnan(g)) continue;
+        if (g == w) continue;   // also equal infinities
+        if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)) && bad++ < 5)
+            ADD_FAILURE() << "element " << i << ": ocl " << g << ", cpu " << w;
+    }
+    EXPECT_EQ(bad, 0u) << "elements out of tolerance (rtol " << rtol << ", atol " << atol << ")";
+}
+
+// Inputs of one run, by input name.
+using OclInputs = std::vector<std::pair<std::string, HostTensor>>;
+
+// Runs `program` on ONE ocl InferRequest and one cpu InferRequest, feeding both
+// make(n, seed) for each n of `sizes`, and compares output 0. The node "node"
+// must have run the ocl impl of the requested kind; with static impls a size
+// seen before must come from the impl cache.
+void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
+               bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol,
+               double atol) {
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic;
+    InferRequest dev(Network::create(program, eng, opts));
+    InferRequest ref(Network::create(program, test::engine("cpu"), NetworkOptions{}));
+    const std::string suffix = dynamic ? "_ocl_dynamic" : "_ocl_static";
+    std::set<int64_t> seen;
+    uint64_t seed = 1;
+    for (int64_t n : sizes) {
+        SCOPED_TRACE("n = " + std::to_string(n) + (dynamic ? " (ocl_dynamic)" : " (ocl_static)"));
+        for (const auto& [name, value] : make(n, seed++)) {
+            dev.set_input(name, value);
+            ref.set_input(name, value);
+        }
+        dev.infer();
+        ref.infer();
+        const HostTensor out = dev.get_output(0);
+        expect_close(out, ref.get_output(0), rtol, atol);
+        if (out.count() == 0) continue;   // the flow skips a node with an empty output
+        const NodeStats* node = nullptr;
+        for (const NodeStats& s : dev.last_run().nodes)
+            if (s.node == "node") node = &s;
+        ASSERT_NE(node, nullptr);
+        EXPECT_GE(node->impl.size(), suffix.size());
+        EXPECT_EQ(node->impl.substr(node->impl.size() - std::min(node->impl.size(), suffix.size())), suffix)
+            << node->impl;
+        if (!dynamic && seen.count(n)) {
+            EXPECT_GE(node->counters.impl_cache_hits, 1u);
+        }
+        seen.insert(n);
+    }
+}
+
+// Tail sizes, then revisits (never the same size twice in a row, so each run
+// selects an impl).
+const std::vector<int64_t> kOclSizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
+
+Attributes mode_attrs(const std::string& mode) {
+    Attributes a;
+    a.set("mode", mode);
+    return a;
+}
+
+// a: [n, 1, 5]; b: [r, 1] with r = 4 for even n and 1 for odd n, so the output
+// [n, r, 5] broadcasts a along dim 1 and b along dims 0 and 2 (or everywhere).
+std::shared_ptr<Program> broadcast_program(DataType t, const std::string& mode) {
+    return test::single_node_program(
+        "eltwise", {Layout({Dimension(), 1, 5}, t), Layout({Dimension(), 1}, t)}, mode_attrs(mode));
+}
+
+std::function<OclInputs(int64_t, uint64_t)> broadcast_inputs(DataType t, double a_low, double a_high,
+                                                             double b_low, double b_high) {
+    return [=](int64_t n, uint64_t seed) {
+        const int64_t r = n % 2 == 0 ? 4 : 1;
+        return OclInputs{{"in0", test::random_tensor(t, Shape{n, 1, 5}, seed, a_low, a_high)},
+                         {"in1", test::random_tensor(t, Shape{r, 1}, seed + 1000, b_low, b_high)}};
+    };
+}
+
+// f32: 1e-5 relative (float math against the host's double math rounded once).
+constexpr double kF32Rtol = 1e-5, kF32Atol = 1e-7;
+
+TEST(EltwiseOcl, BroadcastSweepMatchesCpuOnDynamicAndStaticImpls) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const auto prog = broadcast_program(DataType::f32, "mul");
+    for (bool dynamic : {true, false})
+        ocl_sweep(eng, prog, kOclSizes, dynamic, broadcast_inputs(DataType::f32, -2, 2, -2, 2), kF32Rtol, kF32Atol);
+}
+
+TEST(EltwiseOcl, EveryFloatModeMatchesCpuOnTheDynamicImpl) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    for (const std::string& mode : registry()->op("eltwise").def.attrs.at(0).allowed) {
+        SCOPED_TRACE(mode);
+        // pow takes positive bases; div keeps away from zero divisors.
+        const double a_low = mode == "pow" ? 0.1 : -2.0;
+        const double b_low = mode == "div" ? 0.5 : -2.0;
+        ocl_sweep(eng, broadcast_program(DataType::f32, mode), {1, 16, 255}, true,
+                  broadcast_inputs(DataType::f32, a_low, 2.0, b_low, 2.0), kF32Rtol, kF32Atol);
+    }
+}
+
+// Integers must match exactly, wrap-around included: i8 and u8 products and
+// differences overflow their type with these ranges, i32 ones do not.
+TEST(EltwiseOcl, IntegerModesMatchCpuExactlyIncludingWrapAround) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    for (DataType t : {DataType::i32, DataType::i64, DataType::i8, DataType::u8}) {
+        for (const char* mode : {"add", "sub", "mul", "min", "max", "squared_diff"}) {
+            SCOPED_TRACE(std::string(to_string(t)) + " " + mode);
+            const bool narrow = t == DataType::i8 || t == DataType::u8;
+            const double low = narrow ? -128 : -100000, high = narrow ? 256 : 100000;
+            ocl_sweep(eng, broadcast_program(t, mode), {3, 16}, true, broadcast_inputs(t, low, high, low, high), 0, 0);
+        }
+    }
+}
+
+TEST(EltwiseOcl, IntegerDivRunsOnTheHostImplAndStillReportsDivisionByZero) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    InferRequest req(Network::create(broadcast_program(DataType::i32, "div"), eng, NetworkOptions{}));
+    req.set_input("in0", HostTensor::from_int64(DataType::i32, Shape{2, 1, 5}, {7, -7, 9, 10, 11, 1, 2, 3, 4, 5}));
+    req.set_input("in1", HostTensor::from_int64(DataType::i32, Shape{1, 1}, {2}));
+    req.infer();
+    EXPECT_EQ(req.get_output(0).to_int64(), std::vector<int64_t>({3, -3, 4, 5, 5, 0, 1, 1, 2, 2}));
+    for (const NodeStats& s : req.last_run().nodes)
+        if (s.node == "node") {
+            EXPECT_EQ(s.impl.find("_ocl_"), std::string::npos) << s.impl;
+        }
+    req.set_input("in1", HostTensor::from_int64(DataType::i32, Shape{1, 1}, {0}));
+    EXPECT_THROW(req.infer(), Error);
+}
+
+// f16 goes through vload_half / vstore_half with float math: one f16 rounding
+// step (2^-11 relative) at most.
+TEST(EltwiseOcl, F16AddMatchesCpuOnBothImpls) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const auto prog = broadcast_program(DataType::f16, "add");
+    for (bool dynamic : {true, false})
+        ocl_sweep(eng, prog, {1, 16, 17, 16}, dynamic, broadcast_inputs(DataType::f16, -2, 2, -2, 2), 1e-3, 1e-4);
 }
 
 }  // namespace

@@ -12,8 +12,10 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "gather_cl.hpp"
 
 namespace {
 
@@ -79,6 +81,47 @@ void gather_kernel(HostCall& call) {
     }
 }
 
+// ---- OpenCL ---------------------------------------------------------------
+
+// Unsigned OpenCL type of an element's width: copies move bits, not values.
+const char* ocl_bits_type(DataType t) {
+    switch (byte_size(t)) {
+        case 1: return "uchar";
+        case 2: return "ushort";
+        case 8: return "ulong";
+        default: return "uint";
+    }
+}
+
+// "(NAME_DIMa*...*NAME_DIMb-1)" over the right-aligned JIT dims of dims
+// [from, to) of a rank-`rank` tensor; "(1)" when empty.
+std::string dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
+    std::string s;
+    for (size_t d = from; d < to; ++d)
+        s += (s.empty() ? "" : "*") + name + "_DIM" + std::to_string(kShapeInfoDims - rank + d);
+    return "(" + (s.empty() ? std::string("1") : s) + ")";
+}
+
+OclKernelSpec gather_ocl_spec() {
+    OclKernelSpec spec;
+    spec.source = gather_cl;
+    spec.kernel_name = "gather_ref";
+    // Axis and ranks are fixed per node, so both builds take them as constants;
+    // the dims come from the INPUT0_DIMj constants.
+    spec.defines = [](const KernelParams& p, bool) {
+        const Layout& data = p.inputs.at(0);
+        const size_t rank = data.shape.rank();
+        const auto axis = static_cast<size_t>(normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(rank)));
+        return JitDefines{{"ELEM_T", ocl_bits_type(data.dtype)},
+                          {"AXIS_LEN", dims_product("INPUT0", rank, axis, axis + 1)},
+                          {"INNER", dims_product("INPUT0", rank, axis + 1, rank)}};
+    };
+    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
+        return dispatch_1d(p.outputs.at(0).count(), limits);
+    };
+    return spec;
+}
+
 void register_gather(ModuleRegistrar& reg) {
     OpDefinition def;
     def.name = "gather";
@@ -96,6 +139,12 @@ void register_gather(ModuleRegistrar& reg) {
         return {};
     };
     add_host_impls(reg, "gather", gather_kernel, opts);
+
+    // OpenCL: an out-of-range index writes 0 there instead of raising (see
+    // gather.cl); the host impl is the one that reports it.
+    OclImplOptions ocl;
+    ocl.validate = opts.validate;
+    add_ocl_impls(reg, "gather", gather_ocl_spec(), ocl);
 }
 
 }  // namespace

@@ -15,8 +15,10 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "reshape_cl.hpp"
 
 namespace {
 
@@ -144,6 +146,30 @@ void reshape_kernel(HostCall& call) {
     if (bytes != 0) std::memcpy(call.out_raw(0), call.in_raw(0), bytes);
 }
 
+// Unsigned OpenCL type of an element's width: the copy moves bits, not values.
+const char* ocl_bits_type(DataType t) {
+    switch (byte_size(t)) {
+        case 1: return "uchar";
+        case 2: return "ushort";
+        case 8: return "ulong";
+        default: return "uint";
+    }
+}
+
+OclKernelSpec reshape_ocl_spec() {
+    OclKernelSpec spec;
+    spec.source = reshape_cl;
+    spec.kernel_name = "reshape_ref";
+    spec.defines = [](const KernelParams& p, bool) {
+        return JitDefines{{"ELEM_T", ocl_bits_type(p.inputs.at(0).dtype)}};
+    };
+    // Four elements per work-item (vload4/vstore4, scalar tail).
+    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
+        return dispatch_1d((p.outputs.at(0).count() + 3) / 4, limits);
+    };
+    return spec;
+}
+
 void register_reshape(ModuleRegistrar& reg) {
     OpDefinition def;
     def.name = "reshape";
@@ -156,6 +182,14 @@ void register_reshape(ModuleRegistrar& reg) {
     def.infer = infer_reshape;
     reg.add_op(def);
     add_host_impls(reg, "reshape", reshape_kernel);
+
+    OclImplOptions ocl;
+    ocl.validate = [](const KernelParams& p) -> std::string {
+        if (p.inputs.at(0).count() != p.outputs.at(0).count())
+            return "input and output element counts differ";
+        return {};
+    };
+    add_ocl_impls(reg, "reshape", reshape_ocl_spec(), ocl);
 }
 
 }  // namespace

@@ -10,8 +10,10 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "shape_of_cl.hpp"
 
 namespace {
 
@@ -47,14 +49,28 @@ void register_shape_of(ModuleRegistrar& reg) {
     def.traits.shape_of_like = true;
     reg.add_op(def);
 
-    HostImplOptions opts;
-    opts.validate = [](const KernelParams& p) -> std::string {
+    const auto check_output = [](const KernelParams& p) -> std::string {
         const DataType t = p.outputs.at(0).dtype;
         if (t != DataType::i64 && t != DataType::i32)
             return std::string("output type ") + to_string(t) + " is not i64 or i32";
         return {};
     };
+    HostImplOptions opts;
+    opts.validate = check_output;
     add_host_impls(reg, "shape_of", shape_of_kernel, opts);
+
+    // OpenCL: one work-item per dim. The flow prefers the host impl for
+    // shape_of (its output usually feeds shape inference on the host); this
+    // kernel serves the nodes whose output feeds a device op.
+    OclKernelSpec spec;
+    spec.source = shape_of_cl;
+    spec.kernel_name = "shape_of_ref";
+    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
+        return dispatch_1d(p.inputs.at(0).shape.rank(), limits);
+    };
+    OclImplOptions ocl;
+    ocl.validate = check_output;
+    add_ocl_impls(reg, "shape_of", spec, ocl);
 }
 
 }  // namespace

@@ -2,10 +2,21 @@
 // and one network instance fed a sequence of changing shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <set>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "dynrt/error.hpp"
+#include "dynrt/implementation_map.hpp"
+#include "dynrt/memory.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
@@ -125,6 +136,118 @@ TEST_P(ShapeOfSweep, OneInstanceReportsEveryNewShape) {
 
 INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfSweep, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+
+// ---- OpenCL: ocl_dynamic and ocl_static -------------------------------------
+//
+// Skipped when the ocl module is not built or no OpenCL platform exists. The
+// binary cache lives in a temp folder of this test program (removed at exit),
+// so a run never depends on the user's cache.
+
+class OclCacheDir {
+public:
+    OclCacheDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
+        if (mkdtemp(tmpl.data()) != nullptr) {
+            dir_ = tmpl;
+            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
+        }
+    }
+    ~OclCacheDir() {
+        std::error_code ec;
+        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    }
+
+private:
+    std::string dir_;
+};
+const OclCacheDir kOclCacheDir;
+
+EnginePtr ocl_engine() {
+    if (!test::registry()->has_engine("ocl")) return nullptr;
+    try {
+        return test::engine("ocl");
+    } catch (const Error&) {
+        return nullptr;   // no OpenCL platform or device
+    }
+}
+
+// The flow runs shape_of on the host impl even on an ocl engine (its output
+// usually feeds shape inference), so the ocl impls are created and executed
+// directly here: input dims against the shapes fed in.
+class ShapeOfOcl : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ShapeOfOcl, WritesTheDimsOfEveryShapeForBothOutputTypes) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const bool dynamic = GetParam();
+    const OpDefinition& def = registry()->op("shape_of").def;
+    const RegisteredImpl* entry = nullptr;
+    for (const RegisteredImpl* r : registry()->impls("shape_of", "ocl"))
+        if (r->entry.name == (dynamic ? "ocl_dynamic" : "ocl_static")) entry = r;
+    ASSERT_NE(entry, nullptr);
+    const auto stream = eng->create_stream();
+    const std::vector<Shape> shapes = {Shape{1, 3}, Shape{13, 16}, Shape{17, 255}, Shape{257, 1}, Shape{16, 13}};
+    for (const char* type : {"i32", "i64"}) {
+        const Attributes attrs = Attributes::validate(def.attrs, type_attr(type));
+        const DataType out_type = parse_data_type(type);
+        ImplPtr impl;   // one instance for every shape when dynamic
+        for (const Shape& s : shapes) {
+            SCOPED_TRACE(std::string(type) + " " + s.to_string());
+            KernelParams p;
+            p.node = "s";
+            p.op = &def;
+            p.attrs = &attrs;
+            p.inputs = {Layout(PartialShape(s), DataType::f32)};
+            p.outputs = {Layout(PartialShape{Dimension(static_cast<int64_t>(s.rank()))}, out_type)};
+            p.engine = eng.get();
+            ASSERT_EQ(entry->entry.check(p), "");
+            if (!impl || !dynamic) impl = entry->entry.create(p);
+            EXPECT_EQ(impl->name(), dynamic ? "shape_of_ocl_dynamic" : "shape_of_ocl_static");
+            const std::vector<MemoryPtr> ins = {
+                std::make_shared<Memory>(eng->allocate(p.inputs[0].bytes()), p.inputs[0])};
+            const std::vector<MemoryPtr> outs = {
+                std::make_shared<Memory>(eng->allocate(p.outputs[0].bytes()), p.outputs[0])};
+            ExecContext ctx{*stream, p, ins, outs};
+            impl->execute(ctx);
+            HostTensor got(out_type, Shape{static_cast<int64_t>(s.rank())});
+            outs[0]->buffer()->read(*stream, got.data(), 0, got.bytes());
+            EXPECT_EQ(got.to_int64(), s.dims());
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfOcl, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+
+TEST(ShapeOfOcl, RankEightAndRankOneInputs) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const OpDefinition& def = registry()->op("shape_of").def;
+    const Attributes attrs = Attributes::validate(def.attrs, {});
+    const auto stream = eng->create_stream();
+    for (const RegisteredImpl* r : registry()->impls("shape_of", "ocl")) {
+        for (const Shape& s : {Shape{2, 3, 1, 5, 7, 1, 4, 9}, Shape{300}}) {
+            SCOPED_TRACE(r->entry.name + " " + s.to_string());
+            KernelParams p;
+            p.node = "s";
+            p.op = &def;
+            p.attrs = &attrs;
+            p.inputs = {Layout(PartialShape(s), DataType::u8)};
+            p.outputs = {Layout(PartialShape{Dimension(static_cast<int64_t>(s.rank()))}, DataType::i64)};
+            p.engine = eng.get();
+            const ImplPtr impl = r->entry.create(p);
+            const std::vector<MemoryPtr> ins = {
+                std::make_shared<Memory>(eng->allocate(p.inputs[0].bytes()), p.inputs[0])};
+            const std::vector<MemoryPtr> outs = {
+                std::make_shared<Memory>(eng->allocate(p.outputs[0].bytes()), p.outputs[0])};
+            ExecContext ctx{*stream, p, ins, outs};
+            impl->execute(ctx);
+            HostTensor got(DataType::i64, Shape{static_cast<int64_t>(s.rank())});
+            outs[0]->buffer()->read(*stream, got.data(), 0, got.bytes());
+            EXPECT_EQ(got.to_int64(), s.dims());
+        }
+    }
+}
 
 }  // namespace
 }  // namespace dynrt

@@ -13,7 +13,9 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "softmax_cl.hpp"
 
 namespace {
 
@@ -56,6 +58,64 @@ void kernel(dynrt::HostCall& call) {
     }
 }
 
+// ---- OpenCL ---------------------------------------------------------------
+
+using dynrt::JitDefines;
+using dynrt::KernelParams;
+using dynrt::kShapeInfoDims;
+using dynrt::Shape;
+
+// DATA_F16 selects the kernels' LOAD / STORE (defined in the .cl): f16 goes
+// through vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
+// needed) and is computed in float; other types are plain accesses.
+void add_data_f16(JitDefines& d, DataType t) { d.emplace_back("DATA_F16", t == DataType::f16 ? "1" : "0"); }
+
+// "(NAME_DIMa*...*NAME_DIMb-1)" over the right-aligned JIT dims of dims
+// [from, to) of a rank-`rank` tensor; "(1)" when empty.
+std::string dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
+    std::string s;
+    for (size_t d = from; d < to; ++d)
+        s += (s.empty() ? "" : "*") + name + "_DIM" + std::to_string(kShapeInfoDims - rank + d);
+    return "(" + (s.empty() ? std::string("1") : s) + ")";
+}
+
+// Lines along `axis` of the (runtime) input: outer * inner.
+size_t line_count(const Shape& s, size_t axis) {
+    size_t n = 1;
+    for (size_t d = 0; d < s.rank(); ++d)
+        if (d != axis) n *= static_cast<size_t>(s[d]);
+    return n;
+}
+
+size_t softmax_axis(const KernelParams& p) {
+    return static_cast<size_t>(
+        dynrt::normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(p.inputs.at(0).shape.rank())));
+}
+
+dynrt::OclKernelSpec softmax_ocl_spec() {
+    dynrt::OclKernelSpec spec;
+    spec.source = softmax_cl;
+    spec.kernel_name = "softmax_ref";
+    spec.defines = [](const KernelParams& p, bool) {
+        const size_t rank = p.inputs.at(0).shape.rank();
+        const size_t axis = softmax_axis(p);
+        JitDefines d{{"ACC_T", "FLOAT_ACC"},
+                     {"AXIS_LEN", dims_product("INPUT0", rank, axis, axis + 1)},
+                     {"INNER", dims_product("INPUT0", rank, axis + 1, rank)},
+                     {"OUTER_INNER", "(" + dims_product("INPUT0", rank, 0, axis) + "*" +
+                                         dims_product("INPUT0", rank, axis + 1, rank) + ")"}};
+        add_data_f16(d, p.inputs.at(0).dtype);
+        return d;
+    };
+    // One work-item per row; an empty axis means nothing to write.
+    spec.dispatch = [](const KernelParams& p, const dynrt::OclDeviceLimits& limits) {
+        const Shape s = p.inputs.at(0).get_shape();
+        const size_t axis = softmax_axis(p);
+        return dynrt::dispatch_1d(s[axis] == 0 ? 0 : line_count(s, axis), limits);
+    };
+    return spec;
+}
+
 void register_softmax(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def;
     def.name = "softmax";
@@ -69,6 +129,10 @@ void register_softmax(dynrt::ModuleRegistrar& reg) {
     dynrt::HostImplOptions opts;
     opts.dtypes = {DataType::f32, DataType::f16};
     dynrt::add_host_impls(reg, "softmax", kernel, opts);
+
+    dynrt::OclImplOptions ocl;
+    ocl.dtypes = opts.dtypes;
+    dynrt::add_ocl_impls(reg, "softmax", softmax_ocl_spec(), ocl);
 }
 
 }  // namespace

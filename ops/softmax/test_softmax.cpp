@@ -2,12 +2,21 @@
 // large inputs, and one network instance fed a sequence of changing shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/registry.hpp"
 #include "test_support.hpp"
 
 namespace dynrt {
@@ -193,6 +202,151 @@ TEST(SoftmaxDynamic, OneInstanceFollowsChangingShapesWithStaticImpls) {
     NetworkOptions opts;
     opts.use_dynamic_impls = false;
     sweep(opts);
+}
+
+// ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
+//
+// Skipped when the ocl module is not built or no OpenCL platform exists. The
+// binary cache lives in a temp folder of this test program (removed at exit),
+// so a run never depends on the user's cache.
+
+class OclCacheDir {
+public:
+    OclCacheDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
+        if (mkdtemp(tmpl.data()) != nullptr) {
+            dir_ = tmpl;
+            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
+        }
+    }
+    ~OclCacheDir() {
+        std::error_code ec;
+        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    }
+
+private:
+    std::string dir_;
+};
+const OclCacheDir kOclCacheDir;
+
+EnginePtr ocl_engine() {
+    if (!test::registry()->has_engine("ocl")) return nullptr;
+    try {
+        return test::engine("ocl");
+    } catch (const Error&) {
+        return nullptr;   // no OpenCL platform or device
+    }
+}
+
+// Every element: |got - want| <= atol + rtol * |want|; NaN matches NaN.
+void expect_close(const HostTensor& got, const HostTensor& want, double rtol, double atol) {
+    ASSERT_EQ(got.dtype(), want.dtype());
+    ASSERT_EQ(got.shape(), want.shape());
+    size_t bad = 0;
+    for (size_t i = 0; i < want.count(); ++i) {
+        const double g = got.get_as_double(i), w = want.get_as_double(i);
+        if (std::isnan(w) && std::isnan(g)) continue;
+        if (g == w) continue;   // also equal infinities
+        if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)) && bad++ < 5)
+            ADD_FAILURE() << "element " << i << ": ocl " << g << ", cpu " << w;
+    }
+    EXPECT_EQ(bad, 0u) << "elements out of tolerance (rtol " << rtol << ", atol " << atol << ")";
+}
+
+// Inputs of one run, by input name.
+using OclInputs = std::vector<std::pair<std::string, HostTensor>>;
+
+// Runs `program` on ONE ocl InferRequest and one cpu InferRequest, feeding both
+// make(n, seed) for each n of `sizes`, and compares output 0. The node "node"
+// must have run the ocl impl of the requested kind; with static impls a size
+// seen before must come from the impl cache.
+void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
+               bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol,
+               double atol) {
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic;
+    InferRequest dev(Network::create(program, eng, opts));
+    InferRequest ref(Network::create(program, test::engine("cpu"), NetworkOptions{}));
+    const std::string suffix = dynamic ? "_ocl_dynamic" : "_ocl_static";
+    std::set<int64_t> seen;
+    uint64_t seed = 1;
+    for (int64_t n : sizes) {
+        SCOPED_TRACE("n = " + std::to_string(n) + (dynamic ? " (ocl_dynamic)" : " (ocl_static)"));
+        for (const auto& [name, value] : make(n, seed++)) {
+            dev.set_input(name, value);
+            ref.set_input(name, value);
+        }
+        dev.infer();
+        ref.infer();
+        const HostTensor out = dev.get_output(0);
+        expect_close(out, ref.get_output(0), rtol, atol);
+        if (out.count() == 0) continue;   // the flow skips a node with an empty output
+        const NodeStats* node = nullptr;
+        for (const NodeStats& s : dev.last_run().nodes)
+            if (s.node == "node") node = &s;
+        ASSERT_NE(node, nullptr);
+        EXPECT_GE(node->impl.size(), suffix.size());
+        EXPECT_EQ(node->impl.substr(node->impl.size() - std::min(node->impl.size(), suffix.size())), suffix)
+            << node->impl;
+        if (!dynamic && seen.count(n)) {
+            EXPECT_GE(node->counters.impl_cache_hits, 1u);
+        }
+        seen.insert(n);
+    }
+}
+
+// Tail sizes, then revisits (never the same size twice in a row, so each run
+// selects an impl).
+const std::vector<int64_t> kOclSizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
+
+// A reduction per row: 1e-4 relative (float exp, the sum in double where the
+// device has fp64, else float) and 1e-7 absolute for the tiny probabilities.
+constexpr double kRtol = 1e-4, kAtol = 1e-7;
+
+TEST(SoftmaxOcl, LastAxisSweepMatchesCpuOnDynamicAndStaticImpls) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    // Rows of n elements: the axis itself changes length.
+    const auto prog = test::single_node_program("softmax", {Layout({3, Dimension()}, DataType::f32)}, axis_attrs(-1));
+    const auto make = [](int64_t n, uint64_t seed) {
+        return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{3, n}, seed, -8.0, 8.0)}};
+    };
+    for (bool dynamic : {true, false}) ocl_sweep(eng, prog, kOclSizes, dynamic, make, kRtol, kAtol);
+}
+
+TEST(SoftmaxOcl, MiddleAxisSweepMatchesCpuOnDynamicAndStaticImpls) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    // [2, 5, n]: rows along axis 1 with a changing inner extent.
+    const auto prog =
+        test::single_node_program("softmax", {Layout({2, 5, Dimension()}, DataType::f32)}, axis_attrs(1));
+    const auto make = [](int64_t n, uint64_t seed) {
+        return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{2, 5, n}, seed, -8.0, 8.0)}};
+    };
+    for (bool dynamic : {true, false}) ocl_sweep(eng, prog, kOclSizes, dynamic, make, kRtol, kAtol);
+}
+
+// Large inputs: without the max subtraction exp() would overflow to inf.
+TEST(SoftmaxOcl, LargeInputsStayFinite) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const auto prog = test::single_node_program("softmax", {Layout({Dimension()}, DataType::f32)}, axis_attrs(0));
+    HostTensor in = HostTensor::from_floats(Shape{3}, {1000.0f, 1000.0f, 0.0f});
+    const HostTensor out = test::run_once(prog, {in}, NetworkOptions{}, "ocl");
+    EXPECT_NEAR(out.get_as_double(0), 0.5, 1e-6);
+    EXPECT_NEAR(out.get_as_double(1), 0.5, 1e-6);
+    EXPECT_EQ(out.get_as_double(2), 0.0);
+}
+
+// f16 through vload_half / vstore_half: one f16 rounding step at most.
+TEST(SoftmaxOcl, F16MatchesCpuOnTheDynamicImpl) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const auto prog = test::single_node_program("softmax", {Layout({3, Dimension()}, DataType::f16)}, axis_attrs(-1));
+    const auto make = [](int64_t n, uint64_t seed) {
+        return OclInputs{{"in0", test::random_tensor(DataType::f16, Shape{3, n}, seed, -4.0, 4.0)}};
+    };
+    ocl_sweep(eng, prog, {1, 17, 255}, true, make, 2e-3, 1e-5);
 }
 
 }  // namespace
