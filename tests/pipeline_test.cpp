@@ -245,7 +245,9 @@ TEST(PipelineNpy, RoundTrip_KeepsDtypeShapeAndBytes) {
         EXPECT_EQ(back.dtype(), dtype);
         EXPECT_EQ(back.shape(), shape);
         ASSERT_EQ(back.bytes(), t.bytes());
-        if (t.bytes() > 0) EXPECT_EQ(std::memcmp(back.data(), t.data(), t.bytes()), 0) << to_string(dtype);
+        if (t.bytes() > 0) {
+            EXPECT_EQ(std::memcmp(back.data(), t.data(), t.bytes()), 0) << to_string(dtype);
+        }
         // The preamble is padded to a multiple of 64 bytes (format 1.0).
         EXPECT_EQ((fs::file_size(path) - t.bytes()) % 64, 0u);
     }
