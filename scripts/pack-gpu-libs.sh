@@ -15,7 +15,7 @@ if [ ${#bins[@]} -eq 0 ]; then
   echo "pack-gpu-libs: nothing built in $build" >&2
   exit 1
 fi
-libs="$(ldd "${bins[@]}" 2>/dev/null | awk '/yaml|boost|OpenCL|clblast|gtest|gmock|benchmark/ && $3 ~ /^\// {print $3}' | sort -u)"
+libs="$(ldd "${bins[@]}" 2>/dev/null | awk '/yaml|boost|OpenCL|clblast|gtest|gmock|benchmark|onnx|protobuf/ && $3 ~ /^\// {print $3}' | sort -u)"
 for l in $libs; do
   cp -L "$l" "$out/"
   echo "pack-gpu-libs: $(basename "$l")"

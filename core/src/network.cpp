@@ -1,7 +1,9 @@
 // Network (shared, compiled program) and InferRequest (one stream of inferences).
 #include "dynrt/network.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "dynrt/compilation_context.hpp"
 #include "dynrt/error.hpp"
@@ -62,19 +64,31 @@ void Network::wait_for_background_builds() const {
 
 InferRequest::InferRequest(std::shared_ptr<Network> network) : network_(std::move(network)) {
     Engine& engine = network_->engine();
+    const NetworkOptions& opt = network_->options();
     stream_ = engine.create_stream();
+    MemoryPool::Options pool_opt;
+    pool_opt.reuse = opt.memory_pool;
+    pool_opt.budget_bytes = opt.memory_budget_bytes;
+    pool_ = std::make_unique<MemoryPool>(network_->engine_ptr(), pool_opt);
+
+    // can_preallocate sees the device's bytes in use; under a budget it sees the
+    // request's pool against the budget instead.
     ShapePredictor::DeviceLimits limits;
     limits.max_alloc_bytes = engine.info().max_alloc_bytes;
     limits.global_mem_bytes = engine.info().global_mem_bytes;
     EnginePtr eng = network_->engine_ptr();
     limits.used_bytes = [eng] { return eng->used_bytes(); };
-    predictor_ = std::make_unique<ShapePredictor>(network_->options().prealloc, limits);
+    if (opt.memory_budget_bytes) {
+        limits.global_mem_bytes = opt.memory_budget_bytes;
+        MemoryPool* pool = pool_.get();
+        limits.used_bytes = [pool] { return pool->used_bytes(); };
+    }
+    predictor_ = std::make_unique<ShapePredictor>(opt.prealloc, limits);
 
     const Program& program = network_->program();
     const auto& nodes = program.nodes();
     insts_.resize(nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i)
-        insts_[i] = std::make_unique<PrimitiveInst>(*network_, *predictor_, *stream_, i);
+    for (size_t i = 0; i < nodes.size(); ++i) insts_[i] = std::make_unique<PrimitiveInst>(*this, i);
     for (size_t i = 0; i < nodes.size(); ++i) {
         std::vector<PrimitiveInst*> deps, roots;
         for (const auto& in : nodes[i].inputs) deps.push_back(insts_[in.node].get());
@@ -83,6 +97,81 @@ InferRequest::InferRequest(std::shared_ptr<Network> network) : network_(std::mov
     }
     for (size_t idx : program.inputs()) input_index_[nodes[idx].name] = idx;
     outputs_host_.resize(program.outputs().size());
+    plan();
+}
+
+// In-place targets whose producers can all write into them, the execution order
+// (such producers moved right before their target, so that the first of them can
+// infer every producer's shape) and the lifetimes the memory pool shares by.
+void InferRequest::plan() {
+    const Program& program = network_->program();
+    const auto& nodes = program.nodes();
+    const bool inplace = network_->options().inplace_concat;
+
+    std::vector<std::vector<size_t>> producers_of(nodes.size());
+    std::vector<bool> moved(nodes.size(), false);
+    for (size_t c = 0; c < nodes.size() && inplace; ++c) {
+        const Node& n = nodes[c];
+        const OpDefinition& def = n.def->def;
+        if (!def.inplace_axis || !n.is_dynamic || n.in_shape_of_subgraph || n.out_layouts.size() != 1 ||
+            n.out_layouts[0].shape.rank() == 0)
+            continue;
+        bool ok = !n.inputs.empty();
+        std::vector<size_t> prods;
+        for (const NodeInput& in : n.inputs) {
+            const Node& p = nodes[in.node];
+            const OpTraits& t = p.def->def.traits;
+            // A producer writes into the target only when nobody else reads its
+            // output, its output size is known before it runs, and it is not a
+            // target itself (no cascades).
+            ok = ok && in.output == 0 && p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output &&
+                 !t.is_input && !t.is_constant && !t.data_dependent_output && !t.shape_of_like &&
+                 !t.writes_state && !p.in_shape_of_subgraph && !p.def->def.inplace_axis &&
+                 p.out_layouts[0].dtype == n.out_layouts[0].dtype &&
+                 std::find(prods.begin(), prods.end(), in.node) == prods.end();
+            prods.push_back(in.node);
+        }
+        if (!ok) continue;
+        producers_of[c] = prods;
+        for (size_t p : prods) moved[p] = true;
+    }
+    exec_order_.clear();
+    for (size_t idx : program.order()) {
+        if (moved[idx]) continue;
+        for (size_t p : producers_of[idx]) exec_order_.push_back(p);
+        exec_order_.push_back(idx);
+    }
+    for (size_t c = 0; c < nodes.size(); ++c) {
+        if (producers_of[c].empty()) continue;
+        std::vector<PrimitiveInst*> prods;
+        for (size_t p : producers_of[c]) {
+            prods.push_back(insts_[p].get());
+            insts_[p]->set_inplace_target(insts_[c].get());
+        }
+        const size_t rank = nodes[c].out_layouts[0].shape.rank();
+        insts_[c]->set_inplace_producers(std::move(prods), nodes[c].def->def.inplace_axis(nodes[c].attrs, rank));
+    }
+
+    // Lifetimes: from the node's position to its last user's. Values that must
+    // outlive the run (outputs, inputs, constants, state, shape_of values kept
+    // across runs) are pinned.
+    std::vector<size_t> pos(nodes.size(), 0);
+    for (size_t k = 0; k < exec_order_.size(); ++k) pos[exec_order_[k]] = k;
+    std::vector<MemoryPool::Lifetime> lt(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const Node& n = nodes[i];
+        const OpTraits& t = n.def->def.traits;
+        MemoryPool::Lifetime& l = lt[i];
+        l.first = pos[i];
+        l.last = pos[i];
+        for (size_t u : n.users) l.last = std::max(l.last, pos[u]);
+        for (size_t p : producers_of[i]) l.first = std::min(l.first, pos[p]);
+        bool pinned = n.is_output || t.is_input || t.is_constant || t.shape_of_like || n.in_shape_of_subgraph ||
+                      t.reads_state || t.writes_state;
+        for (size_t u : n.users) pinned = pinned || nodes[u].def->def.traits.writes_state;
+        l.pinned = pinned;
+    }
+    pool_->set_lifetimes(std::move(lt));
 }
 
 InferRequest::~InferRequest() {
@@ -111,14 +200,21 @@ void InferRequest::infer() {
         }
     }
     engine.reset_peak();
+    pool_->reset_peak();
+    staged_.clear();
     try {
-        for (size_t idx : program.order()) insts_[idx]->execute();
+        for (size_t idx : exec_order_) insts_[idx]->execute();
         stream_->finish();
         copy_outputs();
     } catch (...) {
+        // The variables keep their values: a failed run assigns nothing.
+        staged_.clear();
         for (auto& inst : insts_) inst->begin_run();
         throw;
     }
+    const uint64_t live = tensor_bytes();
+    for (auto& kv : staged_) variables_[kv.first] = std::move(kv.second);
+    staged_.clear();
 
     last_ = RunStats{};
     last_.nodes.reserve(insts_.size());
@@ -137,10 +233,76 @@ void InferRequest::infer() {
     }
     last_.peak_bytes = engine.peak_bytes();
     last_.used_bytes = engine.used_bytes();
+    last_.pool_peak_bytes = pool_->peak_bytes();
+    last_.tensor_bytes = live;
+    pool_->end_run();
+    last_.pool_bytes = pool_->used_bytes();
     last_.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     cumulative_ += last_.totals;
     ++run_index_;
     for (auto& inst : insts_) inst->begin_run();
+}
+
+uint64_t InferRequest::tensor_bytes() const {
+    std::set<const Buffer*> counted;
+    uint64_t sum = 0;
+    auto logical = [](const Layout& l) { return static_cast<uint64_t>(l.count() * byte_size(l.dtype)); };
+    for (const auto& inst : insts_) {
+        const OpTraits& t = inst->node().def->def.traits;
+        // Views of someone else's data: state readers and writers alias the
+        // variable / their input, in-place producers the target's buffer.
+        if (t.reads_state || t.writes_state) continue;
+        if (inst->node().users.size() == 1 && insts_[inst->node().users[0]]->inplace_active()) continue;
+        for (size_t i = 0; i < inst->node().out_layouts.size(); ++i) {
+            const MemoryPtr& m = inst->output_memory(i);
+            if (!m || !inst->output_layout(i).is_static()) continue;
+            sum += logical(inst->output_layout(i));
+            counted.insert(m->buffer().get());
+        }
+    }
+    for (const auto& kv : variables_)
+        if (kv.second && !counted.count(kv.second->buffer().get())) sum += logical(kv.second->layout());
+    return sum;
+}
+
+void InferRequest::reset_state() {
+    variables_.clear();
+    staged_.clear();
+    for (auto& inst : insts_) inst->on_state_reset();
+}
+
+std::vector<std::string> InferRequest::state_names() const {
+    std::vector<std::string> names;
+    for (const auto& kv : variables_) names.push_back(kv.first);
+    return names;
+}
+
+HostTensor InferRequest::get_state(const std::string& variable) const {
+    auto it = variables_.find(variable);
+    if (it == variables_.end() || !it->second) {
+        std::string known;
+        for (const auto& kv : variables_) known += (known.empty() ? "" : ", ") + kv.first;
+        throw Error("variable '" + variable + "' has no value (assigned variables: " +
+                    (known.empty() ? std::string("none") : known) + ")");
+    }
+    const Memory& m = *it->second;
+    const Layout& l = m.layout();
+    HostTensor t(l.dtype, l.get_shape());
+    if (l.padding.empty()) {
+        if (t.bytes() > 0) m.buffer()->read(*stream_, t.data(), m.offset(), t.bytes());
+        return t;
+    }
+    throw Error("variable '" + variable + "' holds a padded view " + l.to_string() + "; cannot read it densely");
+}
+
+MemoryPtr InferRequest::variable(const std::string& name) const {
+    auto it = variables_.find(name);
+    return it == variables_.end() ? nullptr : it->second;
+}
+
+void InferRequest::stage_assign(const std::string& name, MemoryPtr value, const ErrorContext& where) {
+    if (!staged_.emplace(name, std::move(value)).second)
+        throw Error("variable '" + name + "' is assigned twice in one run", where);
 }
 
 // Outputs are copied into request-owned host tensors whose storage grows through

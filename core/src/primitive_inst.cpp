@@ -1,7 +1,10 @@
 // The per-primitive execution flow (see primitive_inst.hpp for the outline).
 #include "dynrt/primitive_inst.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <variant>
 
 #include "dynrt/compilation_context.hpp"
 #include "dynrt/error.hpp"
@@ -9,11 +12,85 @@
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
+#include "dynrt/memory_pool.hpp"
 #include "dynrt/shape_predictor.hpp"
 
 namespace dynrt {
 
 namespace {
+
+Layout strip_padding(const Layout& l) {
+    Layout out = l;
+    out.padding = Padding{};
+    return out;
+}
+
+// Byte address of element 0 and byte strides of a (static) view.
+struct Addressing {
+    size_t base = 0;
+    std::vector<size_t> strides;
+};
+
+Addressing addressing(const Memory& m) {
+    const Layout& l = m.layout();
+    const Shape padded = l.padded_shape();
+    Addressing a;
+    a.strides.assign(padded.rank(), byte_size(l.dtype));
+    for (size_t d = padded.rank(); d-- > 1;) a.strides[d - 1] = a.strides[d] * static_cast<size_t>(padded[d]);
+    a.base = m.offset();
+    for (size_t d = 0; d < l.padding.lower.size() && d < a.strides.size(); ++d)
+        a.base += static_cast<size_t>(l.padding.lower[d]) * a.strides[d];
+    return a;
+}
+
+// True when two views of one buffer put every element at the same address (a
+// copy between them would be a no-op).
+bool same_elements(const Memory& a, const Memory& b) {
+    if (a.buffer() != b.buffer() || a.layout().dtype != b.layout().dtype) return false;
+    const Shape sa = a.layout().get_shape();
+    if (sa != b.layout().get_shape()) return false;
+    if (sa.count() == 0) return true;
+    const Addressing x = addressing(a), y = addressing(b);
+    if (x.base != y.base) return false;
+    for (size_t d = 0; d < sa.rank(); ++d)
+        if (sa[d] > 1 && x.strides[d] != y.strides[d]) return false;
+    return true;
+}
+
+// Copies the elements of `src` into `dst` (same dtype and logical shape; either
+// may be padded). Goes through a host staging copy, so the two may overlap in
+// one buffer. Returns the bytes copied.
+size_t copy_elements(Stream& stream, const Memory& src, const Memory& dst) {
+    const Shape shape = src.layout().get_shape();
+    const size_t esize = byte_size(src.layout().dtype);
+    const size_t n = shape.count();
+    if (n == 0) return 0;
+    const size_t row = shape.rank() ? static_cast<size_t>(shape[shape.rank() - 1]) : 1;
+    const size_t rows = n / row;
+    // Byte offset of row r for a view with addressing a.
+    auto row_offset = [&](const Addressing& a, size_t r) {
+        size_t off = a.base;
+        for (size_t d = shape.rank() >= 1 ? shape.rank() - 1 : 0; d-- > 0;) {
+            const size_t ext = static_cast<size_t>(shape[d]);
+            off += (r % ext) * a.strides[d];
+            r /= ext;
+        }
+        return off;
+    };
+    const Addressing as = addressing(src), ad = addressing(dst);
+    std::vector<uint8_t> staging(n * esize);
+    {
+        auto* p = static_cast<const uint8_t*>(src.buffer()->map(stream));
+        for (size_t r = 0; r < rows; ++r) std::memcpy(staging.data() + r * row * esize, p + row_offset(as, r), row * esize);
+        src.buffer()->unmap(stream);
+    }
+    {
+        auto* p = static_cast<uint8_t*>(dst.buffer()->map(stream));
+        for (size_t r = 0; r < rows; ++r) std::memcpy(p + row_offset(ad, r), staging.data() + r * row * esize, row * esize);
+        dst.buffer()->unmap(stream);
+    }
+    return n * esize;
+}
 
 std::string layouts_to_string(const std::vector<Layout>& ls) {
     std::string s;
@@ -33,12 +110,25 @@ bool same_bytes(const HostTensor& a, const HostTensor& b) {
 
 }  // namespace
 
-PrimitiveInst::PrimitiveInst(Network& network, ShapePredictor& predictor, Stream& stream, size_t node_index)
-    : network_(network), predictor_(predictor), stream_(stream), node_(network.program().nodes()[node_index]) {
+PrimitiveInst::PrimitiveInst(InferRequest& request, size_t node_index)
+    : request_(request), network_(request.network()), predictor_(request.shape_predictor()),
+      stream_(request.stream()), pool_(request.memory_pool()), index_(node_index),
+      node_(network_.program().nodes()[node_index]) {
+    Network& network = network_;
     params_.node = node_.name;
     params_.op = &node_.def->def;
     params_.attrs = &node_.attrs;
     params_.engine = &network.engine();
+    const OpTraits& traits = node_.def->def.traits;
+    if (traits.reads_state || traits.writes_state) {
+        const auto& vals = node_.attrs.values();
+        auto it = vals.find("variable");
+        if (it == vals.end() || !std::holds_alternative<std::string>(it->second) ||
+            std::get<std::string>(it->second).empty())
+            throw Error("op '" + node_.op + "' reads or writes request state but the node has no String attribute "
+                        "'variable' naming the variable", ctx());
+        variable_ = std::get<std::string>(it->second);
+    }
     params_.outputs = node_.out_layouts;
     outputs_.resize(node_.out_layouts.size());
     capacity_.assign(node_.out_layouts.size(), 0);
@@ -64,6 +154,19 @@ void PrimitiveInst::begin_run() {
     update_shape_done_by_other_ = false;
     impl_changed_ = false;
     memory_changed_ = false;
+    allocation_done_by_other_ = false;
+}
+
+void PrimitiveInst::on_state_reset() {
+    if (!node_.def->def.traits.reads_state) return;
+    // The output may alias the forgotten value: start again from the initial value.
+    for (auto& o : outputs_) o.reset();
+    capacity_.assign(capacity_.size(), 0);
+    initialized_ = false;
+}
+
+bool PrimitiveInst::reads_assigned_state() const {
+    return node_.def->def.traits.reads_state && request_.variable(variable_) != nullptr;
 }
 
 MemoryPtr PrimitiveInst::input_memory(size_t i) const {
@@ -95,6 +198,9 @@ void PrimitiveInst::execute() {
     const OpTraits& t = node_.def->def.traits;
     if (t.is_input || t.is_constant) return;
 
+    // The first producer of an in-place target to run decides for all of them.
+    if (inplace_target_ && !update_shape_done_by_other_) inplace_target_->prepare_inplace();
+
     // A shape_of subgraph whose shape_of roots saw no new shape computes the same
     // values again: keep the last ones.
     if (node_.in_shape_of_subgraph && has_run_ && !roots_.empty()) {
@@ -111,11 +217,33 @@ void PrimitiveInst::execute() {
     // shape_of-like ops produce the same values while their input shape holds.
     if (t.shape_of_like && has_run_ && !shape_changed_) return;
 
+    // A data-dependent output is sized for the bound again each run (the last
+    // run's actual shape says nothing about this one's).
+    if (t.data_dependent_output && !upper_outputs_.empty()) params_.outputs = upper_outputs_;
+
+    if (reads_assigned_state()) {
+        read_state();
+        return;
+    }
+    if (t.writes_state) {
+        write_state();
+        return;
+    }
+
     bool empty = !params_.outputs.empty();
     for (const auto& l : params_.outputs) empty &= l.is_static() && l.count() == 0;
     if (empty) {
         if (shape_changed_ || !outputs_[0]) realloc_if_needed();
         ++counters_.skip_empty_output;
+        return;
+    }
+
+    if (inplace_active_) {
+        // The producers wrote their outputs into this buffer: nothing to run.
+        if (shape_changed_ || !outputs_[0]) realloc_if_needed();
+        ++counters_.concat_inplace;
+        executed_ = true;
+        has_run_ = true;
         return;
     }
 
@@ -136,6 +264,20 @@ void PrimitiveInst::execute() {
 
     std::vector<MemoryPtr> inputs(deps_.size());
     for (size_t i = 0; i < deps_.size(); ++i) inputs[i] = input_memory(i);
+    // An output buffer that an input also lives in (a variable still holding the
+    // buffer this node wrote last run) is replaced: the kernel must not overwrite
+    // what it reads.
+    const bool inplace_view = inplace_target_ && inplace_target_->inplace_active_;
+    for (size_t o = 0; o < outputs_.size() && !inplace_view; ++o) {
+        for (const MemoryPtr& in : inputs) {
+            if (outputs_[o] && in && in->buffer() == outputs_[o]->buffer()) {
+                // Same capacity as the buffer it replaces, so that the two
+                // buffers alternate through the pool instead of growing.
+                allocate_output(o, params_.outputs[o], capacity_[o]);
+                break;
+            }
+        }
+    }
     ExecContext ec{stream_, params_, inputs, outputs_};
     if (t.data_dependent_output) {
         actual_outputs_ = params_.outputs;
@@ -162,8 +304,173 @@ void PrimitiveInst::execute() {
     }
     ++counters_.executions;
     if (impl_->is_dynamic()) ++counters_.dynamic_impl_runs;
+    // An in-place target that runs its kernel copies every byte of its output.
+    if (node_.def->def.inplace_axis)
+        for (const auto& l : params_.outputs) counters_.concat_bytes_copied += l.count() * byte_size(l.dtype);
     executed_ = true;
     has_run_ = true;
+}
+
+// ---- state -------------------------------------------------------------------
+
+void PrimitiveInst::read_state() {
+    MemoryPtr value = request_.variable(variable_);
+    if (inplace_target_ && inplace_target_->inplace_active_) {
+        // The output is a view into the target's buffer; the value is usually
+        // there already (the variable is last run's target output).
+        if (shape_changed_ || !outputs_[0]) realloc_if_needed();
+        if (!same_elements(*value, *outputs_[0])) {
+            try {
+                counters_.state_bytes_copied += copy_elements(stream_, *value, *outputs_[0]);
+            } catch (const Error& e) {
+                throw e.with_context(ctx());
+            }
+        }
+    } else if (outputs_[0] != value) {
+        outputs_[0] = value;
+        capacity_[0] = value->capacity();
+        memory_changed_ = true;
+    }
+    executed_ = true;
+    has_run_ = true;
+}
+
+void PrimitiveInst::write_state() {
+    // The output aliases the input (no kernel); the value is committed at the end
+    // of the run.
+    MemoryPtr in = input_memory(0);
+    if (!in) throw Error("state writer has no input value", ctx());
+    if (outputs_[0] != in) {
+        outputs_[0] = in;
+        capacity_[0] = in->capacity();
+        memory_changed_ = true;
+    }
+    request_.stage_assign(variable_, in, ctx());
+    executed_ = true;
+    has_run_ = true;
+}
+
+// ---- in-place targets ----------------------------------------------------------
+
+void PrimitiveInst::prepare_inplace() {
+    bool producers_changed = false;
+    for (PrimitiveInst* p : inplace_producers_) {
+        if (!p->update_shape_done_by_other_) {
+            p->update_shape();
+            p->update_shape_done_by_other_ = true;
+        }
+        producers_changed |= p->shape_changed_;
+    }
+    if (!update_shape_done_by_other_) {
+        update_shape();
+        update_shape_done_by_other_ = true;
+    }
+    // Same shapes as last run: the decision and the paddings hold.
+    if (inplace_decided_ && !producers_changed && !shape_changed_) return;
+    inplace_decided_ = true;
+
+    const Layout& out = params_.outputs.at(0);
+    bool ok = out.is_static() && out.padding.empty() && !is_blocked(out.format) && out.shape.rank() > 0;
+    const size_t rank = out.shape.rank();
+    size_t axis = 0;
+    if (ok) {
+        const int64_t a = node_.def->def.inplace_axis(node_.attrs, rank);
+        ok = a >= 0 && static_cast<size_t>(a) < rank;
+        axis = static_cast<size_t>(a);
+    }
+    std::vector<Layout> padded(inplace_producers_.size());
+    const int64_t total = ok ? out.get_shape()[axis] : 0;
+    int64_t offset = 0;
+    for (size_t i = 0; ok && i < inplace_producers_.size(); ++i) {
+        PrimitiveInst* p = inplace_producers_[i];
+        const Layout l = strip_padding(p->params_.outputs.at(0));
+        ok = l.is_static() && l.dtype == out.dtype && l.format == out.format && l.shape.rank() == rank;
+        if (!ok) break;
+        const int64_t len = l.get_shape()[axis];
+        Layout pl = l;
+        const int64_t after = total - offset - len;
+        if (offset > 0 || after > 0) {
+            pl.padding.lower.assign(rank, 0);
+            pl.padding.upper.assign(rank, 0);
+            pl.padding.lower[axis] = offset;
+            pl.padding.upper[axis] = after;
+        }
+        ok = after >= 0 && (p->reads_assigned_state() || p->impl_accepts(pl));
+        padded[i] = std::move(pl);
+        offset += len;
+    }
+    ok = ok && offset == total;
+
+    for (size_t i = 0; i < inplace_producers_.size(); ++i) {
+        PrimitiveInst* p = inplace_producers_[i];
+        const Layout want = ok ? padded[i] : strip_padding(p->params_.outputs.at(0));
+        if (p->params_.outputs[0] != want) {
+            p->params_.outputs[0] = want;
+            p->shape_changed_ = true;
+        }
+    }
+    if (ok != inplace_active_) {
+        // Buffer and impl need another look; producers leaving the target's
+        // buffer must not keep writing into it (it may be a variable's value now).
+        shape_changed_ = true;
+        for (PrimitiveInst* p : inplace_producers_) {
+            p->shape_changed_ = true;
+            if (!ok) {
+                p->outputs_[0].reset();
+                p->capacity_[0] = 0;
+            }
+        }
+    }
+    inplace_active_ = ok;
+    // A target in place has no impl; the next run without in-place picks one.
+    if (ok) impl_.reset();
+}
+
+bool PrimitiveInst::use_inplace_view(size_t i) {
+    if (i != 0 || !inplace_target_ || !inplace_target_->inplace_active_) return false;
+    PrimitiveInst& t = *inplace_target_;
+    // The first producer to get here sizes the target's buffer (through the
+    // ShapePredictor, under the target's key); the others take it.
+    if (!t.allocation_done_by_other_) {
+        t.realloc_if_needed();
+        t.allocation_done_by_other_ = true;
+    }
+    const MemoryPtr& tm = t.outputs_.at(0);
+    if (!outputs_[0] || outputs_[0]->buffer() != tm->buffer() || outputs_[0]->layout() != params_.outputs[0] ||
+        outputs_[0]->offset() != tm->offset()) {
+        outputs_[0] = std::make_shared<Memory>(tm->buffer(), params_.outputs[0], tm->offset());
+        memory_changed_ = true;
+    }
+    capacity_[0] = t.capacity_[0];
+    return true;
+}
+
+std::vector<const RegisteredImpl*> PrimitiveInst::impl_candidates() const {
+    const Registry& reg = *network_.program().registry();
+    const std::string& type = network_.engine().info().type;
+    // Device impls first, host impls as the fallback; shape_of subgraphs (small
+    // integer tensors read back by shape inference) prefer the host.
+    std::vector<const RegisteredImpl*> candidates = reg.impls(node_.op, type);
+    if (type != "cpu") {
+        std::vector<const RegisteredImpl*> host = reg.impls(node_.op, "cpu");
+        const bool host_first = node_.in_shape_of_subgraph || node_.def->def.traits.shape_of_like;
+        candidates.insert(host_first ? candidates.begin() : candidates.end(), host.begin(), host.end());
+    }
+    return candidates;
+}
+
+bool PrimitiveInst::impl_accepts(const Layout& padded_output) const {
+    KernelParams plain = params_;
+    plain.outputs.at(0) = strip_padding(padded_output);
+    KernelParams padded = params_;
+    padded.outputs.at(0) = padded_output;
+    // The impl that would serve the dense layout must also take the padded one:
+    // falling back to a slower impl only to save a copy does not pay.
+    for (const RegisteredImpl* c : impl_candidates()) {
+        if (!c->entry.check(plain).empty()) continue;
+        return c->entry.check(padded).empty();
+    }
+    return false;
 }
 
 std::vector<const HostTensor*> PrimitiveInst::read_value_inputs() {
@@ -199,6 +506,20 @@ void PrimitiveInst::update_shape() {
     }
     const OpDefinition& def = node_.def->def;
 
+    // A reader whose variable has a value: the output is that value's layout.
+    if (reads_assigned_state()) {
+        const Layout value = strip_padding(request_.variable(variable_)->layout());
+        if (!initialized_ || strip_padding(params_.outputs.at(0)) != value) {
+            params_.outputs[0] = value;
+            shape_changed_ = true;
+            ++counters_.shape_changes;
+        } else {
+            ++counters_.skip_shape_unchanged;
+        }
+        initialized_ = true;
+        return;
+    }
+
     bool inputs_changed = !initialized_ || params_.inputs.size() != deps_.size();
     if (params_.inputs.size() != deps_.size()) params_.inputs.resize(deps_.size());
     for (size_t i = 0; i < deps_.size(); ++i) {
@@ -233,6 +554,7 @@ void PrimitiveInst::update_shape() {
     if (def.traits.data_dependent_output) ++counters_.skip_data_dependent;
 
     ShapeInferContext sctx{node_.name, params_.inputs, node_.attrs, values};
+    sctx.run_time = true;
     std::vector<Layout> outs;
     try {
         outs = def.infer(sctx);
@@ -251,6 +573,7 @@ void PrimitiveInst::update_shape() {
                             " (input layouts: " + layouts_to_string(params_.inputs) + ")",
                         ctx());
     }
+    if (def.traits.data_dependent_output) upper_outputs_ = outs;
     params_.outputs = std::move(outs);
     initialized_ = true;
 }
@@ -267,19 +590,11 @@ void PrimitiveInst::update_impl() {
         waiting_async_ = false;
     } else {
         ++counters_.impl_cache_misses;
-        const Registry& reg = *network_.program().registry();
         const std::string& type = network_.engine().info().type;
         const RegisteredImpl* dyn = nullptr;
         const RegisteredImpl* stat = nullptr;
         std::string reasons;
-        // Device impls first, host impls as the fallback; shape_of subgraphs (small
-        // integer tensors read back by shape inference) prefer the host.
-        std::vector<const RegisteredImpl*> candidates = reg.impls(node_.op, type);
-        if (type != "cpu") {
-            std::vector<const RegisteredImpl*> host = reg.impls(node_.op, "cpu");
-            const bool host_first = node_.in_shape_of_subgraph || node_.def->def.traits.shape_of_like;
-            candidates.insert(host_first ? candidates.begin() : candidates.end(), host.begin(), host.end());
-        }
+        const std::vector<const RegisteredImpl*> candidates = impl_candidates();
         for (const RegisteredImpl* c : candidates) {
             std::string why = c->entry.check(params_);
             if (why.empty()) {
@@ -296,8 +611,12 @@ void PrimitiveInst::update_impl() {
             std::fprintf(stderr, "[dynrt] %s (%s): impls skipped:%s\n", node_.name.c_str(), node_.op.c_str(),
                          reasons.c_str());
 
-        const bool critical = node_.def->def.traits.critical;
-        const bool use_dynamic = dyn && opt.use_dynamic_impls && node_.is_dynamic &&
+        // A producer writing into an in-place target gets a new padding whenever
+        // the target grows: like a dynamic node it takes the shape-agnostic impl,
+        // and a static build for one padding would not be reused.
+        const bool inplace_view = inplace_target_ && inplace_target_->inplace_active_;
+        const bool critical = node_.def->def.traits.critical && !inplace_view;
+        const bool use_dynamic = dyn && opt.use_dynamic_impls && (node_.is_dynamic || inplace_view) &&
                                  !(critical && stat && !opt.async_compile);
         if (use_dynamic) {
             if (!dynamic_impl_) {
@@ -344,7 +663,10 @@ void PrimitiveInst::update_impl() {
 }
 
 void PrimitiveInst::realloc_if_needed() {
+    // An in-place target whose buffer a producer already sized this run.
+    if (allocation_done_by_other_) return;
     for (size_t i = 0; i < params_.outputs.size(); ++i) {
+        if (use_inplace_view(i)) continue;
         const Layout& l = params_.outputs[i];
         const size_t need = l.bytes();
         const bool fits = outputs_[i] && need <= capacity_[i];
@@ -364,26 +686,30 @@ void PrimitiveInst::realloc_if_needed() {
     }
 }
 
-void PrimitiveInst::allocate_output(size_t i, const Layout& l) {
+void PrimitiveInst::allocate_output(size_t i, const Layout& l, size_t same_as) {
     const std::string id = predictor_key(node_.name, i);
     const size_t need = l.bytes();
-    size_t size = need;
-    auto prediction = predictor_.predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), false, l.format);
+    size_t size = std::max(need, same_as);
+    auto prediction = same_as ? std::pair<bool, Shape>{false, {}}
+                              : predictor_.predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), false,
+                                                                       l.format);
     if (prediction.first) {
         const size_t predicted = (prediction.second.count() * bitwidth(l.dtype) + 7) / 8;
         if (predicted > need && predictor_.can_preallocate(predicted)) size = predicted;
     }
     outputs_[i].reset();   // the old buffer can go back before the new one is taken
-    std::shared_ptr<Buffer> buffer;
+    MemoryPool::Grant grant;
     try {
-        buffer = network_.engine().allocate(size);
+        grant = pool_.acquire(size, index_, node_.is_dynamic);
     } catch (const Error& e) {
         throw e.with_context(ctx());
     }
-    outputs_[i] = std::make_shared<Memory>(std::move(buffer), l);
-    capacity_[i] = outputs_[i]->capacity();
+    outputs_[i] = std::make_shared<Memory>(std::move(grant.buffer), l);
+    // The node may use `size` bytes; the pool's record may be larger (size class).
+    capacity_[i] = size;
     memory_changed_ = true;
     ++counters_.allocations;
+    ++(grant.hit ? counters_.pool_hits : counters_.pool_misses);
     counters_.bytes_allocated += size;
 }
 

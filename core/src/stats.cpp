@@ -9,7 +9,8 @@ namespace dynrt {
     X(skip_shape_of_subgraph) X(skip_done_by_other) X(skip_data_dependent) X(skip_empty_output)       \
     X(impl_cache_hits) X(impl_cache_misses) X(static_builds) X(dynamic_impl_runs)                     \
     X(async_builds_queued) X(async_builds_picked) X(impl_changes) X(allocations) X(reuses)            \
-    X(reclaims) X(bytes_allocated) X(set_arguments)
+    X(reclaims) X(bytes_allocated) X(pool_hits) X(pool_misses) X(concat_inplace)                    \
+    X(concat_bytes_copied) X(state_bytes_copied) X(set_arguments)
 
 // Catches a counter added to the header but not to the list above.
 #define DYNRT_ONE(f) +1

@@ -153,6 +153,10 @@ void register_concat(ModuleRegistrar& reg) {
     def.max_inputs = SIZE_MAX;
     def.attrs = {attr_int("axis", 0, "axis to join along; negative counts from the end")};
     def.infer = infer_concat;
+    // In-place target: the inputs lie one after another along `axis` in the output.
+    def.inplace_axis = [](const Attributes& attrs, size_t rank) {
+        return normalize_axis(attrs.get_int("axis"), static_cast<int64_t>(rank));
+    };
     reg.add_op(def);
     add_host_impls(reg, "concat", concat_kernel);
 

@@ -87,6 +87,12 @@ struct RunSettings {
     bool async_compile = true;
     bool dynamic_impls = true;
     size_t compile_threads = 1;
+    bool inplace_concat = true;                   // NetworkOptions::inplace_concat
+    bool memory_pool = true;                      // NetworkOptions::memory_pool
+    size_t memory_budget_bytes = 0;               // NetworkOptions::memory_budget_bytes (0 = none)
+    // Variables start empty with every `dynrt run`; true (`reset_state: repeat`)
+    // also empties them before each --repeat round.
+    bool reset_state_each_repeat = false;
 };
 
 struct Pipeline {

@@ -176,6 +176,8 @@ std::string report_json(const RunResult& r) {
         j.key("counters");
         counters(j, run.stats.totals, false);
         j.field("peak_bytes", run.stats.peak_bytes).field("used_bytes", run.stats.used_bytes);
+        j.field("pool_bytes", run.stats.pool_bytes).field("pool_peak_bytes", run.stats.pool_peak_bytes);
+        j.field("tensor_bytes", run.stats.tensor_bytes);
         j.key("nodes").begin_array();
         for (const auto& n : run.stats.nodes) {
             j.begin_object();

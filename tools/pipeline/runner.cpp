@@ -189,6 +189,9 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     nopt.compile_threads = p.run.compile_threads;
     nopt.prealloc = result.prealloc;
     nopt.verbose = options.verbose;
+    nopt.inplace_concat = p.run.inplace_concat;
+    nopt.memory_pool = p.run.memory_pool;
+    nopt.memory_budget_bytes = p.run.memory_budget_bytes;
 
     std::shared_ptr<Network> network;
     try {
@@ -206,6 +209,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
 
     size_t k = 0;
     for (size_t rep = 0; rep < repeat && k < total; ++rep) {
+        if (rep > 0 && p.run.reset_state_each_repeat) request.reset_state();
         for (size_t i = 0; i < p.runs.size() && k < total; ++i, ++k) {
             const RunSpec& spec = p.runs[i];
             RunRecord rec;

@@ -154,7 +154,7 @@ struct Loader {
         detail::expect_map(src, n, "run");
         detail::check_keys(src, n,
                            {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "dynamic_impls",
-                            "compile_threads"},
+                            "compile_threads", "inplace_concat", "memory_pool", "memory_budget", "reset_state"},
                            "run");
         auto& r = p.run;
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
@@ -183,6 +183,15 @@ struct Loader {
         count("compile_threads", r.compile_threads, 1);
         if (n["async_compile"]) r.async_compile = detail::read_bool(src, n["async_compile"], "run.async_compile");
         if (n["dynamic_impls"]) r.dynamic_impls = detail::read_bool(src, n["dynamic_impls"], "run.dynamic_impls");
+        if (n["inplace_concat"]) r.inplace_concat = detail::read_bool(src, n["inplace_concat"], "run.inplace_concat");
+        if (n["memory_pool"]) r.memory_pool = detail::read_bool(src, n["memory_pool"], "run.memory_pool");
+        count("memory_budget", r.memory_budget_bytes, 0);
+        if (n["reset_state"]) {
+            const std::string v = detail::read_string(src, n["reset_state"], "run.reset_state");
+            if (v != "start" && v != "repeat")
+                src.fail(n["reset_state"], "run.reset_state must be 'start' or 'repeat', got '" + v + "'");
+            r.reset_state_each_repeat = v == "repeat";
+        }
     }
 
     void read_inputs(const YAML::Node& n) {

@@ -6,7 +6,8 @@
 // context for background static builds. It is safe to run several InferRequests
 // on one Network from several threads. An InferRequest owns per-request state: a
 // primitive_inst per node (current layouts, impl, output memory), input and
-// output tensors and its own ShapePredictor.
+// output tensors, its own ShapePredictor and MemoryPool, and its variables (state
+// read and written by ops across runs, reset by reset_state()).
 #pragma once
 
 #include <map>
@@ -16,6 +17,7 @@
 
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/memory.hpp"
+#include "dynrt/memory_pool.hpp"
 #include "dynrt/program.hpp"
 #include "dynrt/shape_predictor.hpp"
 #include "dynrt/stats.hpp"
@@ -34,6 +36,16 @@ struct NetworkOptions {
     size_t compile_threads = 1;
     ShapePredictor::Settings prealloc;  // per-request predictor settings
     bool verbose = false;               // impl choice reasons on stderr
+    // Producers of an in-place target (OpDefinition::inplace_axis, e.g. concat)
+    // write straight into its buffer; false: the target runs its kernel (copies).
+    bool inplace_concat = true;
+    // Output buffers come from a per-request pool that shares them between
+    // primitives whose lifetimes do not overlap and keeps freed buffers for reuse
+    // (memory_pool.hpp); false: every buffer is a fresh device allocation.
+    bool memory_pool = true;
+    // Device bytes one request's output buffers may hold; 0 = no limit. Going
+    // over is a dynrt::Error naming the request size and the budget.
+    size_t memory_budget_bytes = 0;
 };
 
 class Network : public std::enable_shared_from_this<Network> {
@@ -93,13 +105,37 @@ public:
     Stream& stream() const { return *stream_; }
     PrimitiveInst& inst(const std::string& node) const;
 
+    // ---- state (variables kept across runs) --------------------------------
+    // Forgets every variable: the next run's readers give their initial values.
+    void reset_state();
+    // Names of the variables assigned so far, sorted.
+    std::vector<std::string> state_names() const;
+    // Copy of a variable's value; throws naming the variable when it is unknown.
+    HostTensor get_state(const std::string& variable) const;
+    // Current value of a variable (nullptr while unassigned). Used by the flow.
+    MemoryPtr variable(const std::string& name) const;
+    // Records the value a writer assigns in this run; it becomes the variable's
+    // value when the run ends. A second assignment in one run is an error.
+    void stage_assign(const std::string& name, MemoryPtr value, const ErrorContext& where);
+
+    MemoryPool& memory_pool() const { return *pool_; }
+    // Node indices in the order this request executes them: the program order,
+    // except that the producers of an in-place target run right before it.
+    const std::vector<size_t>& execution_order() const { return exec_order_; }
+
 private:
     void copy_outputs();
+    void plan();                 // execution order, in-place targets, lifetimes
+    uint64_t tensor_bytes() const;
 
     std::shared_ptr<Network> network_;
     std::shared_ptr<Stream> stream_;
     std::unique_ptr<ShapePredictor> predictor_;
+    std::unique_ptr<MemoryPool> pool_;
     std::vector<std::unique_ptr<PrimitiveInst>> insts_;
+    std::vector<size_t> exec_order_;
+    std::map<std::string, MemoryPtr> variables_;
+    std::map<std::string, MemoryPtr> staged_;
     std::map<std::string, size_t> input_index_;
     std::vector<HostTensor> outputs_host_;
     RunStats last_;

@@ -27,10 +27,15 @@ struct Counters {
     uint64_t async_builds_queued = 0;
     uint64_t async_builds_picked = 0;   // background static impl took over
     uint64_t impl_changes = 0;
-    uint64_t allocations = 0;
+    uint64_t allocations = 0;           // output buffer (re)assigned: a pool hit or a device allocation
     uint64_t reuses = 0;                // buffer reinterpreted, no allocation
     uint64_t reclaims = 0;              // buffer released: need << capacity
     uint64_t bytes_allocated = 0;
+    uint64_t pool_hits = 0;             // output buffer taken from the request's memory pool
+    uint64_t pool_misses = 0;           // output buffer the pool had to ask the device for
+    uint64_t concat_inplace = 0;        // in-place target ran no kernel: producers wrote into it
+    uint64_t concat_bytes_copied = 0;   // bytes an in-place-capable op copied with its kernel
+    uint64_t state_bytes_copied = 0;    // bytes a state reader copied (variable moved to a new buffer)
     uint64_t set_arguments = 0;         // arguments re-bound (impl or memory changed)
 
     Counters& operator+=(const Counters& o);
@@ -51,6 +56,15 @@ struct RunStats {
     std::vector<NodeStats> nodes;     // execution order
     uint64_t peak_bytes = 0;          // engine peak bytes in use during the run
     uint64_t used_bytes = 0;          // engine bytes in use after the run
+    // Memory pool of the request (memory_pool.hpp): device bytes it holds after the
+    // run (buffers in use plus free ones kept for reuse) and its peak during the run.
+    uint64_t pool_bytes = 0;
+    uint64_t pool_peak_bytes = 0;
+    // Logical bytes of every tensor the request holds after the run: each node
+    // output that owns its data (views into another node's buffer count once),
+    // the variables and the constants. The "sum of live tensors" that peak bytes
+    // are compared with.
+    uint64_t tensor_bytes = 0;
     double host_ms = 0;               // wall time of infer()
 };
 

@@ -27,6 +27,10 @@ struct ShapeInferContext {
     // return dynamic dims instead of failing.
     std::vector<const HostTensor*> values;
     const HostTensor* value(size_t i) const { return i < values.size() ? values[i] : nullptr; }
+    // True when the flow infers concrete shapes for a run (false while a Program
+    // is built): ops without inputs (e.g. a state reader's initial value) tell
+    // the graph's partial layout from a run's static one by it.
+    bool run_time = false;
 };
 
 // Returns one Layout per output. Throws dynrt::Error on invalid shapes; the
@@ -40,6 +44,13 @@ struct OpTraits {
     bool data_dependent_output = false; // output shape known only after execution
     bool critical = false;              // dynamic impl triggers a background static build
     bool weightable = false;            // has weights that impls may reorder
+    // Request state (variables kept by an InferRequest across runs, named by the
+    // op's String attribute "variable"). A reader's output is the variable's value
+    // once one was assigned; until then its own shape inference and kernel give
+    // the initial value. A writer's input becomes the variable's value when the
+    // run ends (readers of the same run see the previous value).
+    bool reads_state = false;
+    bool writes_state = false;
 };
 
 struct OpDefinition {
@@ -52,6 +63,11 @@ struct OpDefinition {
     std::vector<size_t> value_inputs;   // inputs whose values shape inference reads
     ShapeInferFn infer;
     OpTraits traits;
+    // In-place target (concat-like): when set, returns the axis (normalised for
+    // `rank`) along which the inputs lie one after another in the output, so the
+    // producers may write straight into the output buffer at their offsets and
+    // this op runs no kernel (docs/architecture.md, "In-place concat").
+    std::function<int64_t(const Attributes& attrs, size_t rank)> inplace_axis;
 };
 
 }  // namespace dynrt

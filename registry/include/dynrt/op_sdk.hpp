@@ -53,6 +53,11 @@ public:
     // Integer values of an input (for index / shape inputs).
     std::vector<int64_t> get_ints(size_t input) const;
 
+    // Ops with a data-dependent output (OpTraits::data_dependent_output): the
+    // actual shape of output i, known once the kernel has computed it. out_shape()
+    // is the bound the buffer was sized for; write at most that many elements.
+    void set_output_shape(size_t output, const Shape& shape);
+
 private:
     ExecContext& ctx_;
     std::vector<Shape> in_shapes_, out_shapes_;
@@ -70,6 +75,13 @@ struct HostImplOptions {
     // Extra check (empty string = ok), e.g. unsupported attribute combinations.
     std::function<std::string(const KernelParams&)> validate;
 };
+
+// True when `l` is padded along at most one axis and its logical elements still
+// form one dense block inside the padded buffer (every dim before that axis has
+// extent 1), so a kernel can address it as a dense tensor starting `*offset`
+// elements in. Host impls accept such outputs: that is how a producer writes
+// straight into an in-place concat's buffer.
+bool dense_block_in_padding(const Layout& l, size_t* offset = nullptr);
 
 // Registers the cpu reference impls of `op` (dynamic first, then static).
 void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel,

@@ -1,0 +1,41 @@
+// assign: makes its input the new value of a request variable.
+//
+// OpTraits::writes_state: the flow runs no kernel; the output aliases the input
+// and the input's buffer becomes the variable's value when the run ends (a
+// read_value of the same run still sees the previous value). The host kernel
+// (a copy) only serves callers that run the op outside a request.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using namespace dynrt;
+
+void register_assign(ModuleRegistrar& reg) {
+    OpDefinition def;
+    def.name = "assign";
+    def.doc = "Sets a request variable to the input (committed when the run ends)";
+    def.min_inputs = 1;
+    def.max_inputs = 1;
+    def.attrs = {attr_string("variable", std::nullopt, {}, "name of the variable")};
+    def.infer = [](const ShapeInferContext& ctx) {
+        Layout l = ctx.inputs.at(0);
+        l.padding = Padding{};
+        return std::vector<Layout>{l};
+    };
+    def.traits.writes_state = true;
+    reg.add_op(def);
+    add_host_impls(reg, "assign", [](HostCall& call) {
+        std::memcpy(call.out_raw(0), call.in_raw(0), call.in_shape(0).count() * byte_size(call.in_type(0)));
+    });
+}
+
+}  // namespace
+
+DYNRT_MODULE("assign", register_assign)

@@ -1,0 +1,97 @@
+// topk: the k largest (or smallest) elements along an axis, k read from an input
+// tensor when the kernel runs.
+//
+// k is data: the op declares OpTraits::data_dependent_output, shape inference
+// gives the bound (the input's shape: k <= the axis length), and the kernel
+// reads k, clamps it to the axis length and reports the actual shapes. Outputs:
+// values (the input's dtype) and indices (i64 positions along the axis). Ties
+// keep the lower index first; `sorted: false` returns the chosen elements in
+// index order.
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/op_sdk.hpp"
+
+namespace {
+
+using namespace dynrt;
+
+std::vector<Layout> infer_topk(const ShapeInferContext& ctx) {
+    const Layout& x = ctx.inputs.at(0);
+    const Layout& k = ctx.inputs.at(1);
+    if (x.shape.rank() == 0) throw Error("input 0 is a scalar; topk needs rank >= 1");
+    normalize_axis(ctx.attrs.get_int("axis"), static_cast<int64_t>(x.shape.rank()));
+    if (k.dtype != DataType::i64 && k.dtype != DataType::i32)
+        throw Error(std::string("k (input 1) must be i32 or i64, got ") + to_string(k.dtype));
+    if (k.is_static() && k.count() != 1) throw Error("k (input 1) must hold one value, got " + k.to_string());
+    Layout values(x.shape, x.dtype);
+    Layout indices(x.shape, DataType::i64);
+    return {values, indices};
+}
+
+void topk_kernel(HostCall& call) {
+    const Shape& s = call.in_shape(0);
+    const auto axis = static_cast<size_t>(normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(s.rank())));
+    const bool largest = call.attrs().get_bool("largest");
+    const bool sorted = call.attrs().get_bool("sorted");
+    const int64_t k_in = call.get_ints(1).at(0);
+    if (k_in < 0) throw Error("k is " + std::to_string(k_in) + "; it must be >= 0");
+    const size_t n = static_cast<size_t>(s[axis]);
+    const size_t k = std::min(static_cast<size_t>(k_in), n);
+    size_t outer = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(s[d]);
+    for (size_t d = axis + 1; d < s.rank(); ++d) inner *= static_cast<size_t>(s[d]);
+
+    std::vector<size_t> idx(n);
+    std::vector<double> v(n);
+    auto* out_idx = call.out<int64_t>(1);
+    for (size_t o = 0; o < outer; ++o) {
+        for (size_t in = 0; in < inner; ++in) {
+            for (size_t i = 0; i < n; ++i) v[i] = call.get(0, (o * n + i) * inner + in);
+            std::iota(idx.begin(), idx.end(), size_t(0));
+            auto better = [&](size_t a, size_t b) {
+                if (v[a] != v[b]) return largest ? v[a] > v[b] : v[a] < v[b];
+                return a < b;
+            };
+            std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), better);
+            if (!sorted) std::sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k));
+            for (size_t j = 0; j < k; ++j) {
+                const size_t dst = (o * k + j) * inner + in;
+                call.set(0, dst, v[idx[j]]);
+                out_idx[dst] = static_cast<int64_t>(idx[j]);
+            }
+        }
+    }
+    Shape out = s;
+    out[axis] = static_cast<int64_t>(k);
+    call.set_output_shape(0, out);
+    call.set_output_shape(1, out);
+}
+
+void register_topk(ModuleRegistrar& reg) {
+    OpDefinition def;
+    def.name = "topk";
+    def.doc = "k largest/smallest elements along axis (k read from input 1 at run time)";
+    def.min_inputs = def.max_inputs = 2;
+    def.num_outputs = 2;
+    def.attrs = {attr_int("axis", -1, "axis to select along; negative counts from the end"),
+                 attr_bool("largest", true, "true: the k largest; false: the k smallest"),
+                 attr_bool("sorted", true, "true: best first; false: in index order")};
+    def.infer = infer_topk;
+    def.traits.data_dependent_output = true;
+    reg.add_op(def);
+    HostImplOptions o;
+    o.register_static = false;   // the output layout changes with k
+    o.dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64};
+    add_host_impls(reg, "topk", topk_kernel, o);
+}
+
+}  // namespace
+
+DYNRT_MODULE("topk", register_topk)
