@@ -11,6 +11,10 @@ if [ "${1:-}" = "--sanitize" ]; then
   args+=(-DDYNRT_SANITIZE=address,undefined -DDYNRT_BUILD_BENCHMARKS=OFF)
   export DYNRT_BUILD_TYPE=Debug
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
+  # PoCL's default device runs kernels on worker threads that are still alive
+  # when LeakSanitizer stops the world at exit, which can crash its tracer; the
+  # single-threaded "basic" device avoids that (same kernels, same results).
+  export POCL_DEVICES="${POCL_DEVICES:-basic}"
   export LSAN_OPTIONS="suppressions=$DYNRT_ROOT/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 fi
