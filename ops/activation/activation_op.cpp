@@ -173,8 +173,11 @@ dynrt::OclKernelSpec ocl_spec() {
         add_data_f16(d, p.inputs.at(0).dtype);
         return d;
     };
+    // Grid-stride over float4 vectors; at least one work-item per tail element.
     spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& limits) {
-        return dynrt::dispatch_1d(p.outputs.at(0).count(), limits);
+        const size_t n = p.outputs.at(0).count();
+        if (n == 0) return dynrt::dispatch_1d(0, limits);
+        return dynrt::dispatch_grid_stride(std::max<size_t>(n / 4, n % 4), limits);
     };
     return spec;
 }

@@ -126,21 +126,41 @@ OclKernelSpec concat_ocl_spec() {
         const size_t rank = out.shape.rank();
         const auto axis = static_cast<size_t>(normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(rank)));
         std::string args, picks;
+        std::string copies;
         JitDefines d{{"ELEM_T", ocl_bits_type(out.dtype)},
                      {"OUT_AXIS_LEN", dims_product("OUTPUT0", rank, axis, axis + 1)},
-                     {"INNER", dims_product("OUTPUT0", rank, axis + 1, rank)}};
+                     {"INNER", dims_product("OUTPUT0", rank, axis + 1, rank)},
+                     {"OUTER", dims_product("OUTPUT0", rank, 0, axis)}};
         for (size_t k = 0; k < p.inputs.size(); ++k) {
             const std::string ks = std::to_string(k);
             args += "__global const ELEM_T* input" + ks + ", ";
             picks += "CONCAT_PICK(" + ks + ") ";
+            copies += "CONCAT_COPY(" + ks + ") ";
             d.emplace_back("IN_AXIS_LEN_" + ks, dims_product("INPUT" + ks, rank, axis, axis + 1));
         }
         d.emplace_back("CONCAT_INPUT_ARGS", args);
         d.emplace_back("CONCAT_PICKS", picks);
+        d.emplace_back("CONCAT_COPIES", copies);
         return d;
     };
+    // The kernel's test on the runtime layouts: nothing before the axis (each
+    // input one contiguous block) -> grid-stride over 4-element vectors of the
+    // largest input, at least one work-item per tail element; else one
+    // work-item per output element.
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        return dispatch_1d(p.outputs.at(0).count(), limits);
+        const Layout& out = p.outputs.at(0);
+        const size_t rank = out.shape.rank();
+        const auto axis = static_cast<size_t>(normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(rank)));
+        size_t outer = 1;
+        for (size_t i = 0; i < axis; ++i) outer *= static_cast<size_t>(out.shape[i].get_length());
+        const size_t n = out.count();
+        if (n == 0 || outer != 1) return dispatch_1d(n, limits);
+        size_t items = 0;
+        for (const Layout& l : p.inputs) {
+            const size_t len = l.count();
+            items = std::max(items, std::max(len / 4, len % 4));
+        }
+        return dispatch_grid_stride(items, limits);
     };
     return spec;
 }

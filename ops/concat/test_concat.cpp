@@ -375,6 +375,24 @@ TEST(ConcatOcl, OuterAxisMatchesCpuForEveryElementWidth) {
     }
 }
 
+// 1-D inputs along axis 0: each input is one contiguous block of the output
+// (the kernel's vector copy path). Lengths n, n + 2 and 3 put the second and
+// third blocks at starts that are not multiples of 4 and give every tail.
+TEST(ConcatOcl, FlatInputsAtUnalignedStartsMatchCpuOnDynamicAndStaticImpls) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const auto prog = test::single_node_program(
+        "concat",
+        {Layout({Dimension()}, DataType::f32), Layout({Dimension()}, DataType::f32), Layout({3}, DataType::f32)},
+        concat_ocl_attrs(0));
+    const auto make = [](int64_t n, uint64_t seed) {
+        return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n}, seed)},
+                         {"in1", test::random_tensor(DataType::f32, Shape{n + 2}, seed + 100)},
+                         {"in2", test::random_tensor(DataType::f32, Shape{3}, seed + 200)}};
+    };
+    for (bool dynamic : {true, false}) ocl_sweep(eng, prog, kOclSizes, dynamic, make, 0, 0);
+}
+
 TEST(ConcatOcl, SingleInputIsACopy) {
     const EnginePtr eng = ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";

@@ -229,8 +229,14 @@ dynrt::OclKernelSpec ocl_spec() {
         add_data_f16(d, p.inputs.at(0).dtype);
         return d;
     };
+    // The kernel's test, on the runtime layouts: same element counts (no
+    // broadcast) -> grid-stride over 4-element vectors, at least one
+    // work-item per tail element; else one work-item per output element.
     spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& limits) {
-        return dynrt::dispatch_1d(p.outputs.at(0).count(), limits);
+        const size_t n = p.outputs.at(0).count();
+        if (n != 0 && p.inputs.at(0).count() == n && p.inputs.at(1).count() == n)
+            return dynrt::dispatch_grid_stride(std::max<size_t>(n / 4, n % 4), limits);
+        return dynrt::dispatch_1d(n, limits);
     };
     return spec;
 }

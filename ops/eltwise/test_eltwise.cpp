@@ -484,6 +484,43 @@ TEST(EltwiseOcl, IntegerDivRunsOnTheHostImplAndStillReportsDivisionByZero) {
     EXPECT_THROW(req.infer(), Error);
 }
 
+// Same shapes take the kernel's flat float4 path (grid-stride, tail elements
+// done one by one), other shapes its broadcast path. In the shape-agnostic
+// build the choice is made on every run, so one request alternates: b is [n]
+// (same shape) except for n == 16, where it is [1] (broadcast). The lengths hit
+// every tail of 4 (1, 3, 13, 17, 255, 257).
+std::shared_ptr<Program> flat_program(DataType t, const std::string& mode) {
+    return test::single_node_program("eltwise", {Layout({Dimension()}, t), Layout({Dimension()}, t)},
+                                     mode_attrs(mode));
+}
+
+std::function<OclInputs(int64_t, uint64_t)> flat_inputs(DataType t, double low, double high) {
+    return [=](int64_t n, uint64_t seed) {
+        return OclInputs{{"in0", test::random_tensor(t, Shape{n}, seed, low, high)},
+                         {"in1", test::random_tensor(t, Shape{n == 16 ? 1 : n}, seed + 1000, low, high)}};
+    };
+}
+
+TEST(EltwiseOcl, SameShapesTakeTheVectorPathAndAlternateWithBroadcastOnOneRequest) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const auto prog = flat_program(DataType::f32, "sub");
+    for (bool dynamic : {true, false})
+        ocl_sweep(eng, prog, kOclSizes, dynamic, flat_inputs(DataType::f32, -2, 2), kF32Rtol, kF32Atol);
+}
+
+// The vector path for every element width: integers exactly (i8 products
+// wrap), f16 within one rounding step.
+TEST(EltwiseOcl, SameShapesVectorPathMatchesCpuForIntegersAndF16) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    ocl_sweep(eng, flat_program(DataType::i8, "mul"), {3, 17, 257}, true, flat_inputs(DataType::i8, -128, 128), 0, 0);
+    ocl_sweep(eng, flat_program(DataType::i64, "sub"), {13, 16, 255}, true,
+              flat_inputs(DataType::i64, -100000, 100000), 0, 0);
+    ocl_sweep(eng, flat_program(DataType::f16, "add"), {1, 17, 255}, true, flat_inputs(DataType::f16, -2, 2), 1e-3,
+              1e-4);
+}
+
 // f16 goes through vload_half / vstore_half with float math: one f16 rounding
 // step (2^-11 relative) at most.
 TEST(EltwiseOcl, F16AddMatchesCpuOnBothImpls) {

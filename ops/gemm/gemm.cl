@@ -1,24 +1,29 @@
-// Matrix product kernel of gemm and fully_connected (OpenCL C 1.2, f32):
+// Matrix product kernels of gemm and fully_connected (OpenCL C 1.2, f32):
 //   y[b, m, n] = ALPHA * sum_k op(a)[b, m, k] * op(b)[b, k, n] + BETA * c[b, m, n]
-// Two kernels; the host picks one by M (ops/gemm/matmul_ocl.hpp):
-//   - M <= SK_MAX_M ("skinny", decode shapes): a work-group owns SK_COLS output
-//     columns; its work-items split K into SK_SLICES strided slices, each keeps
-//     one partial sum per row in registers, and the slices are summed in local
-//     memory. The weights are read once, which is what bounds these shapes.
+// The host picks the kernel by M (ops/gemm/matmul_ocl.hpp):
+//   - M <= 16 ("skinny", decode shapes): matmul_skinny_<MM>, MM the row
+//     bucket. A work-group owns a block of output columns; its work-items split
+//     K into strided slices, each keeps MM partial sums (per column, or per
+//     float4 of columns when b is [K, N]) in registers, and the slices are
+//     summed in local memory. The weights are read once, which is what bounds
+//     these shapes. The shape-agnostic build holds the buckets 1, 2, 4, 8 and
+//     16 (same program, one entry point each); the static build one for its M.
 //   - otherwise ("tiled"): a work-group of WG_N x WG_M work-items computes a
 //     TM x TN tile of y (TM = WG_M * RM, TN = WG_N * RN), staging TK-deep slabs
 //     of op(a) and op(b) in local memory; each work-item accumulates an RM x RN
 //     register block. Tails are handled by zero-filling the slabs and by
 //     bounds-checked stores.
-// Two entry points rather than one with a branch on M: no barrier sits under
-// a condition, and a static impl compiles only the path its M needs.
+// Entry points rather than one kernel with a branch on M: no barrier sits
+// under a condition, the row loops have constant trip counts, and a static impl
+// runs only the path its M needs.
 //
 // JIT constants besides the INPUTk_/OUTPUT0_ dims: FC (fully_connected: every
 // leading dim of input 0 is a row, weights [N, K], no batch), TA, TB, ALPHA,
-// BETA, WG_M, WG_N, RM, RN, TK, LDA, LDB, SK_MAX_M, SK_WG, SK_COLS, SK_SLICES.
-// In the static build every dim is a literal, so loops get constant trip
-// counts; in the dynamic build the dims are read from shape_info and the same
-// body runs.
+// BETA, WG_M, WG_N, RM, RN, TK, LDA, LDB, SK_MAX_M (largest bucket compiled:
+// 16 dynamic, M static), SK_WG, SK_COLS, SK_SLICES (b [N, K]), SKN_COLS4,
+// SKN_SLICES (b [K, N]). In the static build every dim is a literal, so loops
+// get constant trip counts; in the dynamic build the dims are read from
+// shape_info and the same body runs.
 #define KERNEL(name) __kernel void name
 
 #define HAS_C (INPUTS_COUNT > 2)
@@ -114,48 +119,126 @@ inline void tiled(__global const float* a, __global const float* b, __global con
     }
 }
 
-inline void skinny(__global const float* a, __global const float* b, __global const float* c, __global float* y,
-                   int M, int N, int K, int c_sm, int c_sn, __local float* red) {
-    const int lid = get_local_id(0);
-    // Consecutive work-items walk the contiguous dim of b: K when b is [N, K]
-    // (transposed, the fully_connected weights), N otherwise.
+// The skinny product for up to MM rows (MM a literal at every call: the
+// entry points below pass their bucket, so after inlining the row loops have
+// constant trip counts and acc[] lives in registers). Rows m >= M of the bucket
+// read row M - 1 again instead of testing m < M inside the K loop (no
+// predication there); their sums are never stored.
 #if TB
+// b is [N, K] (the fully_connected weights): consecutive work-items walk K of
+// one column (coalesced), SK_SLICES slices per column, SK_COLS columns per
+// work-group; the slices are summed in local memory.
+inline void skinny(__global const float* a, __global const float* b, __global const float* c, __global float* y,
+                   int M, int N, int K, int c_sm, int c_sn, __local float* red, const int MM) {
+    const int lid = get_local_id(0);
     const int s = lid % SK_SLICES, col = lid / SK_SLICES;
-#else
-    const int col = lid % SK_COLS, s = lid / SK_COLS;
-#endif
     const int n = get_group_id(0) * SK_COLS + col;
     float acc[SK_MAX_M];
+    int arow[SK_MAX_M];
 #pragma unroll
-    for (int m = 0; m < SK_MAX_M; ++m) acc[m] = 0.0f;
+    for (int m = 0; m < MM; ++m) {
+        acc[m] = 0.0f;
+        arow[m] = min(m, M - 1);
+    }
     if (n < N) {
 #pragma unroll 4
         for (int k = s; k < K; k += SK_SLICES) {
             const float bv = B_AT(b, k, n, K, N);
 #pragma unroll
-            for (int m = 0; m < SK_MAX_M; ++m)
-                if (m < M) acc[m] = mad(A_AT(a, m, k, M, K), bv, acc[m]);
+            for (int m = 0; m < MM; ++m) acc[m] = mad(A_AT(a, arow[m], k, M, K), bv, acc[m]);
         }
     }
 #pragma unroll
-    for (int m = 0; m < SK_MAX_M; ++m)
-        if (m < M) red[m * SK_WG + lid] = acc[m];
+    for (int m = 0; m < MM; ++m) red[m * SK_WG + lid] = acc[m];
     barrier(CLK_LOCAL_MEM_FENCE);
-    // Tree sum over the slices of each column (the slice stride in `red` is
-    // SK_COLS or 1 with the mapping above).
-#if TB
-#define SLICE_STEP 1
-#else
-#define SLICE_STEP SK_COLS
-#endif
+    // Tree sum over the slices of each column (adjacent work-items).
     for (int st = SK_SLICES / 2; st > 0; st >>= 1) {
         if (s < st)
-            for (int m = 0; m < M; ++m) red[m * SK_WG + lid] += red[m * SK_WG + lid + st * SLICE_STEP];
+#pragma unroll
+            for (int m = 0; m < MM; ++m) red[m * SK_WG + lid] += red[m * SK_WG + lid + st];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (s == 0 && n < N)
-        for (int m = 0; m < M; ++m) y[m * N + n] = finish_value(red[m * SK_WG + lid], c, m, n, c_sm, c_sn);
+#pragma unroll
+        for (int m = 0; m < MM; ++m)
+            if (m < M) y[m * N + n] = finish_value(red[m * SK_WG + lid], c, m, n, c_sm, c_sn);
 }
+#else
+// b is [K, N]: each work-item owns 4 adjacent columns (one float4 of a row of
+// b), consecutive work-items take consecutive float4s along N (coalesced,
+// SKN_COLS4 of them per work-group), and SKN_SLICES slices split K. Rows of b
+// are read as float4 through an aligned pointer when N is a multiple of 4
+// (every row then starts 16-byte aligned), else with vload4 and a bounded
+// tail. The slices are summed in local memory, up to 4 rows at a time so
+// that the float4 buffer stays small.
+inline float4 load_b4(__global const float* b, int k, int n, int N, bool aligned) {
+    if (aligned) return ((__global const float4*)b)[(k * N + n) >> 2];
+    __global const float* r = b + k * N + n;
+    if (n + 4 <= N) return vload4(0, r);
+    return (float4)(r[0], n + 1 < N ? r[1] : 0.0f, n + 2 < N ? r[2] : 0.0f, 0.0f);
+}
+
+inline void skinny(__global const float* a, __global const float* b, __global const float* c, __global float* y,
+                   int M, int N, int K, int c_sm, int c_sn, __local float4* red, const int MM) {
+    const int lid = get_local_id(0);
+    const int c4 = lid % SKN_COLS4, s = lid / SKN_COLS4;
+    const int n = (get_group_id(0) * SKN_COLS4 + c4) * 4;
+    const int RR = MM < 4 ? MM : 4;   // rows per reduction round (red holds RR x SK_WG float4)
+    float4 acc[SK_MAX_M];
+    int arow[SK_MAX_M];
+#pragma unroll
+    for (int m = 0; m < MM; ++m) {
+        acc[m] = (float4)(0.0f);
+        arow[m] = min(m, M - 1);
+    }
+    if (n < N) {
+        const bool aligned = (N & 3) == 0;
+        if (aligned) {
+#pragma unroll 4
+            for (int k = s; k < K; k += SKN_SLICES) {
+                const float4 bv = load_b4(b, k, n, N, true);
+#pragma unroll
+                for (int m = 0; m < MM; ++m) acc[m] = mad((float4)(A_AT(a, arow[m], k, M, K)), bv, acc[m]);
+            }
+        } else {
+            for (int k = s; k < K; k += SKN_SLICES) {
+                const float4 bv = load_b4(b, k, n, N, false);
+#pragma unroll
+                for (int m = 0; m < MM; ++m) acc[m] = mad((float4)(A_AT(a, arow[m], k, M, K)), bv, acc[m]);
+            }
+        }
+    }
+#pragma unroll
+    for (int m0 = 0; m0 < MM; m0 += RR) {
+#pragma unroll
+        for (int r = 0; r < RR; ++r)
+            if (m0 + r < MM) red[r * SK_WG + lid] = acc[m0 + r];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // Tree sum over the slices of each float4 column (stride SKN_COLS4).
+        for (int st = SKN_SLICES / 2; st > 0; st >>= 1) {
+            if (s < st)
+#pragma unroll
+                for (int r = 0; r < RR; ++r)
+                    if (m0 + r < MM) red[r * SK_WG + lid] += red[r * SK_WG + lid + st * SKN_COLS4];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (s == 0 && n < N) {
+#pragma unroll
+            for (int r = 0; r < RR; ++r) {
+                const int m = m0 + r;
+                if (m < MM && m < M) {
+                    const float4 v = red[r * SK_WG + lid];
+                    y[m * N + n] = finish_value(v.s0, c, m, n, c_sm, c_sn);
+                    if (n + 1 < N) y[m * N + n + 1] = finish_value(v.s1, c, m, n + 1, c_sm, c_sn);
+                    if (n + 2 < N) y[m * N + n + 2] = finish_value(v.s2, c, m, n + 2, c_sm, c_sn);
+                    if (n + 3 < N) y[m * N + n + 3] = finish_value(v.s3, c, m, n + 3, c_sm, c_sn);
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);   // red is reused by the next rows
+    }
+}
+#endif
 
 // Sizes and batch offsets of one product, from the JIT dims (literals or
 // shape_info reads).
@@ -221,13 +304,35 @@ inline problem_t problem(OPTIONAL_SHAPE_INFO_ARG int batch) {
 #define C_ARG
 #endif
 
-// Work: dim 0 = column blocks of SK_COLS (work-groups of SK_WG), dim 1 = batch.
-KERNEL(matmul_skinny)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global const float* input1, C_ARG
-                      __global float* output0) {
-    const problem_t p = problem(OPTIONAL_SHAPE_INFO_TENSOR (int)get_group_id(1));
-    __local float red[SK_MAX_M * SK_WG];
-    skinny(input0 + p.a_off, input1 + p.b_off, C_PTR(p), output0 + p.y_off, p.M, p.N, p.K, p.c_sm, p.c_sn, red);
-}
+// Skinny entry points, one per M bucket: matmul_skinny_<MM> handles
+// M <= MM rows. The shape-agnostic build has all of {1, 2, 4, 8, 16} in one
+// program and the host picks the smallest bucket >= M on every run; the
+// static build has only matmul_skinny_<M> for its exact M (SK_MAX_M = M).
+// Work: dim 0 = column blocks (work-groups of SK_WG), dim 1 = batch.
+#if TB
+#define SKINNY_RED(MM) __local float red[(MM) * SK_WG];
+#else
+#define SKINNY_RED(MM) __local float4 red[((MM) < 4 ? (MM) : 4) * SK_WG];
+#endif
+#define SKINNY_KERNEL_(MM)                                                                                    \
+    KERNEL(matmul_skinny_##MM)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0,                        \
+                               __global const float* input1, C_ARG __global float* output0) {               \
+        const problem_t p = problem(OPTIONAL_SHAPE_INFO_TENSOR (int)get_group_id(1));                        \
+        SKINNY_RED(MM)                                                                                        \
+        skinny(input0 + p.a_off, input1 + p.b_off, C_PTR(p), output0 + p.y_off, p.M, p.N, p.K, p.c_sm, p.c_sn, \
+               red, MM);                                                                                      \
+    }
+#define SKINNY_KERNEL(MM) SKINNY_KERNEL_(MM)
+
+#if IS_DYNAMIC
+SKINNY_KERNEL(1)
+SKINNY_KERNEL(2)
+SKINNY_KERNEL(4)
+SKINNY_KERNEL(8)
+SKINNY_KERNEL(16)
+#else
+SKINNY_KERNEL(SK_MAX_M)
+#endif
 
 // Work: dims 0/1 = (WG_N, WG_M) work-items per TN x TM tile, dim 2 = batch.
 KERNEL(matmul_tiled)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global const float* input1, C_ARG

@@ -1,10 +1,14 @@
 // OpenCL impls of the matrix-product kernels (gemm.cl) shared by the gemm and
 // fully_connected modules: the tile configuration for a device, the JIT
 // constants, the dispatch, and the two impls ("ocl_static", "ocl_dynamic").
-// gemm.cl has two kernels, matmul_skinny (M <= kSkinnyMaxM, decode shapes) and
-// matmul_tiled; a static impl builds the one its M needs, the shape-agnostic
-// impl builds both and picks one by the runtime M on every execution (its
-// update_dispatch_data). Header-only: each module compiles its own copy, so
+// gemm.cl has skinny kernels for M <= kSkinnyMaxM (decode shapes), one entry
+// point per row bucket (matmul_skinny_1, _2, _4, _8, _16), and matmul_tiled. A
+// static impl builds the one its M needs (a skinny kernel compiled for exactly
+// its M); the shape-agnostic impl builds every entry point of its one program
+// (one compile: the program cache serves the other names) and picks the
+// kernel by the runtime M on every execution (its update_dispatch_data): the
+// smallest bucket >= M, so the row loops have constant trip counts and at most
+// one bucket's worth of rows is wasted. Header-only: each module compiles its own copy, so
 // neither links the other.
 #pragma once
 
@@ -12,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -32,6 +37,7 @@ struct Config {
     int rm = 4, rn = 4;        // register block per work-item (multiples of 4)
     int tk = 8;                // depth of a local-memory slab
     int sk_wg = 64;            // skinny work-group size
+    int skn_cols4 = 16;        // skinny with b [K, N]: float4 columns per work-group (rest: K slices)
     int tm() const { return wg_m * rm; }
     int tn() const { return wg_n * rn; }
     int lda() const { return tm() + 4; }   // +4 keeps float4 alignment and spreads banks
@@ -51,11 +57,16 @@ inline Config config_for(const OclDeviceLimits& lim) {
         c.rm = c.rn = 8;
         c.tk = 16;
         c.sk_wg = 256;
+        // 16 columns x 64 K-slices: 4096 columns give 256 work-groups of
+        // 256, enough to fill the GPU with weight reads; a warp reads 64
+        // contiguous bytes from each of 8 rows.
+        c.skn_cols4 = 4;
     } else if (wg < 64) {
         c.wg_m = c.wg_n = 4;
         c.rm = c.rn = 4;
         c.tk = 4;
         c.sk_wg = 16;
+        c.skn_cols4 = 4;
     }
     return c;
 }
@@ -66,8 +77,19 @@ inline std::string float_literal(double v) {
     return buf;
 }
 
-inline JitDefines defines(const Config& c, bool fc, bool ta, bool tb, double alpha, double beta) {
-    const int sk_slices = tb ? std::min(32, c.sk_wg) : c.sk_wg / std::min(32, c.sk_wg);
+// Row buckets of the skinny kernels (entry point matmul_skinny_<bucket>).
+inline constexpr int64_t kSkinnyBuckets[] = {1, 2, 4, 8, 16};
+inline int64_t skinny_bucket(size_t M) {
+    for (int64_t b : kSkinnyBuckets)
+        if (M <= size_t(b)) return b;
+    return kSkinnyMaxM;
+}
+
+// `sk_max_m`: the largest skinny bucket the build holds (kSkinnyMaxM for the
+// shape-agnostic build, the exact M for a static one).
+inline JitDefines defines(const Config& c, bool fc, bool ta, bool tb, double alpha, double beta, int64_t sk_max_m) {
+    (void)tb;   // b [N, K] uses SK_SLICES/SK_COLS, b [K, N] SKN_SLICES/SKN_COLS4
+    const int sk_slices = std::min(32, c.sk_wg);
     const int sk_cols = c.sk_wg / sk_slices;
     return {
         {"FC", fc ? "1" : "0"},
@@ -82,10 +104,12 @@ inline JitDefines defines(const Config& c, bool fc, bool ta, bool tb, double alp
         {"TK", std::to_string(c.tk)},
         {"LDA", std::to_string(c.lda())},
         {"LDB", std::to_string(c.ldb())},
-        {"SK_MAX_M", std::to_string(kSkinnyMaxM)},
+        {"SK_MAX_M", std::to_string(sk_max_m)},
         {"SK_WG", std::to_string(c.sk_wg)},
         {"SK_SLICES", std::to_string(sk_slices)},
         {"SK_COLS", std::to_string(sk_cols)},
+        {"SKN_COLS4", std::to_string(c.skn_cols4)},
+        {"SKN_SLICES", std::to_string(c.sk_wg / c.skn_cols4)},
     };
 }
 
@@ -97,8 +121,7 @@ inline OclDispatch dispatch(const Config& c, bool tb, size_t M, size_t N, size_t
         return d;
     }
     if (M <= size_t(kSkinnyMaxM)) {
-        const int sk_slices = tb ? std::min(32, c.sk_wg) : c.sk_wg / std::min(32, c.sk_wg);
-        const size_t cols = size_t(c.sk_wg / sk_slices);
+        const size_t cols = tb ? size_t(c.sk_wg / std::min(32, c.sk_wg)) : size_t(c.skn_cols4) * 4;
         d.dims = 2;
         d.gws = {(N + cols - 1) / cols * size_t(c.sk_wg), batches, 1};
         d.lws = {size_t(c.sk_wg), 1, 1};
@@ -165,12 +188,22 @@ public:
             defs.insert(defs.end(), d.begin(), d.end());
         }
         defs.emplace_back("INPUTS_COUNT", std::to_string(ins.size()));
-        auto d = defines(config_, variant_.fc, variant_.ta, variant_.tb, variant_.alpha, variant_.beta);
-        defs.insert(defs.end(), d.begin(), d.end());
-        // A static impl knows its M, so it builds only the kernel it runs.
-        const bool need_skinny = dynamic || hooks_.sizes(p).M <= size_t(kSkinnyMaxM);
+        // A static impl knows its M, so it builds only the kernel it runs, a
+        // skinny one for exactly that M.
+        const size_t static_m = dynamic ? 0 : hooks_.sizes(p).M;
+        const bool need_skinny = dynamic || static_m <= size_t(kSkinnyMaxM);
         const bool need_tiled = dynamic || !need_skinny;
-        if (need_skinny) skinny_ = device_->build_kernel(source, "matmul_skinny", defs);
+        const int64_t sk_max_m = dynamic ? kSkinnyMaxM : (need_skinny ? std::max<int64_t>(int64_t(static_m), 1) : 1);
+        auto d = defines(config_, variant_.fc, variant_.ta, variant_.tb, variant_.alpha, variant_.beta, sk_max_m);
+        defs.insert(defs.end(), d.begin(), d.end());
+        // Every entry point of one build comes from the same program: the
+        // first build_kernel compiles it, the others hit the program cache.
+        if (dynamic) {
+            for (size_t i = 0; i < std::size(kSkinnyBuckets); ++i)
+                skinny_[i] = device_->build_kernel(source, "matmul_skinny_" + std::to_string(kSkinnyBuckets[i]), defs);
+        } else if (need_skinny) {
+            skinny_[0] = device_->build_kernel(source, "matmul_skinny_" + std::to_string(sk_max_m), defs);
+        }
         if (need_tiled) tiled_ = device_->build_kernel(source, "matmul_tiled", defs);
         if (dynamic && plan_.slots > 0) shape_info_ = p.engine->allocate(plan_.bytes());
         if (!dynamic) {
@@ -179,29 +212,45 @@ public:
         }
     }
 
+    // update_dispatch_data runs only when the layouts differ from the last
+    // run's (sizes, kernel, work sizes, shape_info); with the same shapes a run
+    // is the argument list (a reused member) and the launch.
     void execute(ExecContext& ctx) override {
         const KernelParams& p = ctx.params;
-        if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
-            throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
-        // update_dispatch_data: sizes, kernel and work sizes for these shapes.
-        const Sizes sz = hooks_.sizes(p);
-        const OclDispatch disp = dispatch(config_, variant_.tb, sz.M, sz.N, sz.batches);
-        if (disp.gws[0] == 0 || disp.gws[1] == 0 || disp.gws[2] == 0) return;   // empty output
-        const OclKernel& kernel = sz.M <= size_t(kSkinnyMaxM) ? *skinny_ : *tiled_;
+        if (!have_last_ || p.inputs != last_inputs_ || p.outputs != last_outputs_) {
+            if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
+                throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
+            const Sizes sz = hooks_.sizes(p);
+            disp_ = dispatch(config_, variant_.tb, sz.M, sz.N, sz.batches);
+            if (sz.M > size_t(kSkinnyMaxM)) {
+                kernel_ = tiled_.get();
+            } else if (dynamic_) {
+                size_t i = 0;
+                while (kSkinnyBuckets[i] < int64_t(sz.M)) ++i;
+                kernel_ = skinny_[i].get();
+            } else {
+                kernel_ = skinny_[0].get();
+            }
+            if (shape_info_) {
+                pack_shape_info(plan_, p.inputs, p.outputs, packed_);
+                if (packed_ != last_packed_) {
+                    // Ordered on the in-order queue after the previous run's kernels.
+                    device_->write_async(ctx.stream, *shape_info_, 0, packed_.data(),
+                                         packed_.size() * sizeof(int32_t));
+                    last_packed_ = packed_;
+                }
+            }
+            last_inputs_ = p.inputs;
+            last_outputs_ = p.outputs;
+            have_last_ = true;
+        }
+        if (disp_.gws[0] == 0 || disp_.gws[1] == 0 || disp_.gws[2] == 0) return;   // empty output
 
         args_.clear();
-        if (shape_info_) {
-            pack_shape_info(plan_, p.inputs, p.outputs, packed_);
-            if (packed_ != last_packed_) {
-                // Ordered on the in-order queue after the previous run's kernels.
-                device_->write_async(ctx.stream, *shape_info_, 0, packed_.data(), packed_.size() * sizeof(int32_t));
-                last_packed_ = packed_;
-            }
-            args_.push_back(OclArg::buf(*shape_info_));
-        }
+        if (shape_info_) args_.push_back(OclArg::buf(*shape_info_));
         for (const auto& m : ctx.inputs) args_.push_back(OclArg::mem(*m));
         for (const auto& m : ctx.outputs) args_.push_back(OclArg::mem(*m));
-        device_->launch(ctx.stream, kernel, args_, disp);
+        device_->launch(ctx.stream, *kernel_, args_, disp_);
     }
 
     std::string name() const override { return op_ + (dynamic_ ? "_ocl_dynamic" : "_ocl_static"); }
@@ -214,7 +263,12 @@ private:
     OclDevice* device_ = nullptr;
     Config config_;
     Variant variant_;
-    std::shared_ptr<OclKernel> skinny_, tiled_;
+    std::shared_ptr<OclKernel> skinny_[std::size(kSkinnyBuckets)];   // static: [0] only
+    std::shared_ptr<OclKernel> tiled_;
+    const OclKernel* kernel_ = nullptr;   // picked for the last layouts
+    OclDispatch disp_;
+    bool have_last_ = false;
+    std::vector<Layout> last_inputs_, last_outputs_;
     ShapeInfoPlan plan_;
     std::shared_ptr<Buffer> shape_info_;
     std::vector<int32_t> packed_, last_packed_;

@@ -360,12 +360,15 @@ void ocl_sweep(bool dynamic, bool ta, bool tb, bool with_c, const std::vector<Oc
 }
 
 // (batch, M, K, N) over the tails of the tiles (1, 3, 13, 16, 17, 255, 257), the
-// skinny path (M <= 16) and the tiled one, with revisits.
+// skinny path (M <= 16: every row bucket 1, 2, 4, 8, 16, full and partly used,
+// with N a multiple of 4 (float4 rows of b) and not) and the tiled one, with
+// revisits.
 std::vector<OclCase> tail_cases() {
     auto mk = [](int64_t bt, int64_t m, int64_t k, int64_t n) { return OclCase{Shape{bt, m, k}, Shape{k, n}, {}}; };
     return {mk(1, 1, 1, 1),    mk(2, 3, 13, 17),  mk(1, 13, 16, 3),   mk(1, 16, 17, 257), mk(1, 17, 255, 13),
             mk(2, 255, 3, 16), mk(1, 257, 17, 1), mk(1, 33, 257, 65), mk(2, 3, 13, 17),   mk(1, 1, 1, 1),
-            mk(1, 17, 255, 13)};
+            mk(1, 17, 255, 13), mk(1, 2, 13, 20), mk(2, 8, 33, 16),   mk(1, 5, 17, 68),   mk(1, 4, 3, 255),
+            mk(1, 1, 257, 16)};
 }
 
 TEST(GemmOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, false, false, false, tail_cases()); }

@@ -7,6 +7,7 @@
 // special_zero is true and means an empty dim otherwise. With a dynamic input,
 // dims fixed by the target or copied from static input dims stay static, and
 // the -1 is still resolved when every input dim it depends on is static.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -163,9 +164,11 @@ OclKernelSpec reshape_ocl_spec() {
     spec.defines = [](const KernelParams& p, bool) {
         return JitDefines{{"ELEM_T", ocl_bits_type(p.inputs.at(0).dtype)}};
     };
-    // Four elements per work-item (vload4/vstore4, scalar tail).
+    // Grid-stride over 4-element vectors, at least one work-item per tail element.
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        return dispatch_1d((p.outputs.at(0).count() + 3) / 4, limits);
+        const size_t n = p.outputs.at(0).count();
+        if (n == 0) return dispatch_1d(0, limits);
+        return dispatch_grid_stride(std::max<size_t>(n / 4, n % 4), limits);
     };
     return spec;
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "dynrt/memory.hpp"
@@ -46,7 +47,7 @@ struct Context {
 };
 using ContextPtr = std::shared_ptr<Context>;
 
-class OclStream : public Stream {
+class OclStream final : public Stream {
 public:
     OclStream(ContextPtr ctx, bool profiling);
     ~OclStream() override;
@@ -72,7 +73,7 @@ private:
 // the engine's default queue (stream is not an ocl stream).
 cl_command_queue queue_for(Stream& stream, const Context& ctx, bool& must_wait);
 
-class OclBuffer : public Buffer {
+class OclBuffer final : public Buffer {
 public:
     OclBuffer(ContextPtr ctx, size_t size, cl_mem_flags flags, std::shared_ptr<MemoryTracker> tracker);
     ~OclBuffer() override;
@@ -85,11 +86,15 @@ public:
     cl_mem mem() const { return mem_; }
     // The buffer as seen from `offset`: itself for 0, else a cached sub-buffer.
     cl_mem view_at(size_t offset) const;
+    // Unique over the process's lifetime (never reused, unlike addresses and
+    // cl_mem handles): what the launch's argument cache compares.
+    uint64_t serial() const { return serial_; }
 
 private:
     void check_range(size_t offset, size_t bytes, const char* what) const;
     ContextPtr ctx_;
     cl_mem mem_ = nullptr;
+    uint64_t serial_ = 0;
     mutable std::mutex mutex_;
     void* mapped_ = nullptr;
     int map_count_ = 0;
@@ -103,7 +108,7 @@ struct Program {
     ~Program();
 };
 
-class KernelImpl : public OclKernel {
+class KernelImpl final : public OclKernel {
 public:
     KernelImpl(ContextPtr ctx, std::shared_ptr<Program> program, const std::string& name);
     ~KernelImpl() override;
@@ -114,6 +119,18 @@ public:
     cl_kernel kernel() const { return kernel_; }
     std::mutex& mutex() const { return mutex_; }
 
+    // The value each argument was last set to on this cl_kernel (guarded by
+    // mutex()): launch() skips clSetKernelArg for arguments that did not
+    // change, which is most of them when a node runs again on the same shapes.
+    struct ArgValue {
+        OclArg::Kind kind = OclArg::Kind::i32;
+        bool set = false;
+        uint64_t buffer_serial = 0;   // memory/buffer: OclBuffer::serial() and byte offset
+        size_t offset = 0;
+        int64_t int_value = 0;        // i32/i64; f32 as its bits; local: bytes
+    };
+    std::vector<ArgValue>& arg_values() const { return arg_values_; }
+
 private:
     ContextPtr ctx_;
     std::shared_ptr<Program> program_;
@@ -121,7 +138,20 @@ private:
     cl_kernel kernel_ = nullptr;
     size_t work_group_size_ = 0;
     mutable std::mutex mutex_;
+    mutable std::vector<ArgValue> arg_values_;
 };
+
+// `p` as the final type T when it is one, else nullptr: a typeid comparison,
+// cheaper than dynamic_cast's hierarchy walk on the launch path (the three
+// types are final, so the exact type is the only match).
+template <typename T, typename Base>
+const T* exact_cast(const Base* p) {
+    return p && typeid(*p) == typeid(T) ? static_cast<const T*>(p) : nullptr;
+}
+template <typename T, typename Base>
+T* exact_cast(Base* p) {
+    return p && typeid(*p) == typeid(T) ? static_cast<T*>(p) : nullptr;
+}
 
 // ---- disk binary cache (ocl_program_cache.cpp) ------------------------------
 
@@ -141,9 +171,12 @@ bool write_cache_entry(const std::string& path, const std::string& identity,
 class ProgramCache {
 public:
     ProgramCache(ContextPtr ctx, std::string dir);
-    // Returns the built program of `source` (defines already prepended).
-    std::shared_ptr<Program> get(const std::string& source, const std::string& options,
-                                 const std::string& kernel_name);
+    // Returns the built program of `source` (defines already prepended). The
+    // caches are keyed by `key_source`: the same text without the `#line`
+    // naming the first kernel asked for, so that every kernel of one program
+    // (same source and defines, another entry point) shares one build.
+    std::shared_ptr<Program> get(const std::string& key_source, const std::string& source,
+                                 const std::string& options, const std::string& kernel_name);
     OclBuildStats stats() const;
     void clear();
     const std::string& dir() const { return dir_; }

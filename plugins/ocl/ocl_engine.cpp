@@ -102,6 +102,8 @@ bool is_allocation_failure(cl_int err) {
 
 OclBuffer::OclBuffer(ContextPtr ctx, size_t size, cl_mem_flags flags, std::shared_ptr<MemoryTracker> tracker)
     : Buffer(size, std::move(tracker)), ctx_(std::move(ctx)) {
+    static std::atomic<uint64_t> next_serial{1};
+    serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
     cl_int err = CL_SUCCESS;
     mem_ = clCreateBuffer(ctx_->context, flags, size, nullptr, &err);
     if (is_allocation_failure(err)) throw_alloc_failure(*ctx_, size, err);
@@ -370,7 +372,8 @@ bool is_identifier(const std::string& s) {
     return true;
 }
 
-std::string with_defines(const std::string& source, const JitDefines& defines, const std::string& kernel_name) {
+// The `#define` lines of `defines` (without the source).
+std::string define_lines(const JitDefines& defines, const std::string& kernel_name) {
     if (!is_identifier(kernel_name)) throw Error("OpenCL kernel name '" + kernel_name + "' is not an identifier");
     std::string out;
     for (const auto& d : defines) {
@@ -385,9 +388,6 @@ std::string with_defines(const std::string& source, const JitDefines& defines, c
         }
         out += '\n';
     }
-    // Build-log positions then name the kernel and count lines of `source`.
-    out += "#line 1 \"" + kernel_name + ".cl\"\n";
-    out += source;
     return out;
 }
 
@@ -415,9 +415,14 @@ public:
 
     std::shared_ptr<OclKernel> build_kernel(const std::string& source, const std::string& kernel_name,
                                             const JitDefines& jit_defines, const std::string& extra_options) override {
-        const std::string full = with_defines(source, jit_defines, kernel_name);
+        const std::string defines = define_lines(jit_defines, kernel_name);
+        // Build-log positions name the kernel and count lines of `source`. The
+        // cache key leaves this line out, so other entry points of the same
+        // source and defines reuse the program built for the first one.
+        const std::string full = defines + "#line 1 \"" + kernel_name + ".cl\"\n" + source;
         const std::string options = extra_options.empty() ? "-cl-std=CL1.2" : "-cl-std=CL1.2 " + extra_options;
-        return std::make_shared<KernelImpl>(ctx_, programs_.get(full, options, kernel_name), kernel_name);
+        return std::make_shared<KernelImpl>(ctx_, programs_.get(defines + source, full, options, kernel_name),
+                                            kernel_name);
     }
 
     void launch(Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args, const size_t gws[3],

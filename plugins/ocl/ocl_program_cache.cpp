@@ -157,14 +157,14 @@ ProgramCache::ProgramCache(ContextPtr ctx, std::string dir) : ctx_(std::move(ctx
     }
 }
 
-std::shared_ptr<Program> ProgramCache::get(const std::string& source, const std::string& options,
-                                           const std::string& kernel_name) {
+std::shared_ptr<Program> ProgramCache::get(const std::string& key_source, const std::string& source,
+                                           const std::string& options, const std::string& kernel_name) {
     const OclDeviceLimits& l = ctx_->limits;
     // Everything that can change the binary besides the source itself.
     const std::string identity = "dynrt-ocl-program\noptions: " + options + "\nplatform: " + l.platform_name +
                                  " / " + l.platform_version + "\ndevice: " + l.device_name + " / " +
                                  l.device_version + "\ndriver: " + l.driver_version + "\nsource: " +
-                                 hash_hex(source) + "\n";
+                                 hash_hex(key_source) + "\n";
     const std::string key = hash_hex(identity);
 
     std::shared_ptr<Entry> entry;

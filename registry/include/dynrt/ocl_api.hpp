@@ -123,6 +123,8 @@ public:
     // build log's positions are the source's. `extra_options` are appended to
     // "-cl-std=CL1.2". The program comes from this engine's memory cache, else
     // the disk binary cache, else a source build (then written to the cache).
+    // The caches are keyed without the `#line` (so without the kernel name):
+    // other entry points of the same source and defines share one program.
     // Throws dynrt::Error naming the kernel and carrying the build log; callers
     // add the op/node with Error::with_context. Thread-safe.
     virtual std::shared_ptr<OclKernel> build_kernel(const std::string& source, const std::string& kernel_name,
@@ -132,7 +134,8 @@ public:
     // Enqueues `kernel` on `stream` (an ocl stream) with `args` in order.
     // `lws` all zeros lets the driver choose; otherwise every gws[d] must be a
     // multiple of lws[d] (dispatch_for() arranges that). A launch with any
-    // gws[d] == 0 enqueues nothing. Does not wait.
+    // gws[d] == 0 enqueues nothing. Does not wait. Arguments whose value equals
+    // the one this kernel object was last given are not set again.
     virtual void launch(Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args,
                         const size_t gws[3], const size_t lws[3], size_t dims) = 0;
     void launch(Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args, const OclDispatch& d) {

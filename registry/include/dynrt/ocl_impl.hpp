@@ -58,5 +58,13 @@ void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec sp
 OclDispatch dispatch_1d(size_t n, const OclDeviceLimits& limits);
 // Dispatch over a 2-D or 3-D grid of work items.
 OclDispatch dispatch_nd(std::array<size_t, 3> work, size_t dims, const OclDeviceLimits& limits);
+// Dispatch for a grid-stride kernel over `n` items (`for (i = get_global_id(0);
+// i < n; i += get_global_size(0))`). On a GPU at most compute_units x local
+// size x 8 work-items (a full wave of resident threads), fewer when `n` is
+// smaller, so each work-item moves several items and consecutive work-items
+// stay on consecutive items (coalesced). On a CPU device one work-item per
+// item (a strided walk per work-item would defeat the caches there). Memory-
+// bound kernels use it with 4-element vectors as items.
+OclDispatch dispatch_grid_stride(size_t n, const OclDeviceLimits& limits);
 
 }  // namespace dynrt
