@@ -19,6 +19,7 @@
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
+#include "ocl_sweep.hpp"
 #include "test_support.hpp"
 
 namespace dynrt {
@@ -230,94 +231,13 @@ INSTANTIATE_TEST_SUITE_P(Impls, CumsumSweep, ::testing::Values(true, false),
 
 // ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
 //
-// Skipped when the ocl module is not built or no OpenCL platform exists. The
-// binary cache lives in a temp folder of this test program (removed at exit),
-// so a run never depends on the user's cache.
+// Skipped when the ocl module is not built or no OpenCL platform exists
+// (helpers in tests/support/ocl_sweep.hpp).
 
-class OclCacheDir {
-public:
-    OclCacheDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
-        if (mkdtemp(tmpl.data()) != nullptr) {
-            dir_ = tmpl;
-            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
-        }
-    }
-    ~OclCacheDir() {
-        std::error_code ec;
-        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    }
-
-private:
-    std::string dir_;
-};
-const OclCacheDir kOclCacheDir;
-
-EnginePtr ocl_engine() {
-    if (!test::registry()->has_engine("ocl")) return nullptr;
-    try {
-        return test::engine("ocl");
-    } catch (const Error&) {
-        return nullptr;   // no OpenCL platform or device
-    }
-}
-
-// Every element: |got - want| <= atol + rtol * |want|; NaN matches NaN.
-void expect_close(const HostTensor& got, const HostTensor& want, double rtol, double atol) {
-    ASSERT_EQ(got.dtype(), want.dtype());
-    ASSERT_EQ(got.shape(), want.shape());
-    size_t bad = 0;
-    for (size_t i = 0; i < want.count(); ++i) {
-        const double g = got.get_as_double(i), w = want.get_as_double(i);
-        if (std::isnan(w) && std::isnan(g)) continue;
-        if (g == w) continue;   // also equal infinities
-        if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)) && bad++ < 5)
-            ADD_FAILURE() << "element " << i << ": ocl " << g << ", cpu " << w;
-    }
-    EXPECT_EQ(bad, 0u) << "elements out of tolerance (rtol " << rtol << ", atol " << atol << ")";
-}
-
-// Inputs of one run, by input name.
-using OclInputs = std::vector<std::pair<std::string, HostTensor>>;
-
-// Runs `program` on ONE ocl InferRequest and one cpu InferRequest, feeding both
-// make(n, seed) for each n of `sizes`, and compares output 0. The node "node"
-// must have run the ocl impl of the requested kind; with static impls a size
-// seen before must come from the impl cache.
-void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
-               bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol,
-               double atol) {
-    NetworkOptions opts;
-    opts.use_dynamic_impls = dynamic;
-    InferRequest dev(Network::create(program, eng, opts));
-    InferRequest ref(Network::create(program, test::engine("cpu"), NetworkOptions{}));
-    const std::string suffix = dynamic ? "_ocl_dynamic" : "_ocl_static";
-    std::set<int64_t> seen;
-    uint64_t seed = 1;
-    for (int64_t n : sizes) {
-        SCOPED_TRACE("n = " + std::to_string(n) + (dynamic ? " (ocl_dynamic)" : " (ocl_static)"));
-        for (const auto& [name, value] : make(n, seed++)) {
-            dev.set_input(name, value);
-            ref.set_input(name, value);
-        }
-        dev.infer();
-        ref.infer();
-        const HostTensor out = dev.get_output(0);
-        expect_close(out, ref.get_output(0), rtol, atol);
-        if (out.count() == 0) continue;   // the flow skips a node with an empty output
-        const NodeStats* node = nullptr;
-        for (const NodeStats& s : dev.last_run().nodes)
-            if (s.node == "node") node = &s;
-        ASSERT_NE(node, nullptr);
-        EXPECT_GE(node->impl.size(), suffix.size());
-        EXPECT_EQ(node->impl.substr(node->impl.size() - std::min(node->impl.size(), suffix.size())), suffix)
-            << node->impl;
-        if (!dynamic && seen.count(n)) {
-            EXPECT_GE(node->counters.impl_cache_hits, 1u);
-        }
-        seen.insert(n);
-    }
-}
+using test::expect_close;
+using test::ocl_engine;
+using test::ocl_sweep;
+using test::OclInputs;
 
 // Tail sizes, then revisits (never the same size twice in a row, so each run
 // selects an impl).
