@@ -116,6 +116,8 @@ float seven(float x) {
 }
 
 std::shared_ptr<Network> chain(NetworkOptions opt, PartialShape shape = PartialShape{64}) {
+    // Four primitives with their own buffers (fused, a+b and c+d would share one each).
+    opt.fusion = false;
     auto p = std::make_shared<Program>(test::registry(), "chain");
     p->add_input("x", Layout(shape, DataType::f32));
     Attributes add;

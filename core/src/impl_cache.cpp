@@ -21,6 +21,20 @@ std::string ImplCache::make_key(const KernelParams& p) {
         key += l.to_string();
         key += ',';
     }
+    // Fused post-ops change the kernel: their ops, attributes and layouts.
+    for (const auto& f : p.fused_ops) {
+        key += "+";
+        key += f.op ? f.op->name : std::string("?");
+        key += f.attrs ? f.attrs->to_string() : std::string("{}");
+        key += '#';
+        key += std::to_string(f.main_input);
+        key += '(';
+        for (const auto& l : f.inputs) {
+            key += l.to_string();
+            key += ',';
+        }
+        key += ')';
+    }
     key += '@';
     key += p.engine ? p.engine->info().type : std::string("?");
     return key;

@@ -51,20 +51,35 @@ bool is_floating(DataType t) { return t == DataType::f32 || t == DataType::f16; 
 const char* to_string(Format f) {
     switch (f) {
         case Format::plain: return "plain";
+        case Format::osv16: return "osv16";
     }
     return "?";
 }
 
 Format parse_format(const std::string& s) {
     if (s == "plain") return Format::plain;
-    throw Error("unknown format '" + s + "'; known: plain");
+    if (s == "osv16") return Format::osv16;
+    throw Error("unknown format '" + s + "'; known: plain, osv16");
 }
 
-bool is_blocked(Format f) {
+bool is_blocked(Format f) { return block_size(f) > 1; }
+
+size_t block_size(Format f) {
     switch (f) {
-        case Format::plain: return false;
+        case Format::plain: return 1;
+        case Format::osv16: return 16;
     }
-    return false;
+    return 1;
+}
+
+size_t storage_index(const Shape& s, Format f, size_t flat) {
+    const size_t b = block_size(f);
+    if (b == 1 || s.rank() == 0) return flat;
+    // flat = o * inner + r (r indexes d1..dn); stored at ((o / b) * inner + r) * b + o % b.
+    const size_t inner = s.rank() > 0 && s[0] > 0 ? s.count() / static_cast<size_t>(s[0]) : 0;
+    if (inner == 0) return flat;
+    const size_t o = flat / inner, r = flat % inner;
+    return ((o / b) * inner + r) * b + o % b;
 }
 
 bool Padding::empty() const {
@@ -101,7 +116,14 @@ Shape Layout::padded_shape() const {
 
 size_t Layout::count() const { return get_shape().count(); }
 
-size_t Layout::bytes() const { return padded_shape().count() * byte_size(dtype); }
+size_t Layout::storage_count() const {
+    Shape s = padded_shape();
+    const size_t b = block_size(format);
+    if (b > 1 && s.rank() > 0) s[0] = static_cast<int64_t>((static_cast<size_t>(s[0]) + b - 1) / b * b);
+    return s.count();
+}
+
+size_t Layout::bytes() const { return storage_count() * byte_size(dtype); }
 
 Layout Layout::with_shape(const Shape& s) const { return Layout(PartialShape(s), dtype, format); }
 

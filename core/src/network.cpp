@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <set>
 
 #include "dynrt/compilation_context.hpp"
@@ -26,6 +27,50 @@ Network::Network(std::shared_ptr<const Program> program, EnginePtr engine, Netwo
       impl_cache_(std::make_unique<ImplCache>(options_.impl_cache_capacity)) {
     if (options_.async_compile) compile_ctx_ = std::make_unique<CompilationContext>(options_.compile_threads);
     upload_constants();
+    plan_fusion();
+}
+
+// Fusion pass: starting at a node whose op accepts fused post-ops, follow the
+// single-user chain while the user is a fusable elementwise op. A link needs:
+// the current node has one output, exactly one user, is not a network output
+// (its value must survive), and the user reads it through exactly one input;
+// nodes of shape_of subgraphs, state readers/writers, inputs, constants and
+// data-dependent ops never take part. Whether the fused kernel can serve the
+// current shapes is decided per run (PrimitiveInst::prepare_fusion).
+void Network::plan_fusion() {
+    const auto& nodes = program_->nodes();
+    fused_chain_.assign(nodes.size(), {});
+    fused_into_.assign(nodes.size(), kNotFused);
+    fused_main_.assign(nodes.size(), 0);
+    if (!options_.fusion) return;
+    auto plain_node = [](const Node& n) {
+        const OpTraits& t = n.def->def.traits;
+        return !t.is_input && !t.is_constant && !t.shape_of_like && !t.data_dependent_output && !t.reads_state &&
+               !t.writes_state && !n.in_shape_of_subgraph && n.out_layouts.size() == 1;
+    };
+    for (size_t idx : program_->order()) {
+        const Node& p = nodes[idx];
+        if (fused_into_[idx] != kNotFused || !p.def->def.traits.accepts_fused_ops || !plain_node(p)) continue;
+        size_t cur = idx;
+        for (;;) {
+            const Node& c = nodes[cur];
+            if (c.users.size() != 1 || c.is_output) break;
+            const size_t u = c.users[0];
+            const Node& un = nodes[u];
+            if (!un.def->def.traits.fusable || !plain_node(un) || fused_into_[u] != kNotFused) break;
+            size_t reads = 0, main = 0;
+            for (size_t i = 0; i < un.inputs.size(); ++i)
+                if (un.inputs[i].node == cur) {
+                    ++reads;
+                    main = i;
+                }
+            if (reads != 1 || un.out_layouts[0].dtype != p.out_layouts[0].dtype) break;
+            fused_into_[u] = idx;
+            fused_main_[u] = main;
+            fused_chain_[idx].push_back(u);
+            cur = u;
+        }
+    }
 }
 
 Network::~Network() {
@@ -94,6 +139,9 @@ InferRequest::InferRequest(std::shared_ptr<Network> network) : network_(std::mov
         for (const auto& in : nodes[i].inputs) deps.push_back(insts_[in.node].get());
         for (size_t r : nodes[i].shape_of_roots) roots.push_back(insts_[r].get());
         insts_[i]->set_dependencies(std::move(deps), std::move(roots));
+        std::vector<PrimitiveInst*> users;
+        for (size_t u : nodes[i].users) users.push_back(insts_[u].get());
+        insts_[i]->set_users(std::move(users));
     }
     for (size_t idx : program.inputs()) input_index_[nodes[idx].name] = idx;
     outputs_host_.resize(program.outputs().size());
@@ -127,6 +175,7 @@ void InferRequest::plan() {
             ok = ok && in.output == 0 && p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output &&
                  !t.is_input && !t.is_constant && !t.data_dependent_output && !t.shape_of_like &&
                  !t.writes_state && !p.in_shape_of_subgraph && !p.def->def.inplace_axis &&
+                 network_->fused_into(in.node) == Network::kNotFused && network_->fused_chain(in.node).empty() &&
                  p.out_layouts[0].dtype == n.out_layouts[0].dtype &&
                  std::find(prods.begin(), prods.end(), in.node) == prods.end();
             prods.push_back(in.node);
@@ -135,11 +184,36 @@ void InferRequest::plan() {
         producers_of[c] = prods;
         for (size_t p : prods) moved[p] = true;
     }
+    // A fused chain runs as one block right before its last node: the
+    // producer applies the post-ops, so their other inputs must be ready when
+    // it runs (they are: each came before its fused op in the program order).
+    std::vector<std::vector<size_t>> chain_before(nodes.size());
+    for (size_t p = 0; p < nodes.size(); ++p) {
+        const std::vector<size_t>& chain = network_->fused_chain(p);
+        if (chain.empty()) continue;
+        std::vector<size_t> block{p};
+        block.insert(block.end(), chain.begin(), chain.end() - 1);
+        for (size_t m : block) moved[m] = true;
+        chain_before[chain.back()] = std::move(block);
+    }
     exec_order_.clear();
     for (size_t idx : program.order()) {
         if (moved[idx]) continue;
+        for (size_t p : chain_before[idx]) exec_order_.push_back(p);
         for (size_t p : producers_of[idx]) exec_order_.push_back(p);
         exec_order_.push_back(idx);
+    }
+    for (size_t p = 0; p < nodes.size(); ++p) {
+        const std::vector<size_t>& chain = network_->fused_chain(p);
+        if (chain.empty()) continue;
+        std::vector<PrimitiveInst*> fused;
+        std::vector<size_t> mains;
+        for (size_t f : chain) {
+            fused.push_back(insts_[f].get());
+            mains.push_back(network_->fused_main_input(f));
+            insts_[f]->set_fused_into(insts_[p].get());
+        }
+        insts_[p]->set_fused(std::move(fused), std::move(mains));
     }
     for (size_t c = 0; c < nodes.size(); ++c) {
         if (producers_of[c].empty()) continue;
@@ -169,6 +243,16 @@ void InferRequest::plan() {
         bool pinned = n.is_output || t.is_input || t.is_constant || t.shape_of_like || n.in_shape_of_subgraph ||
                       t.reads_state || t.writes_state;
         for (size_t u : n.users) pinned = pinned || nodes[u].def->def.traits.writes_state;
+        // A producer running its fused chain holds the chain's result: its
+        // buffer lives as long as the last fused node's.
+        for (size_t f : network_->fused_chain(i)) {
+            l.last = std::max(l.last, pos[f]);
+            for (size_t u : nodes[f].users) {
+                l.last = std::max(l.last, pos[u]);
+                pinned = pinned || nodes[u].def->def.traits.writes_state;
+            }
+            pinned = pinned || nodes[f].is_output;
+        }
         l.pinned = pinned;
     }
     pool_->set_lifetimes(std::move(lt));
@@ -223,7 +307,9 @@ void InferRequest::infer() {
         NodeStats ns;
         ns.node = inst.name();
         ns.op = inst.node().op;
-        if (inst.impl() && inst.executed()) {
+        if (inst.fused_away()) {
+            ns.impl = "fused";   // ran inside its producer's impl
+        } else if (inst.impl() && inst.executed()) {
             ns.impl = inst.impl()->name();
             ns.dynamic_impl = inst.impl()->is_dynamic();
         }
@@ -252,6 +338,7 @@ uint64_t InferRequest::tensor_bytes() const {
         // Views of someone else's data: state readers and writers alias the
         // variable / their input, in-place producers the target's buffer.
         if (t.reads_state || t.writes_state) continue;
+        if (inst->fused_away()) continue;   // its output is its producer's buffer
         if (inst->node().users.size() == 1 && insts_[inst->node().users[0]]->inplace_active()) continue;
         for (size_t i = 0; i < inst->node().out_layouts.size(); ++i) {
             const MemoryPtr& m = inst->output_memory(i);
@@ -330,7 +417,20 @@ void InferRequest::copy_outputs() {
             host.reserve_bytes(size);
         }
         host.reset(l.dtype, l.get_shape());
-        if (need > 0 && mem) mem->buffer()->read(*stream_, host.data(), mem->offset(), need);
+        if (need > 0 && mem) {
+            if (!is_blocked(l.format)) {
+                mem->buffer()->read(*stream_, host.data(), mem->offset(), need);
+            } else {
+                // A blocked output (e.g. a reorder's) is given back row-major.
+                std::vector<uint8_t> storage(need);
+                mem->buffer()->read(*stream_, storage.data(), mem->offset(), need);
+                const Shape s = l.get_shape();
+                const size_t esize = byte_size(l.dtype);
+                auto* dst = static_cast<uint8_t*>(host.data());
+                for (size_t i = 0; i < s.count(); ++i)
+                    std::memcpy(dst + i * esize, storage.data() + storage_index(s, l.format, i) * esize, esize);
+            }
+        }
     }
 }
 

@@ -103,6 +103,34 @@ std::string predictor_key(const std::string& node, size_t i) {
     return i == 0 ? node : node + "_out" + std::to_string(i);
 }
 
+// Two dense layouts whose storage puts every element at the same place (same
+// format, or a blocked format over a dim 0 its blocks divide with nothing
+// inside): a buffer of one can be reinterpreted as the other, no copy.
+bool storage_compatible(const Layout& a, const Layout& b) {
+    if (a.shape != b.shape || a.dtype != b.dtype || !a.padding.empty() || !b.padding.empty() || !a.is_static())
+        return false;
+    if (a.format == b.format) return true;
+    const Shape s = a.get_shape();
+    if (s.rank() == 0 || s.count() == 0) return false;
+    const size_t d0 = static_cast<size_t>(s[0]);
+    return s.count() / d0 == 1 && d0 % block_size(a.format) == 0 && d0 % block_size(b.format) == 0;
+}
+
+// What a shape-agnostic impl is specialised on besides the entry: the fused
+// post-ops' ops, attributes and input ranks and types (device impls generate
+// code for them).
+std::string fused_signature(const KernelParams& p) {
+    std::string s;
+    for (const auto& f : p.fused_ops) {
+        s += f.op ? f.op->name : std::string("?");
+        s += f.attrs ? f.attrs->to_string() : std::string("{}");
+        s += '#' + std::to_string(f.main_input);
+        for (const auto& l : f.inputs) s += std::string(":") + to_string(l.dtype) + std::to_string(l.shape.rank());
+        s += ';';
+    }
+    return s;
+}
+
 bool same_bytes(const HostTensor& a, const HostTensor& b) {
     return a.dtype() == b.dtype() && a.shape() == b.shape() &&
            std::memcmp(a.data(), b.data(), a.bytes()) == 0;
@@ -201,6 +229,12 @@ void PrimitiveInst::execute() {
     // The first producer of an in-place target to run decides for all of them.
     if (inplace_target_ && !update_shape_done_by_other_) inplace_target_->prepare_inplace();
 
+    // A fused node whose producer ran it as a post-op: only its view changes.
+    if (fused_away()) {
+        take_fused_output();
+        return;
+    }
+
     // A shape_of subgraph whose shape_of roots saw no new shape computes the same
     // values again: keep the last ones.
     if (node_.in_shape_of_subgraph && has_run_ && !roots_.empty()) {
@@ -213,6 +247,7 @@ void PrimitiveInst::execute() {
     }
 
     update_shape();
+    if (!fused_.empty()) prepare_fusion();
 
     // shape_of-like ops produce the same values while their input shape holds.
     if (t.shape_of_like && has_run_ && !shape_changed_) return;
@@ -248,7 +283,16 @@ void PrimitiveInst::execute() {
     }
 
     if (shape_changed_ || !impl_) {
-        update_impl();
+        try {
+            update_impl();
+        } catch (const Error& e) {
+            // A fused node running on its own (its producer's impl could not
+            // take it) without an impl of its own: nothing can run it.
+            if (!fused_into_) throw;
+            throw Error("fused into '" + fused_into_->name() + "' and cannot run unfused either: " + e.message(),
+                        ctx());
+        }
+        if (impl_changed_ || !weights_mem_) update_weights();
         realloc_if_needed();
     } else if (waiting_async_) {
         // A background static build for the current shapes may have finished.
@@ -258,27 +302,56 @@ void PrimitiveInst::execute() {
             impl_changed_ = true;
             ++counters_.async_builds_picked;
             ++counters_.impl_changes;
+            update_weights();
         }
+    }
+    // Fake alignment reads rows past the input's logical end: if the input's
+    // buffer no longer holds them (its producer took another buffer since the
+    // impl was chosen), choose again on the real rows.
+    if (aligned_ && input_memory(0)->capacity() < exec_params_.inputs[0].bytes()) {
+        update_impl();
+        if (impl_changed_) update_weights();
+        realloc_if_needed();
     }
     if (impl_changed_ || memory_changed_) ++counters_.set_arguments;
 
     std::vector<MemoryPtr> inputs(deps_.size());
     for (size_t i = 0; i < deps_.size(); ++i) inputs[i] = input_memory(i);
+    if (weights_mem_) inputs.at(node_.def->def.weights_input) = weights_mem_;
     // An output buffer that an input also lives in (a variable still holding the
     // buffer this node wrote last run) is replaced: the kernel must not overwrite
     // what it reads.
-    const bool inplace_view = inplace_target_ && inplace_target_->inplace_active_;
-    for (size_t o = 0; o < outputs_.size() && !inplace_view; ++o) {
-        for (const MemoryPtr& in : inputs) {
-            if (outputs_[o] && in && in->buffer() == outputs_[o]->buffer()) {
-                // Same capacity as the buffer it replaces, so that the two
-                // buffers alternate through the pool instead of growing.
-                allocate_output(o, params_.outputs[o], capacity_[o]);
-                break;
-            }
-        }
+    fused_inputs_.clear();
+    if (fused_active_) {
+        // The fused ops' other inputs, in order (their producers ran already).
+        for (size_t j = 0; j < fused_.size(); ++j)
+            for (size_t k = 0; k < fused_[j]->deps_.size(); ++k)
+                if (k != fused_main_[j]) fused_inputs_.push_back(fused_[j]->input_memory(k));
     }
-    ExecContext ec{stream_, params_, inputs, outputs_};
+    const bool inplace_view = inplace_target_ && inplace_target_->inplace_active_;
+    auto reads_buffer = [&](const MemoryPtr& out) {
+        for (const MemoryPtr& in : inputs)
+            if (in && in->buffer() == out->buffer()) return true;
+        for (const MemoryPtr& in : fused_inputs_)
+            if (in && in->buffer() == out->buffer()) return true;
+        return false;
+    };
+    for (size_t o = 0; o < outputs_.size() && !inplace_view; ++o) {
+        // Same capacity as the buffer it replaces, so that the two buffers
+        // alternate through the pool instead of growing.
+        if (outputs_[o] && reads_buffer(outputs_[o])) allocate_output(o, params_.outputs[o], capacity_[o]);
+    }
+    // Fake alignment: the kernel sees the rows rounded up (both buffers were
+    // sized for them); consumers keep the logical layout.
+    std::vector<MemoryPtr> aligned_outputs;
+    if (aligned_) {
+        inputs[0] = inputs[0]->reinterpret(exec_params_.inputs[0]);
+        aligned_outputs = outputs_;
+        aligned_outputs[0] = outputs_[0]->reinterpret(exec_params_.outputs[0]);
+        ++counters_.fake_aligned;
+    }
+    ExecContext ec{stream_, exec_special_ ? exec_params_ : params_, inputs, aligned_ ? aligned_outputs : outputs_};
+    ec.fused_inputs = &fused_inputs_;
     if (t.data_dependent_output) {
         actual_outputs_ = params_.outputs;
         ec.actual_outputs = &actual_outputs_;
@@ -304,6 +377,7 @@ void PrimitiveInst::execute() {
     }
     ++counters_.executions;
     if (impl_->is_dynamic()) ++counters_.dynamic_impl_runs;
+    if (!fused_.empty()) ++(fused_active_ ? counters_.fused_runs : counters_.unfused_runs);
     // An in-place target that runs its kernel copies every byte of its output.
     if (node_.def->def.inplace_axis)
         for (const auto& l : params_.outputs) counters_.concat_bytes_copied += l.count() * byte_size(l.dtype);
@@ -581,7 +655,19 @@ void PrimitiveInst::update_shape() {
 void PrimitiveInst::update_impl() {
     const NetworkOptions& opt = network_.options();
     ImplCache& cache = network_.impl_cache();
-    const std::string key = ImplCache::make_key(params_);
+    // The params the impl is chosen, keyed and created with: params_ plus the
+    // fused ops and the fake alignment. Impls reading reordered weights are
+    // created with the weights' new layout, so the key says whether the
+    // weights can be reordered (constant) at all.
+    const KernelParams req = request_params();
+    const bool reorder_weights = weights_reorderable();
+    const size_t w_in = node_.def->def.weights_input;
+    auto params_for = [&](const ImplEntry& e) {
+        KernelParams p = req;
+        if (reorder_weights && w_in < p.inputs.size()) p.inputs[w_in].format = e.weights_format;
+        return p;
+    };
+    const std::string key = ImplCache::make_key(req) + (reorder_weights ? "|reordered-weights" : "");
     const ImplPtr previous = impl_;
 
     if (ImplPtr cached = cache.get(key)) {
@@ -596,7 +682,7 @@ void PrimitiveInst::update_impl() {
         std::string reasons;
         const std::vector<const RegisteredImpl*> candidates = impl_candidates();
         for (const RegisteredImpl* c : candidates) {
-            std::string why = c->entry.check(params_);
+            std::string why = c->entry.check(req);
             if (why.empty()) {
                 if (c->entry.shape_type == ShapeType::dynamic_shape) {
                     if (!dyn) dyn = c;
@@ -619,17 +705,20 @@ void PrimitiveInst::update_impl() {
         const bool use_dynamic = dyn && opt.use_dynamic_impls && (node_.is_dynamic || inplace_view) &&
                                  !(critical && stat && !opt.async_compile);
         if (use_dynamic) {
-            if (!dynamic_impl_) {
+            // One shape-agnostic impl per entry and fused-op set.
+            const std::string sig = dyn->entry.name + "|" + fused_signature(req);
+            if (!dynamic_impl_ || sig != dynamic_sig_) {
                 try {
-                    dynamic_impl_ = Registry::hold(dyn->entry.create(params_), dyn->library);
+                    dynamic_impl_ = Registry::hold(dyn->entry.create(params_for(dyn->entry)), dyn->library);
                 } catch (const Error& e) {
                     throw e.with_context(ctx());
                 }
+                dynamic_sig_ = sig;
             }
             impl_ = dynamic_impl_;
             waiting_async_ = false;
             if (critical && stat && opt.async_compile && network_.compilation_context()) {
-                KernelParams p = params_;
+                KernelParams p = params_for(stat->entry);
                 ImplCache* cache_ptr = &cache;
                 std::shared_ptr<void> lib = stat->library;
                 const ImplEntry* entry = &stat->entry;
@@ -642,7 +731,7 @@ void PrimitiveInst::update_impl() {
             }
         } else if (stat) {
             try {
-                impl_ = Registry::hold(stat->entry.create(params_), stat->library);
+                impl_ = Registry::hold(stat->entry.create(params_for(stat->entry)), stat->library);
             } catch (const Error& e) {
                 throw e.with_context(ctx());
             }
@@ -656,10 +745,323 @@ void PrimitiveInst::update_impl() {
         }
     }
     impl_key_ = key;
+    exec_params_ = req;
+    exec_special_ = aligned_ || !req.fused_ops.empty() || reorder_weights;
     if (impl_ != previous) {
         impl_changed_ = true;
         ++counters_.impl_changes;
     }
+}
+
+// ---- fake alignment ------------------------------------------------------------
+
+KernelParams PrimitiveInst::request_params() {
+    aligned_ = false;
+    const OpDefinition& def = node_.def->def;
+    const NetworkOptions& opt = network_.options();
+    // A producer of an in-place target writes a view of the target's buffer:
+    // no room for extra rows there.
+    if (!def.fake_align || !opt.fake_alignment || deps_.empty() || params_.inputs.empty() ||
+        params_.outputs.empty() || inplace_target_)
+        return params_;
+    const Layout& in0 = params_.inputs[0];
+    const Layout& out0 = params_.outputs[0];
+    if (!in0.padding.empty() || !out0.padding.empty() || !in0.is_static() || !out0.is_static()) return params_;
+    // Post-ops with inputs of their own would read those at the aligned rows.
+    for (const auto& f : params_.fused_ops)
+        if (f.inputs.size() > 1) return params_;
+    size_t tile = opt.fake_align_rows;
+    if (!tile) {
+        for (const RegisteredImpl* c : impl_candidates()) {
+            if (!c->entry.check(params_).empty()) continue;
+            tile = c->entry.fake_align_rows;
+            break;
+        }
+    }
+    align_tile_ = tile;
+    if (tile <= 1) return params_;
+    KernelParams a = params_;
+    if (!def.fake_align(a.inputs, a.outputs, tile)) return params_;
+    // The producer sized its buffer from fake_align_tile_hint(); if it could
+    // not (first run, another tile), run on the real rows.
+    const MemoryPtr in = input_memory(0);
+    if (!in || in->capacity() < a.inputs[0].bytes()) return params_;
+    for (auto& f : a.fused_ops) {
+        f.inputs[f.main_input] = a.outputs[0];
+        f.output = a.outputs[0];
+    }
+    aligned_ = true;
+    return a;
+}
+
+size_t PrimitiveInst::fake_align_tile_hint() const {
+    const NetworkOptions& opt = network_.options();
+    if (!node_.def->def.fake_align || !opt.fake_alignment) return 0;
+    if (opt.fake_align_rows) return opt.fake_align_rows;
+    if (align_tile_) return align_tile_;
+    const std::vector<const RegisteredImpl*> c = impl_candidates();
+    return c.empty() ? 0 : c.front()->entry.fake_align_rows;
+}
+
+size_t PrimitiveInst::aligned_input_bytes(const Layout& input0) const {
+    const size_t tile = fake_align_tile_hint();
+    if (tile <= 1 || !input0.is_static() || !input0.padding.empty()) return 0;
+    std::vector<Layout> ins{input0}, outs{input0};
+    if (!node_.def->def.fake_align(ins, outs, tile)) return 0;
+    return ins[0].bytes();
+}
+
+// ---- weights -------------------------------------------------------------------
+
+bool PrimitiveInst::weights_reorderable() const {
+    const OpDefinition& def = node_.def->def;
+    const std::string& op = network_.options().weights_reorder_op;
+    if (!def.traits.weightable || op.empty() || def.weights_input >= deps_.size()) return false;
+    return deps_[def.weights_input]->node().def->def.traits.is_constant &&
+           network_.program().registry()->find_op(op) != nullptr;
+}
+
+MemoryPtr PrimitiveInst::weights_cache_get(const Layout& l) {
+    for (auto it = weights_cache_.begin(); it != weights_cache_.end(); ++it) {
+        if (it->first != l) continue;
+        weights_cache_.splice(weights_cache_.begin(), weights_cache_, it);
+        return weights_cache_.front().second;
+    }
+    return nullptr;
+}
+
+void PrimitiveInst::weights_cache_put(const Layout& l, MemoryPtr m) {
+    for (auto it = weights_cache_.begin(); it != weights_cache_.end(); ++it)
+        if (it->first == l) {
+            weights_cache_.erase(it);
+            break;
+        }
+    weights_cache_.emplace_front(l, std::move(m));
+    const size_t cap = std::max<size_t>(1, network_.options().weights_cache_capacity);
+    while (weights_cache_.size() > cap) weights_cache_.pop_back();
+}
+
+ImplPtr PrimitiveInst::reorder_impl(const KernelParams& rp) {
+    ImplCache& cache = network_.impl_cache();
+    const std::string key = ImplCache::make_key(rp);
+    if (ImplPtr hit = cache.get(key)) return hit;
+    const Registry& reg = *network_.program().registry();
+    const std::string& type = network_.engine().info().type;
+    std::vector<const RegisteredImpl*> candidates = reg.impls(rp.op->name, type);
+    if (type != "cpu") {
+        const std::vector<const RegisteredImpl*> host = reg.impls(rp.op->name, "cpu");
+        candidates.insert(candidates.end(), host.begin(), host.end());
+    }
+    // A static impl for these exact layouts first (weights do not change shape).
+    const RegisteredImpl* pick = nullptr;
+    std::string reasons;
+    for (int pass = 0; pass < 2 && !pick; ++pass) {
+        for (const RegisteredImpl* c : candidates) {
+            if ((c->entry.shape_type == ShapeType::static_shape) != (pass == 0)) continue;
+            const std::string why = c->entry.check(rp);
+            if (why.empty()) {
+                pick = c;
+                break;
+            }
+            if (pass == 0) reasons += "\n  " + c->entry.name + ": " + why;
+        }
+    }
+    if (!pick)
+        throw Error("no implementation of the weights-reorder op '" + rp.op->name + "' for " +
+                        rp.inputs.at(0).to_string() + " -> " + rp.outputs.at(0).to_string() + reasons,
+                    ctx());
+    ImplPtr impl;
+    try {
+        impl = Registry::hold(pick->entry.create(rp), pick->library);
+    } catch (const Error& e) {
+        throw e.with_context(ctx());
+    }
+    cache.put(key, impl);
+    return impl;
+}
+
+// Called when the impl changed: the weights go into the format the new impl
+// reads, from the cache when they were reordered before.
+void PrimitiveInst::update_weights() {
+    if (!impl_ || !weights_reorderable()) {
+        weights_mem_.reset();
+        return;
+    }
+    const size_t w = node_.def->def.weights_input;
+    const MemoryPtr original = input_memory(w);
+    const Layout& orig = original->layout();
+    Layout expected = orig;
+    expected.format = impl_->weights_format();
+    if (w < exec_params_.inputs.size()) exec_params_.inputs[w] = expected;
+    if (expected.format == orig.format) {
+        // Recorded too, so that a small cache drops stale reordered buffers.
+        weights_cache_put(orig, original);
+        weights_mem_ = original;
+        return;
+    }
+    if (MemoryPtr hit = weights_cache_get(expected)) {
+        ++counters_.weights_cache_hits;
+        weights_mem_ = hit;
+        return;
+    }
+    if (storage_compatible(orig, expected)) {
+        weights_mem_ = original->reinterpret(expected);
+        weights_cache_put(expected, weights_mem_);
+        return;
+    }
+    const RegisteredOp& rop = network_.program().registry()->op(network_.options().weights_reorder_op);
+    Attributes raw;
+    raw.set("format", std::string(to_string(expected.format)));
+    try {
+        reorder_attrs_ = Attributes::validate(rop.def.attrs, raw);
+    } catch (const Error& e) {
+        throw e.with_context(ctx());
+    }
+    KernelParams rp;
+    rp.node = node_.name + "/weights";
+    rp.op = &rop.def;
+    rp.attrs = &reorder_attrs_;
+    rp.inputs = {orig};
+    rp.outputs = {expected};
+    rp.engine = &network_.engine();
+    ImplPtr reorder = reorder_impl(rp);
+
+    // A full cache hands its least recently used buffer over when it is large
+    // enough (never the original weights).
+    std::shared_ptr<Buffer> buffer;
+    const size_t cap = std::max<size_t>(1, network_.options().weights_cache_capacity);
+    if (weights_cache_.size() >= cap) {
+        const MemoryPtr& victim = weights_cache_.back().second;
+        if (victim->buffer() != original->buffer() && victim->offset() == 0 &&
+            victim->buffer()->size() >= expected.bytes())
+            buffer = victim->buffer();
+        weights_cache_.pop_back();
+    }
+    if (!buffer) {
+        try {
+            buffer = network_.engine().allocate(expected.bytes());
+        } catch (const Error& e) {
+            throw e.with_context(ctx());
+        }
+    }
+    MemoryPtr dst = std::make_shared<Memory>(std::move(buffer), expected);
+    std::vector<MemoryPtr> ins{original}, outs{dst};
+    ExecContext ec{stream_, rp, ins, outs};
+    try {
+        reorder->execute(ec);
+    } catch (const Error& e) {
+        throw e.with_context(ctx());
+    }
+    ++counters_.weights_reorders;
+    weights_cache_put(expected, dst);
+    weights_mem_ = dst;
+}
+
+// ---- fusion --------------------------------------------------------------------
+
+// The producer of a fused chain, right after its own update_shape: infers the
+// chain's shapes (each fused node is then marked done) and decides whether its
+// impl runs the post-ops this time. The decision holds while no shape changes.
+void PrimitiveInst::prepare_fusion() {
+    bool changed = shape_changed_ || !fusion_decided_;
+    for (PrimitiveInst* f : fused_) {
+        if (!f->update_shape_done_by_other_) {
+            f->update_shape();
+            f->update_shape_done_by_other_ = true;
+        }
+        changed |= f->shape_changed_;
+    }
+    if (!changed) return;
+    fusion_decided_ = true;
+    params_.fused_ops.clear();
+    std::vector<FusedOpDesc> descs;
+    const std::string why = fusion_blocker(descs);
+    const bool ok = why.empty();
+    if (!ok && network_.options().verbose)
+        std::fprintf(stderr, "[dynrt] %s (%s): runs unfused: %s\n", node_.name.c_str(), node_.op.c_str(),
+                     why.c_str());
+    if (ok) params_.fused_ops = std::move(descs);
+    // The impl key holds the fused ops: choose again. Fused nodes leaving the
+    // producer's buffer need buffers (and impls) of their own.
+    shape_changed_ = true;
+    if (ok != fused_active_) {
+        for (PrimitiveInst* f : fused_) {
+            f->shape_changed_ = true;
+            if (!ok) {
+                f->outputs_[0].reset();
+                f->capacity_[0] = 0;
+            }
+        }
+    }
+    fused_active_ = ok;
+}
+
+std::string PrimitiveInst::fusion_blocker(std::vector<FusedOpDesc>& descs) {
+    const Layout* running = &params_.outputs.at(0);
+    if (!running->is_static()) return "output is not static";
+    for (size_t j = 0; j < fused_.size(); ++j) {
+        PrimitiveInst* f = fused_[j];
+        const Layout& out = f->params_.outputs.at(0);
+        // The other inputs must broadcast into the running result without
+        // growing it: the post-op writes where the result is.
+        if (out.shape != running->shape || out.dtype != running->dtype)
+            return "'" + f->name() + "' makes " + out.to_string() + " from " + running->to_string() +
+                   ": its other inputs do not broadcast into the result";
+        for (size_t k = 0; k < f->params_.inputs.size(); ++k)
+            if (k != fused_main_[j] && !f->params_.inputs[k].padding.empty())
+                return "input " + std::to_string(k) + " of '" + f->name() + "' is padded";
+        ImplPtr host = f->fused_host_impl();
+        if (!host) return "'" + f->name() + "' has no host impl to run as a post-op";
+        FusedOpDesc d;
+        d.node = f->name();
+        d.op = &f->node_.def->def;
+        d.attrs = &f->node_.attrs;
+        d.inputs = f->params_.inputs;
+        d.main_input = fused_main_[j];
+        d.output = out;
+        d.host_impl = std::move(host);
+        descs.push_back(std::move(d));
+        running = &out;
+    }
+    // The impl that would serve this primitive alone must take the post-ops
+    // too: a slower impl only to fuse does not pay.
+    KernelParams fused = params_;
+    fused.fused_ops = descs;
+    for (const RegisteredImpl* c : impl_candidates()) {
+        if (!c->entry.check(params_).empty()) continue;
+        const std::string why = c->entry.check(fused);
+        return why.empty() ? std::string() : c->entry.name + ": " + why;
+    }
+    return "no impl serves '" + node_.name + "'";
+}
+
+ImplPtr PrimitiveInst::fused_host_impl() {
+    if (fused_host_impl_) return fused_host_impl_;
+    const Registry& reg = *network_.program().registry();
+    for (const RegisteredImpl* c : reg.impls(node_.op, "cpu")) {
+        if (c->entry.shape_type != ShapeType::dynamic_shape || !c->entry.check(params_).empty()) continue;
+        try {
+            fused_host_impl_ = Registry::hold(c->entry.create(params_), c->library);
+        } catch (const Error& e) {
+            throw e.with_context(ctx());
+        }
+        break;
+    }
+    return fused_host_impl_;
+}
+
+void PrimitiveInst::take_fused_output() {
+    update_shape();   // done by the producer
+    const MemoryPtr& m = fused_into_->outputs_.at(0);
+    if (m && (!outputs_[0] || outputs_[0]->buffer() != m->buffer() || outputs_[0]->offset() != m->offset() ||
+              outputs_[0]->layout() != params_.outputs[0])) {
+        outputs_[0] = std::make_shared<Memory>(m->buffer(), params_.outputs[0], m->offset());
+        memory_changed_ = true;
+    }
+    capacity_[0] = fused_into_->capacity_[0];
+    initialized_ = true;
+    executed_ = true;
+    has_run_ = true;
 }
 
 void PrimitiveInst::realloc_if_needed() {
@@ -668,7 +1070,13 @@ void PrimitiveInst::realloc_if_needed() {
     for (size_t i = 0; i < params_.outputs.size(); ++i) {
         if (use_inplace_view(i)) continue;
         const Layout& l = params_.outputs[i];
-        const size_t need = l.bytes();
+        size_t need = l.bytes();
+        // Fake alignment: this op's kernel writes the rounded-up rows, and a
+        // user with a fake_align hook reads them from this buffer.
+        if (i == 0 && aligned_ && !exec_params_.outputs.empty()) need = std::max(need, exec_params_.outputs[0].bytes());
+        for (PrimitiveInst* u : users_)
+            if (!u->deps_.empty() && u->deps_[0] == this && u->node_.inputs[0].output == i)
+                need = std::max(need, u->aligned_input_bytes(l));
         const bool fits = outputs_[i] && need <= capacity_[i];
         // Release a buffer far larger than the need (reclaim rule: need * 10 < capacity).
         const bool reclaim = fits && need > 0 && need * 10 < capacity_[i];
@@ -681,14 +1089,14 @@ void PrimitiveInst::realloc_if_needed() {
             ++counters_.reuses;
         } else {
             if (reclaim) ++counters_.reclaims;
-            allocate_output(i, l);
+            allocate_output(i, l, 0, need);
         }
     }
 }
 
-void PrimitiveInst::allocate_output(size_t i, const Layout& l, size_t same_as) {
+void PrimitiveInst::allocate_output(size_t i, const Layout& l, size_t same_as, size_t min_bytes) {
     const std::string id = predictor_key(node_.name, i);
-    const size_t need = l.bytes();
+    const size_t need = std::max(l.bytes(), min_bytes);
     size_t size = std::max(need, same_as);
     auto prediction = same_as ? std::pair<bool, Shape>{false, {}}
                               : predictor_.predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), false,

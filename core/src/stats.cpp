@@ -10,7 +10,8 @@ namespace dynrt {
     X(impl_cache_hits) X(impl_cache_misses) X(static_builds) X(dynamic_impl_runs)                     \
     X(async_builds_queued) X(async_builds_picked) X(impl_changes) X(allocations) X(reuses)            \
     X(reclaims) X(bytes_allocated) X(pool_hits) X(pool_misses) X(concat_inplace)                    \
-    X(concat_bytes_copied) X(state_bytes_copied) X(set_arguments)
+    X(concat_bytes_copied) X(state_bytes_copied) X(weights_reorders) X(weights_cache_hits) X(fused_runs)     \
+    X(unfused_runs) X(fake_aligned) X(set_arguments)
 
 // Catches a counter added to the header but not to the list above.
 #define DYNRT_ONE(f) +1

@@ -14,6 +14,7 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_fused_ops.hpp"
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "activation_cl.hpp"
@@ -194,6 +195,15 @@ void register_activation(dynrt::ModuleRegistrar& reg) {
         dynrt::attr_float("beta", 0.0, "clamp max"),
     };
     def.infer = infer;
+    // Fused into its producer (docs/architecture.md, "Fusion"); on OpenCL the
+    // kernel's own expression with the attributes inlined.
+    def.traits.fusable = true;
+    def.ocl_post_op = [](const dynrt::Attributes& a, const std::vector<std::string>& args) {
+        std::string e = ocl_func(parse_func(a.get_string("func"), ""));
+        e = dynrt::replace_identifier(e, "x", "(" + args.at(0) + ")");
+        e = dynrt::replace_identifier(e, "ALPHA", float_literal(a.get_float("alpha")));
+        return dynrt::replace_identifier(e, "BETA", float_literal(a.get_float("beta")));
+    };
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;

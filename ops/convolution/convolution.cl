@@ -7,11 +7,18 @@
 // taps that fall into the padding read as zero.
 #define KERNEL(name) __kernel void name
 
+// Fused post-ops (dynrt/ocl_fused_ops.hpp): defined by the impl when it has
+// fused ops; nothing otherwise.
+#ifndef FUSED_OPS_ARGS
+#define FUSED_OPS_ARGS
+#define FUSED_OPS
+#endif
+
 KERNEL(convolution)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global const float* input1,
 #if INPUTS_COUNT > 2
                     __global const float* input2,
 #endif
-                    __global float* output0) {
+                    __global float* output0 FUSED_OPS_ARGS) {
     // Rank-4 tensors sit in dims 4..7 of the right-aligned JIT dims.
     const int N = INPUT0_DIM4, C = INPUT0_DIM5, H = INPUT0_DIM6, W = INPUT0_DIM7;
     const int O = INPUT1_DIM4, CG = INPUT1_DIM5, KH = INPUT1_DIM6, KW = INPUT1_DIM7;
@@ -50,6 +57,11 @@ KERNEL(convolution)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __glob
     }
     __global float* yp = output0 + ((n * O + oc) * OH + oh) * OW;
 #pragma unroll
-    for (int j = 0; j < OW_BLOCK; ++j)
-        if (ow0 + j < OW) yp[ow0 + j] = acc[j];
+    for (int j = 0; j < OW_BLOCK; ++j) {
+        if (ow0 + j >= OW) continue;
+        float fused_v = acc[j];
+        const ulong fused_oi = (((ulong)n * O + oc) * OH + oh) * OW + ow0 + j;
+        FUSED_OPS
+        yp[ow0 + j] = fused_v;
+    }
 }

@@ -3,7 +3,8 @@
 // x [N, C, H, W], weights [O, C/groups, kH, kW], optional bias [O]. Output
 // spatial size per axis: (in + pad_begin + pad_end - dilation*(k-1) - 1)/stride + 1.
 // With a dynamic input extent the output extent is a range computed from the
-// input's bounds (the formula is monotonic). The op is critical and weightable.
+// input's bounds (the formula is monotonic). The op is critical, weightable
+// (the static host impl reads osv16 weights) and accepts fused post-ops.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -200,10 +201,14 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     def.infer = infer;
     def.traits.critical = true;
     def.traits.weightable = true;
+    def.traits.accepts_fused_ops = true;
+    def.weights_input = 1;
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;
     opts.dtypes = {DataType::f32, DataType::f16};
+    // The static flavour reads osv16 weights (reordered once by the flow).
+    opts.static_weights_format = dynrt::Format::osv16;
     dynrt::add_host_impls(reg, "convolution", kernel, opts);
 
     // OpenCL: a direct kernel (convolution.cl), attributes as JIT constants in
@@ -211,6 +216,7 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     dynrt::OclKernelSpec spec;
     spec.source = convolution_cl;
     spec.kernel_name = "convolution";
+    spec.fused_ops = true;   // FUSED_OPS before each store
     spec.defines = [](const dynrt::KernelParams& p, bool) {
         const ConvAttrs a = read_attrs(*p.attrs);
         return dynrt::JitDefines{

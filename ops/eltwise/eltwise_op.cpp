@@ -14,6 +14,7 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_fused_ops.hpp"
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "eltwise_cl.hpp"
@@ -251,6 +252,15 @@ void register_eltwise(dynrt::ModuleRegistrar& reg) {
                                     {"add", "sub", "mul", "div", "min", "max", "pow", "squared_diff"},
                                     "operation to apply")};
     def.infer = infer;
+    // Fusion (docs/architecture.md): an eltwise is fused into its producer
+    // (its other input broadcast into the result) and takes post-ops itself.
+    def.traits.fusable = true;
+    def.traits.accepts_fused_ops = true;
+    def.ocl_post_op = [](const dynrt::Attributes& a, const std::vector<std::string>& args) {
+        std::string e = ocl_op(parse_mode(a.get_string("mode")), false);
+        e = dynrt::replace_identifier(e, "a", "(" + args.at(0) + ")");
+        return dynrt::replace_identifier(e, "b", "(" + args.at(1) + ")");
+    };
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;

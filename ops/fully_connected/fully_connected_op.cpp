@@ -67,6 +67,26 @@ void kernel(dynrt::HostCall& call) {
     }
 }
 
+// Fake alignment (docs/architecture.md): the leading dims collapse into M
+// rows, rounded up to the kernel's tile; never for one row (a matrix-vector
+// product has one shape to share anyway, and the decode kernels have a one-row
+// entry point, so padded rows would be pure waste), nor when nothing would
+// change.
+bool fake_align(std::vector<dynrt::Layout>& in, std::vector<dynrt::Layout>& out, size_t tile) {
+    const dynrt::Shape xs = in.at(0).get_shape();
+    const int64_t k = xs.rank() ? xs[xs.rank() - 1] : 1;
+    if (tile <= 1 || k <= 0) return false;
+    const size_t rows = xs.count() / static_cast<size_t>(k);
+    if (rows <= 1) return false;
+    const size_t aligned = (rows + tile - 1) / tile * tile;
+    if (aligned == rows && xs.rank() == 2) return false;
+    const dynrt::Shape ys = out.at(0).get_shape();
+    const int64_t n = ys.rank() ? ys[ys.rank() - 1] : 1;
+    in[0] = in[0].with_shape(dynrt::Shape{static_cast<int64_t>(aligned), k});
+    out[0] = out[0].with_shape(dynrt::Shape{static_cast<int64_t>(aligned), n});
+    return true;
+}
+
 void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def;
     def.name = "fully_connected";
@@ -76,6 +96,9 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     def.infer = infer;
     def.traits.critical = true;
     def.traits.weightable = true;
+    def.traits.accepts_fused_ops = true;
+    def.weights_input = 1;
+    def.fake_align = fake_align;
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;
@@ -87,6 +110,7 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     // bias is c broadcast over rows; M <= 16 (decode) runs the skinny kernel.
     namespace mm = dynrt::matmul_ocl;
     mm::OpHooks hooks;
+    hooks.fake_align_rows = 8;   // rows rounded up to 8 (fake alignment)
     hooks.variant = [](const dynrt::KernelParams&) {
         mm::Variant v;
         v.fc = true;

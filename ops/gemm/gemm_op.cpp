@@ -163,6 +163,9 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
     };
     def.infer = infer;
     def.traits.critical = true;
+    def.traits.accepts_fused_ops = true;   // host impls apply them (docs/architecture.md, "Fusion")
+    def.traits.weightable = true;          // b, when constant (no impl prefers a blocked format yet)
+    def.weights_input = 1;
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;

@@ -158,6 +158,7 @@ struct Sizes {
 struct OpHooks {
     std::function<Variant(const KernelParams&)> variant;
     std::function<Sizes(const KernelParams&)> sizes;   // runtime layouts; every execution
+    size_t fake_align_rows = 0;   // ImplEntry::fake_align_rows (fully_connected)
 };
 
 inline Layout all_dynamic(const Layout& l) {
@@ -285,6 +286,7 @@ inline void register_impls(ModuleRegistrar& reg, const std::string& op, const ch
         e.impl_type = "ocl";
         e.shape_type = dynamic ? ShapeType::dynamic_shape : ShapeType::static_shape;
         e.dtypes = {DataType::f32};
+        e.fake_align_rows = hooks.fake_align_rows;
         e.validate = [](const KernelParams& p) {
             std::vector<Layout> all = p.inputs;
             all.insert(all.end(), p.outputs.begin(), p.outputs.end());

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dynrt/error.hpp"
+#include "dynrt/ocl_fused_ops.hpp"
 #include "dynrt/op_registry.hpp"
 
 namespace dynrt {
@@ -23,11 +24,17 @@ public:
         if (!device_) throw Error("ocl impl created on a non-ocl engine");
         JitDefines defs = shape_agnostic_defines(dynamic);
         std::vector<Layout> ins = p.inputs, outs = p.outputs;
+        // Other inputs of fused post-ops: shape_info slots after the inputs.
+        std::vector<Layout> extras = fused_extra_layouts(p);
+        fused_ = !p.fused_ops.empty();
         if (dynamic) {
             for (auto& l : ins) l = all_dynamic(l);
             for (auto& l : outs) l = all_dynamic(l);
+            for (auto& l : extras) l = all_dynamic(l);
         }
-        plan_ = plan_shape_info(ins, outs);
+        std::vector<Layout> planned = ins;
+        planned.insert(planned.end(), extras.begin(), extras.end());
+        plan_ = plan_shape_info(planned, outs);
         for (size_t i = 0; i < ins.size(); ++i) {
             auto d = tensor_jit_defines("INPUT" + std::to_string(i), ins[i], plan_.input_slots[i]);
             defs.insert(defs.end(), d.begin(), d.end());
@@ -37,6 +44,12 @@ public:
             defs.insert(defs.end(), d.begin(), d.end());
         }
         defs.emplace_back("INPUTS_COUNT", std::to_string(ins.size()));
+        if (spec_.fused_ops) {
+            const std::vector<int> slots(plan_.input_slots.begin() + static_cast<std::ptrdiff_t>(ins.size()),
+                                         plan_.input_slots.end());
+            auto d = fused_ops_defines(p, extras, slots);
+            defs.insert(defs.end(), d.begin(), d.end());
+        }
         if (spec_.defines) {
             auto d = spec_.defines(p, dynamic);
             defs.insert(defs.end(), d.begin(), d.end());
@@ -57,7 +70,8 @@ public:
     // whose values did not change.
     void execute(ExecContext& ctx) override {
         const KernelParams& p = ctx.params;
-        const bool same = have_last_ && p.inputs == last_inputs_ && p.outputs == last_outputs_;
+        // Fused ops' other inputs may change shape alone: no shortcut then.
+        const bool same = have_last_ && !fused_ && p.inputs == last_inputs_ && p.outputs == last_outputs_;
         if (!same) {
             if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
                 throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
@@ -65,7 +79,14 @@ public:
             scalars_.clear();
             if (spec_.scalars) scalars_ = spec_.scalars(p);
             if (shape_info_) {
-                pack_shape_info(plan_, p.inputs, p.outputs, packed_);
+                if (fused_) {
+                    // Fused ops' other inputs follow the inputs in the plan.
+                    std::vector<Layout> planned = p.inputs;
+                    for (const Layout& l : fused_extra_layouts(p)) planned.push_back(l);
+                    pack_shape_info(plan_, planned, p.outputs, packed_);
+                } else {
+                    pack_shape_info(plan_, p.inputs, p.outputs, packed_);
+                }
                 if (packed_ != last_packed_) {
                     // Ordered on the in-order queue after the previous run's kernels.
                     device_->write_async(ctx.stream, *shape_info_, 0, packed_.data(),
@@ -84,16 +105,21 @@ public:
         if (shape_info_) args_.push_back(OclArg::buf(*shape_info_));
         for (const auto& m : ctx.inputs) args_.push_back(OclArg::mem(*m));
         for (const auto& m : ctx.outputs) args_.push_back(OclArg::mem(*m));
+        if (fused_ && ctx.fused_inputs)
+            for (const auto& m : *ctx.fused_inputs) args_.push_back(OclArg::mem(*m));
         args_.insert(args_.end(), scalars_.begin(), scalars_.end());
         device_->launch(ctx.stream, *kernel_, args_, d);
     }
 
     std::string name() const override { return op_ + (dynamic_ ? "_ocl_dynamic" : "_ocl_static"); }
     bool is_dynamic() const override { return dynamic_; }
+    Format weights_format() const override { return weights_format_; }
+    void set_weights_format(Format f) { weights_format_ = f; }
 
 private:
     OclKernelSpec spec_;
     bool dynamic_;
+    bool fused_ = false;   // built with fused post-ops
     std::string op_;
     OclDevice* device_ = nullptr;
     std::shared_ptr<OclKernel> kernel_;
@@ -107,6 +133,7 @@ private:
     OclDispatch dispatch_;
     std::vector<OclArg> scalars_;
     std::vector<OclArg> args_;   // reused every run
+    Format weights_format_ = Format::plain;
 };
 
 std::string check_plain(const KernelParams& p) {
@@ -134,14 +161,20 @@ void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec sp
         e.impl_type = "ocl";
         e.shape_type = dynamic ? ShapeType::dynamic_shape : ShapeType::static_shape;
         e.dtypes = options.dtypes;
+        e.fused_ops = spec.fused_ops;
+        e.weights_format = options.weights_format;
         auto extra = options.validate;
         e.validate = [extra](const KernelParams& p) {
             std::string why = check_plain(p);
+            if (why.empty() && !p.fused_ops.empty()) why = check_ocl_fused_ops(p);
             if (why.empty() && extra) why = extra(p);
             return why;
         };
-        e.create = [spec, dynamic](const KernelParams& p) -> std::unique_ptr<Impl> {
-            return std::make_unique<OclKernelImpl>(p, spec, dynamic);
+        const Format wf = options.weights_format;
+        e.create = [spec, dynamic, wf](const KernelParams& p) -> std::unique_ptr<Impl> {
+            auto impl = std::make_unique<OclKernelImpl>(p, spec, dynamic);
+            impl->set_weights_format(wf);
+            return impl;
         };
         reg.add_impl(op, std::move(e));
     }

@@ -129,6 +129,9 @@ void store(DataType t, void* base, size_t i, double v) {
 }  // namespace
 
 double HostCall::get(size_t input, size_t flat_index) const {
+    const Layout& l = ctx_.params.inputs[input];
+    // Blocked inputs (reordered weights) are read through their storage index.
+    if (l.format != Format::plain) flat_index = storage_index(in_shapes_[input], l.format, flat_index);
     return load(in_type(input), in_ptrs_.at(input), flat_index);
 }
 
@@ -154,8 +157,8 @@ namespace {
 
 class HostImpl : public Impl {
 public:
-    HostImpl(std::string name, HostKernel kernel, bool dynamic, const KernelParams* built_for)
-        : name_(std::move(name)), kernel_(std::move(kernel)), dynamic_(dynamic) {
+    HostImpl(std::string name, HostKernel kernel, bool dynamic, const KernelParams* built_for, Format weights_format)
+        : name_(std::move(name)), kernel_(std::move(kernel)), dynamic_(dynamic), weights_format_(weights_format) {
         if (built_for) {
             in_layouts_ = built_for->inputs;
             out_layouts_ = built_for->outputs;
@@ -170,11 +173,15 @@ public:
                             " but executed with " + describe(ctx.params.inputs, ctx.params.outputs),
                         ec);
         }
-        HostCall call(ctx);
-        kernel_(call);
+        {
+            HostCall call(ctx);
+            kernel_(call);
+        }
+        if (!ctx.params.fused_ops.empty()) apply_fused_ops(ctx);
     }
     std::string name() const override { return name_; }
     bool is_dynamic() const override { return dynamic_; }
+    Format weights_format() const override { return weights_format_; }
 
 private:
     static std::string describe(const std::vector<Layout>& in, const std::vector<Layout>& out) {
@@ -185,9 +192,41 @@ private:
         return s + ")";
     }
 
+    // Post-ops run one after another in place on output 0: each is elementwise
+    // through its main input (OpTraits::fusable), so reading and writing one
+    // buffer is safe.
+    static void apply_fused_ops(ExecContext& ctx) {
+        const MemoryPtr& out = ctx.outputs.at(0);
+        size_t extra = 0;
+        for (const FusedOpDesc& f : ctx.params.fused_ops) {
+            if (!f.host_impl) throw Error("fused op '" + f.node + "' has no host impl");
+            KernelParams p;
+            p.node = f.node;
+            p.op = f.op;
+            p.attrs = f.attrs;
+            p.inputs = f.inputs;
+            p.outputs = {f.output};
+            p.engine = ctx.params.engine;
+            std::vector<MemoryPtr> ins(f.inputs.size());
+            for (size_t i = 0; i < f.inputs.size(); ++i) {
+                if (i == f.main_input) {
+                    ins[i] = out->reinterpret(f.inputs[i]);
+                } else {
+                    if (!ctx.fused_inputs || extra >= ctx.fused_inputs->size())
+                        throw Error("fused op '" + f.node + "': missing input " + std::to_string(i));
+                    ins[i] = (*ctx.fused_inputs)[extra++];
+                }
+            }
+            std::vector<MemoryPtr> outs{out->reinterpret(f.output)};
+            ExecContext fc{ctx.stream, p, ins, outs};
+            f.host_impl->execute(fc);
+        }
+    }
+
     std::string name_;
     HostKernel kernel_;
     bool dynamic_;
+    Format weights_format_;
     std::vector<Layout> in_layouts_, out_layouts_;
 };
 
@@ -213,9 +252,13 @@ ImplEntry host_entry(const std::string& op, const HostKernel& kernel, const Host
     e.dtypes = options.dtypes;
     e.formats = {Format::plain};
     e.validate = [options](const KernelParams& p) { return host_validate(p, options); };
+    e.fused_ops = true;
+    e.fake_align_rows = options.fake_align_rows;
+    const Format wf = dynamic ? Format::plain : options.static_weights_format;
+    e.weights_format = wf;
     const std::string impl_name = op + "_" + e.name;
-    e.create = [impl_name, kernel, dynamic](const KernelParams& p) -> std::unique_ptr<Impl> {
-        return std::make_unique<HostImpl>(impl_name, kernel, dynamic, dynamic ? nullptr : &p);
+    e.create = [impl_name, kernel, dynamic, wf](const KernelParams& p) -> std::unique_ptr<Impl> {
+        return std::make_unique<HostImpl>(impl_name, kernel, dynamic, dynamic ? nullptr : &p, wf);
     };
     return e;
 }

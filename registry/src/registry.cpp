@@ -65,6 +65,7 @@ std::string ImplEntry::check(const KernelParams& params) const {
             return std::string("output 0 has dtype ") + to_string(params.outputs[0].dtype) + ", supported: " +
                    dtype_list(dtypes);
     }
+    if (!params.fused_ops.empty() && !fused_ops) return "does not apply fused post-ops";
     if (!formats.empty()) {
         auto allowed = [&](Format f) { return std::find(formats.begin(), formats.end(), f) != formats.end(); };
         for (size_t i = 0; i < params.inputs.size(); ++i)

@@ -89,6 +89,9 @@ struct RunSettings {
     size_t compile_threads = 1;
     bool inplace_concat = true;                   // NetworkOptions::inplace_concat
     bool memory_pool = true;                      // NetworkOptions::memory_pool
+    bool fusion = true;                           // NetworkOptions::fusion
+    bool fake_alignment = true;                   // NetworkOptions::fake_alignment
+    size_t weights_cache_capacity = 3;            // NetworkOptions::weights_cache_capacity
     size_t memory_budget_bytes = 0;               // NetworkOptions::memory_budget_bytes (0 = none)
     // Variables start empty with every `dynrt run`; true (`reset_state: repeat`)
     // also empties them before each --repeat round.

@@ -191,6 +191,9 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     nopt.verbose = options.verbose;
     nopt.inplace_concat = p.run.inplace_concat;
     nopt.memory_pool = p.run.memory_pool;
+    nopt.fusion = p.run.fusion;
+    nopt.fake_alignment = p.run.fake_alignment;
+    nopt.weights_cache_capacity = p.run.weights_cache_capacity;
     nopt.memory_budget_bytes = p.run.memory_budget_bytes;
 
     std::shared_ptr<Network> network;

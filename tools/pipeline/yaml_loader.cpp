@@ -154,7 +154,8 @@ struct Loader {
         detail::expect_map(src, n, "run");
         detail::check_keys(src, n,
                            {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "dynamic_impls",
-                            "compile_threads", "inplace_concat", "memory_pool", "memory_budget", "reset_state"},
+                            "compile_threads", "inplace_concat", "memory_pool", "memory_budget", "reset_state",
+                            "fusion", "fake_alignment", "weights_cache"},
                            "run");
         auto& r = p.run;
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
@@ -186,6 +187,9 @@ struct Loader {
         if (n["inplace_concat"]) r.inplace_concat = detail::read_bool(src, n["inplace_concat"], "run.inplace_concat");
         if (n["memory_pool"]) r.memory_pool = detail::read_bool(src, n["memory_pool"], "run.memory_pool");
         count("memory_budget", r.memory_budget_bytes, 0);
+        if (n["fusion"]) r.fusion = detail::read_bool(src, n["fusion"], "run.fusion");
+        if (n["fake_alignment"]) r.fake_alignment = detail::read_bool(src, n["fake_alignment"], "run.fake_alignment");
+        count("weights_cache", r.weights_cache_capacity, 1);
         if (n["reset_state"]) {
             const std::string v = detail::read_string(src, n["reset_state"], "run.reset_state");
             if (v != "start" && v != "repeat")

@@ -24,12 +24,23 @@ DataType parse_data_type(const std::string& s);   // "f32", "float32", "int64", 
 bool is_floating(DataType t);
 
 // Memory format. `plain` is row-major in the order of the shape's dims. Blocked
-// formats (channels split in blocks of N) will be added as further values; code
-// must ask is_blocked() rather than compare against plain.
-enum class Format : uint8_t { plain };
+// formats split a dim into blocks; code must ask is_blocked() rather than
+// compare against plain.
+//   osv16: weights layout. Dim 0 (output features) is cut into slices of 16 that
+//          become the innermost dim: logical [O, d1, ..., dn] is stored as
+//          [ceil(O/16), d1, ..., dn, 16], row-major, the tail of the last slice
+//          zero-filled. A kernel computing 16 output features at once then reads
+//          them from consecutive addresses (fully_connected [N, K] -> [N/16, K, 16],
+//          convolution [O, C, kH, kW] -> [O/16, C, kH, kW, 16]).
+enum class Format : uint8_t { plain, osv16 };
 const char* to_string(Format f);
 Format parse_format(const std::string& s);
 bool is_blocked(Format f);
+// Elements of dim 0 per block (1 for unblocked formats).
+size_t block_size(Format f);
+// Storage index (in elements, padding excluded) of the element at row-major
+// logical index `flat` of a tensor of shape `s` stored in format `f`.
+size_t storage_index(const Shape& s, Format f, size_t flat);
 
 struct Padding {
     std::vector<int64_t> lower;   // empty = no padding; else one per dim
@@ -53,7 +64,10 @@ struct Layout {
     Shape get_shape() const { return shape.to_shape(); }      // throws unless static
     Shape padded_shape() const;                               // dims + lower + upper
     size_t count() const;                                     // logical elements
-    size_t bytes() const;                                     // padded elements * dtype size
+    // Elements the storage holds: padded dims, dim 0 rounded up to the format's
+    // block (osv16: a multiple of 16).
+    size_t storage_count() const;
+    size_t bytes() const;                                     // storage_count * dtype size
     Layout with_shape(const Shape& s) const;                  // same type/format, no padding
     std::string to_string() const;                            // "f32[1,?,64]"
 

@@ -46,6 +46,26 @@ struct NetworkOptions {
     // Device bytes one request's output buffers may hold; 0 = no limit. Going
     // over is a dynrt::Error naming the request size and the budget.
     size_t memory_budget_bytes = 0;
+
+    // ---- weights (docs/architecture.md, "Weights") ------------------------
+    // Reordered constant weights kept per primitive (LRU keyed by layout; the
+    // original layout takes an entry too). At least 1.
+    size_t weights_cache_capacity = 3;
+    // The op that reorders weights into an impl's preferred format (its impls
+    // come from the registry and the impl cache like any other); empty: never
+    // reorder (impls then get their weights as they are).
+    std::string weights_reorder_op = "reorder";
+
+    // ---- fusion (docs/architecture.md, "Fusion") -----------------------------
+    // Fuse elementwise consumers (OpTraits::fusable) into their producer
+    // (OpTraits::accepts_fused_ops); false: every node runs on its own.
+    bool fusion = true;
+
+    // ---- fake alignment (docs/architecture.md, "Fake alignment") -------------
+    bool fake_alignment = true;
+    // 0: each impl's own row tile (ImplEntry::fake_align_rows); N: tile N for
+    // every op with a fake_align hook (tuning, tests).
+    size_t fake_align_rows = 0;
 };
 
 class Network : public std::enable_shared_from_this<Network> {
@@ -65,9 +85,19 @@ public:
     // Waits for every queued background build (tests, benchmarks).
     void wait_for_background_builds() const;
 
+    // Fusion plan (made once per network when options().fusion): a producer's
+    // chain of fused post-ops in order, and for a fused node the producer it is
+    // fused into (kNotFused otherwise) and which of its inputs takes the
+    // running result.
+    static constexpr size_t kNotFused = static_cast<size_t>(-1);
+    const std::vector<size_t>& fused_chain(size_t node) const { return fused_chain_.at(node); }
+    size_t fused_into(size_t node) const { return fused_into_.at(node); }
+    size_t fused_main_input(size_t node) const { return fused_main_.at(node); }
+
 private:
     Network(std::shared_ptr<const Program> program, EnginePtr engine, NetworkOptions options);
     void upload_constants();
+    void plan_fusion();
 
     std::shared_ptr<const Program> program_;
     EnginePtr engine_;
@@ -75,6 +105,9 @@ private:
     std::unique_ptr<ImplCache> impl_cache_;
     std::unique_ptr<CompilationContext> compile_ctx_;
     std::vector<MemoryPtr> constants_;
+    std::vector<std::vector<size_t>> fused_chain_;
+    std::vector<size_t> fused_into_;
+    std::vector<size_t> fused_main_;
 };
 
 class InferRequest {

@@ -19,8 +19,20 @@
 //   - state (OpTraits::reads_state / writes_state): readers alias the request's
 //     variable (or copy it into an in-place view), writers stage their input.
 //   - the request's MemoryPool: every output buffer is acquired from it.
+//
+// Three more act on one primitive's impl (docs/architecture.md):
+//   - weights: when the impl changes, constant weights are reordered into the
+//     format it reads (ImplEntry::weights_format) by the weights-reorder op,
+//     through a per-primitive LRU of reordered buffers keyed by layout.
+//   - fusion: a producer with a fused chain (Network::fused_chain) infers the
+//     chain's shapes and, when its impl can serve them, runs the post-ops in its
+//     own kernel; the fused nodes then only alias its output. Otherwise the
+//     fused nodes run as their own primitives (the unfused subgraph).
+//   - fake alignment: ops with a fake_align hook run on rows rounded up to the
+//     impl's tile; the input's producer sizes its buffer to fit.
 #pragma once
 
+#include <list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +60,19 @@ public:
         deps_ = std::move(deps);
         roots_ = std::move(shape_of_roots);
     }
+    void set_users(std::vector<PrimitiveInst*> users) { users_ = std::move(users); }
+    // Fusion wiring (set once by the request from Network's fusion plan).
+    void set_fused(std::vector<PrimitiveInst*> chain, std::vector<size_t> main_inputs) {
+        fused_ = std::move(chain);
+        fused_main_ = std::move(main_inputs);
+    }
+    void set_fused_into(PrimitiveInst* producer) { fused_into_ = producer; }
+    // This run, this producer's impl applies its fused chain.
+    bool fused_active() const { return fused_active_; }
+    // This fused node ran inside its producer's impl (its output is the producer's buffer).
+    bool fused_away() const { return fused_into_ && fused_into_->fused_active_; }
+    // The memory the impl reads as weights (nullptr: the input as it is).
+    const MemoryPtr& weights_memory() const { return weights_mem_; }
 
     void begin_run();   // resets per-run flags and counters (called after each run)
     void execute();     // the flow; no-op for inputs and constants
@@ -95,7 +120,8 @@ private:
     std::vector<const HostTensor*> read_value_inputs();
     MemoryPtr input_memory(size_t i) const;
     // `same_as` > 0: that many bytes, no prediction (a buffer replaced as is).
-    void allocate_output(size_t i, const Layout& layout, size_t same_as = 0);
+    // `min_bytes`: at least that many (fake alignment).
+    void allocate_output(size_t i, const Layout& layout, size_t same_as = 0, size_t min_bytes = 0);
     ErrorContext ctx() const;
     std::vector<const RegisteredImpl*> impl_candidates() const;
     bool impl_accepts(const Layout& padded_output) const;   // for an in-place view
@@ -103,6 +129,23 @@ private:
     void read_state();                                      // output = the variable's value
     void write_state();                                     // stages the input as the new value
     bool use_inplace_view(size_t i);                        // output i is a view into the target
+
+    // weights
+    void update_weights();
+    bool weights_reorderable() const;                       // weightable, constant weights, reorder op known
+    MemoryPtr weights_cache_get(const Layout& l);
+    void weights_cache_put(const Layout& l, MemoryPtr m);
+    ImplPtr reorder_impl(const KernelParams& rp);
+    // fusion
+    void prepare_fusion();                                  // producer: chain shapes, fused or not
+    // Why the chain cannot run fused ("" = it can); fills the post-op descs.
+    std::string fusion_blocker(std::vector<FusedOpDesc>& descs);
+    ImplPtr fused_host_impl();                              // fused node: its host impl (post-op)
+    void take_fused_output();                               // fused node: alias the producer's output
+    // fake alignment
+    size_t fake_align_tile_hint() const;                    // for producers sizing their buffers
+    size_t aligned_input_bytes(const Layout& input0) const; // bytes this op reads from input 0
+    KernelParams request_params();                          // params_ + alignment (impl choice and key)
 
     InferRequest& request_;
     Network& network_;
@@ -124,6 +167,30 @@ private:
     std::vector<Layout> actual_outputs_;    // data-dependent outputs
     std::vector<Layout> upper_outputs_;     // data-dependent: the bound shape inference gave
     std::string variable_;                  // state readers / writers: the variable's name
+
+    std::vector<PrimitiveInst*> users_;
+
+    // The params the impl is created and executed with: params_ plus fused ops,
+    // fake alignment and the weights format (exec_special_: they differ).
+    KernelParams exec_params_;
+    bool exec_special_ = false;
+    bool aligned_ = false;
+    size_t align_tile_ = 0;                 // row tile of the last impl choice
+    std::string dynamic_sig_;               // what dynamic_impl_ was created for
+
+    // weights
+    MemoryPtr weights_mem_;
+    std::list<std::pair<Layout, MemoryPtr>> weights_cache_;   // most recent first
+    Attributes reorder_attrs_;
+
+    // fusion
+    std::vector<PrimitiveInst*> fused_;     // producer: the chain, in order
+    std::vector<size_t> fused_main_;        // producer: main input of each
+    PrimitiveInst* fused_into_ = nullptr;   // fused node: its producer
+    bool fused_active_ = false;
+    bool fusion_decided_ = false;
+    std::vector<MemoryPtr> fused_inputs_;   // other inputs of the fused ops, this run
+    ImplPtr fused_host_impl_;               // fused node: its post-op host impl
 
     PrimitiveInst* inplace_target_ = nullptr;           // producer side
     std::vector<PrimitiveInst*> inplace_producers_;     // target side

@@ -36,6 +36,11 @@ struct Counters {
     uint64_t concat_inplace = 0;        // in-place target ran no kernel: producers wrote into it
     uint64_t concat_bytes_copied = 0;   // bytes an in-place-capable op copied with its kernel
     uint64_t state_bytes_copied = 0;    // bytes a state reader copied (variable moved to a new buffer)
+    uint64_t weights_reorders = 0;      // weights reordered into the impl's preferred format
+    uint64_t weights_cache_hits = 0;    // reordered weights found in the request's weights cache
+    uint64_t fused_runs = 0;            // executed with its fused post-ops in its own kernel
+    uint64_t unfused_runs = 0;          // fused post-ops ran as their own primitives instead
+    uint64_t fake_aligned = 0;          // executed on rows rounded up to the kernel's tile
     uint64_t set_arguments = 0;         // arguments re-bound (impl or memory changed)
 
     Counters& operator+=(const Counters& o);

@@ -25,6 +25,25 @@ struct OpDefinition;
 enum class ShapeType { static_shape, dynamic_shape };
 const char* to_string(ShapeType t);   // "static", "dynamic"
 
+class Impl;
+
+// One elementwise op fused into a primitive (a post-op): the primitive's impl
+// applies it to its result before storing (docs/architecture.md, "Fusion").
+// Fused ops apply in order; each takes the running result as input
+// `main_input` and its other inputs from ExecContext::fused_inputs (in order,
+// fused op by fused op). Its output has the running result's layout.
+struct FusedOpDesc {
+    std::string node;                       // the fused node's name
+    const OpDefinition* op = nullptr;
+    const Attributes* attrs = nullptr;
+    std::vector<Layout> inputs;             // all inputs of the fused op, runtime layouts
+    size_t main_input = 0;                  // which of them is the running result
+    Layout output;
+    // The fused op's own shape-agnostic host impl (set by the flow): host impls
+    // run it in place on their output; device impls generate code from op/attrs.
+    std::shared_ptr<Impl> host_impl;
+};
+
 // kernel_impl_params: everything an impl may depend on for one execution.
 struct KernelParams {
     std::string node;
@@ -33,6 +52,8 @@ struct KernelParams {
     std::vector<Layout> inputs;
     std::vector<Layout> outputs;
     Engine* engine = nullptr;
+    // Post-ops fused into this primitive (empty = none); part of the impl-cache key.
+    std::vector<FusedOpDesc> fused_ops;
 };
 
 struct ExecContext {
@@ -43,6 +64,8 @@ struct ExecContext {
     // Ops with data-dependent output shapes write the actual output layouts here
     // (the outputs were allocated for the upper bound their shape inference gave).
     std::vector<Layout>* actual_outputs = nullptr;
+    // Extra (non-main) inputs of params.fused_ops, fused op by fused op.
+    const std::vector<MemoryPtr>* fused_inputs = nullptr;
 };
 
 class Impl {
@@ -51,6 +74,9 @@ public:
     virtual void execute(ExecContext& ctx) = 0;
     virtual std::string name() const = 0;     // e.g. "cumsum_ref"
     virtual bool is_dynamic() const = 0;
+    // Weightable ops (OpDefinition::weights_input): the format this impl reads
+    // its weights in (ImplEntry::weights_format of the entry that created it).
+    virtual Format weights_format() const { return Format::plain; }
 };
 using ImplPtr = std::shared_ptr<Impl>;
 
@@ -63,6 +89,16 @@ struct ImplEntry {
     // Empty string = ok; otherwise why this impl cannot serve `params`.
     std::function<std::string(const KernelParams&)> validate;
     std::function<std::unique_ptr<Impl>(const KernelParams&)> create;
+    // Weightable ops: the format the impl's kernel reads the weights input in.
+    // When it is not plain and the weights are constant, the flow reorders them
+    // once (the `reorder` op) and creates/executes the impl with that layout.
+    Format weights_format = Format::plain;
+    // The impl applies KernelParams::fused_ops; entries without it never get
+    // params with fused ops (check() says so).
+    bool fused_ops = false;
+    // Ops with a fake_align hook: the kernel's row tile. Leading dims are
+    // collapsed and rounded up to it (0 or 1: no alignment).
+    size_t fake_align_rows = 0;
 
     // Checks dtypes/formats/engine type, then validate(). Empty = ok.
     std::string check(const KernelParams& params) const;

@@ -42,6 +42,10 @@ struct OclKernelSpec {
     std::function<OclDispatch(const KernelParams&, const OclDeviceLimits&)> dispatch;
     // Scalars appended after the tensors (optional), from the runtime layouts.
     std::function<std::vector<OclArg>(const KernelParams&)> scalars;
+    // The kernel applies fused post-ops (FUSED_OPS_ARGS after the outputs,
+    // FUSED_OPS before each store: dynrt/ocl_fused_ops.hpp); the impls
+    // then take KernelParams::fused_ops (ImplEntry::fused_ops).
+    bool fused_ops = false;
 };
 
 struct OclImplOptions {
@@ -50,6 +54,9 @@ struct OclImplOptions {
     bool register_dynamic = true;
     // Extra check (empty string = ok).
     std::function<std::string(const KernelParams&)> validate;
+    // Weightable ops: the format the kernel reads the weights in
+    // (ImplEntry::weights_format; the flow reorders constant weights into it).
+    Format weights_format = Format::plain;
 };
 
 void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec spec, OclImplOptions options = {});

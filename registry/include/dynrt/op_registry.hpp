@@ -44,6 +44,13 @@ struct OpTraits {
     bool data_dependent_output = false; // output shape known only after execution
     bool critical = false;              // dynamic impl triggers a background static build
     bool weightable = false;            // has weights that impls may reorder
+    // Fusion (docs/architecture.md, "Fusion"): this op's impls may apply
+    // elementwise post-ops (FusedOpDesc) to its output ...
+    bool accepts_fused_ops = false;
+    // ... and this op can be such a post-op: elementwise, output element i
+    // depends only on element i of the input it is fused through (its other
+    // inputs broadcast into the output).
+    bool fusable = false;
     // Request state (variables kept by an InferRequest across runs, named by the
     // op's String attribute "variable"). A reader's output is the variable's value
     // once one was assigned; until then its own shape inference and kernel give
@@ -68,6 +75,19 @@ struct OpDefinition {
     // producers may write straight into the output buffer at their offsets and
     // this op runs no kernel (docs/architecture.md, "In-place concat").
     std::function<int64_t(const Attributes& attrs, size_t rank)> inplace_axis;
+    // Weightable ops: the input holding the weights.
+    size_t weights_input = 1;
+    // Fake alignment (fully_connected-like): rewrites the runtime layouts of
+    // input 0 and output 0 so that the rows (all leading dims collapsed) are a
+    // multiple of `rows_tile`; returns false where alignment does not pay (the
+    // layouts are then left alone). The flow runs the kernel on the aligned
+    // layouts and sizes the input's producer and this op's output to fit.
+    std::function<bool(std::vector<Layout>& inputs, std::vector<Layout>& outputs, size_t rows_tile)> fake_align;
+    // Fusable ops on OpenCL: an OpenCL C float expression of the op's inputs,
+    // given as the expressions `args` (one per input, in input order), with the
+    // attributes inlined as literals. Device impls generate their FUSED_OPS code
+    // from it (dynrt/ocl_fused_ops.hpp); without it the op runs unfused there.
+    std::function<std::string(const Attributes& attrs, const std::vector<std::string>& args)> ocl_post_op;
 };
 
 }  // namespace dynrt

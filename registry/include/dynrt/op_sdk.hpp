@@ -74,6 +74,13 @@ struct HostImplOptions {
     bool register_dynamic = true;
     // Extra check (empty string = ok), e.g. unsupported attribute combinations.
     std::function<std::string(const KernelParams&)> validate;
+    // Weightable ops: the format the *static* flavour reads its weights in
+    // (ImplEntry::weights_format). HostCall::get() reads blocked inputs through
+    // storage_index(), so a kernel written with get() needs no change; it lets
+    // the host device exercise the weights reorder a device's tuned kernels take.
+    Format static_weights_format = Format::plain;
+    // Rows tile for ops with a fake_align hook (ImplEntry::fake_align_rows).
+    size_t fake_align_rows = 0;
 };
 
 // True when `l` is padded along at most one axis and its logical elements still
@@ -83,7 +90,9 @@ struct HostImplOptions {
 // straight into an in-place concat's buffer.
 bool dense_block_in_padding(const Layout& l, size_t* offset = nullptr);
 
-// Registers the cpu reference impls of `op` (dynamic first, then static).
+// Registers the cpu reference impls of `op` (dynamic first, then static). Both
+// apply fused post-ops (KernelParams::fused_ops) after the kernel: each fused
+// op's own host impl runs in place on the output.
 void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel,
                     HostImplOptions options = {});
 

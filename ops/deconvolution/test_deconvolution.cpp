@@ -1,0 +1,279 @@
+// deconvolution: shape inference, a hand-computed example, an independent
+// gather-form reference over strides/pads/dilations/groups/output_padding, the
+// static host impl reading reordered (osv16) weights across changing spatial
+// sizes, and the OpenCL impls against the cpu reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/primitive_inst.hpp"
+#include "dynrt/registry.hpp"
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+struct DA {
+    std::vector<int64_t> strides{1, 1}, pb{0, 0}, pe{0, 0}, dil{1, 1}, op{0, 0};
+    int64_t groups = 1;
+    Attributes attrs() const {
+        Attributes a;
+        a.set("strides", strides);
+        a.set("pads_begin", pb);
+        a.set("pads_end", pe);
+        a.set("dilations", dil);
+        a.set("output_padding", op);
+        a.set("groups", groups);
+        return a;
+    }
+};
+
+std::vector<Layout> infer(const std::vector<Layout>& in, const DA& a) {
+    const OpDefinition& def = test::registry()->op("deconvolution").def;
+    const Attributes attrs = Attributes::validate(def.attrs, a.attrs());
+    const std::string node = "d";
+    return def.infer(ShapeInferContext{node, in, attrs, {}});
+}
+
+// Gather form straight from the definition: output (oh, ow) takes input (ih,
+// iw) through tap (kh, kw) when ih*s - pb + kh*d == oh (and the same for w).
+HostTensor reference(const HostTensor& x, const HostTensor& w, const HostTensor* bias, const DA& a) {
+    const Shape& xs = x.shape();
+    const Shape& ws = w.shape();
+    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], OG = ws[1], KH = ws[2], KW = ws[3];
+    const int64_t O = OG * a.groups, CG = C / a.groups;
+    const int64_t OH = (H - 1) * a.strides[0] - a.pb[0] - a.pe[0] + a.dil[0] * (KH - 1) + 1 + a.op[0];
+    const int64_t OW = (W - 1) * a.strides[1] - a.pb[1] - a.pe[1] + a.dil[1] * (KW - 1) + 1 + a.op[1];
+    HostTensor y(x.dtype(), Shape{N, O, OH, OW});
+    size_t idx = 0;
+    for (int64_t n = 0; n < N; ++n)
+        for (int64_t oc = 0; oc < O; ++oc)
+            for (int64_t oh = 0; oh < OH; ++oh)
+                for (int64_t ow = 0; ow < OW; ++ow) {
+                    double acc = bias ? bias->get_as_double(static_cast<size_t>(oc)) : 0.0;
+                    const int64_t g = oc / OG;
+                    for (int64_t ci = 0; ci < CG; ++ci) {
+                        const int64_t ic = g * CG + ci;
+                        for (int64_t ih = 0; ih < H; ++ih)
+                            for (int64_t kh = 0; kh < KH; ++kh) {
+                                if (ih * a.strides[0] - a.pb[0] + kh * a.dil[0] != oh) continue;
+                                for (int64_t iw = 0; iw < W; ++iw)
+                                    for (int64_t kw = 0; kw < KW; ++kw) {
+                                        if (iw * a.strides[1] - a.pb[1] + kw * a.dil[1] != ow) continue;
+                                        acc += x.get_as_double(static_cast<size_t>(((n * C + ic) * H + ih) * W + iw)) *
+                                               w.get_as_double(static_cast<size_t>(
+                                                   ((ic * OG + (oc % OG)) * KH + kh) * KW + kw));
+                                    }
+                            }
+                    }
+                    y.set_from_double(idx++, acc);
+                }
+    return y;
+}
+
+void expect_close(const HostTensor& got, const HostTensor& want, double tol) {
+    ASSERT_EQ(got.shape(), want.shape());
+    size_t bad = 0;
+    for (size_t i = 0; i < want.count(); ++i) {
+        const double g = got.get_as_double(i), e = want.get_as_double(i);
+        if (!(std::fabs(g - e) <= tol * (1.0 + std::fabs(e))) && bad++ < 5)
+            ADD_FAILURE() << "element " << i << ": got " << g << ", want " << e;
+    }
+    EXPECT_EQ(bad, 0u);
+}
+
+TEST(DeconvolutionShape, StridePadsOutputPadding_GiveTheTransposedExtent) {
+    DA a;
+    a.strides = {2, 2};
+    a.pb = {1, 1};
+    a.pe = {1, 1};
+    a.op = {1, 1};
+    // (3-1)*2 - 2 + 2 + 1 + 1 = 6 ; (4-1)*2 - 2 + 2 + 1 + 1 = 8
+    const auto out = infer({Layout(PartialShape{1, 2, 3, 4}, DataType::f32), Layout(PartialShape{2, 3, 3, 3}, DataType::f32)}, a);
+    EXPECT_EQ(out.at(0).shape, (PartialShape{1, 3, 6, 8}));
+}
+
+TEST(DeconvolutionShape, DynamicSpatialDims_StayDynamicWithBounds) {
+    DA a;
+    a.strides = {2, 2};
+    const auto out = infer({Layout(PartialShape{Dimension(), 4, Dimension(1, 8), Dimension()}, DataType::f32),
+                            Layout(PartialShape{4, 2, 3, 3}, DataType::f32)},
+                           a);
+    EXPECT_EQ(out.at(0).shape[1], Dimension(2));
+    EXPECT_EQ(out.at(0).shape[2], Dimension(3, 17));   // (1-1)*2+3 .. (8-1)*2+3
+    EXPECT_TRUE(out.at(0).shape[3].is_dynamic());
+}
+
+TEST(DeconvolutionShape, MismatchedChannels_IsAnErrorNamingTheShapes) {
+    try {
+        infer({Layout(PartialShape{1, 3, 4, 4}, DataType::f32), Layout(PartialShape{2, 2, 3, 3}, DataType::f32)}, DA{});
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("[2,2,3,3]"), std::string::npos) << e.what();
+    }
+}
+
+TEST(DeconvolutionShape, OutputPaddingNotBelowStride_IsAnAttributeError) {
+    DA a;
+    a.op = {1, 0};
+    EXPECT_THROW(infer({Layout(PartialShape{1, 1, 2, 2}, DataType::f32), Layout(PartialShape{1, 1, 2, 2}, DataType::f32)}, a),
+                 Error);
+}
+
+TEST(DeconvolutionRef, TwoByTwo_ScattersTheKernelAtEveryInput) {
+    // y = sum over inputs of x[i,j] * w placed at (i, j): hand-computed.
+    auto program = test::single_node_program("deconvolution",
+                                             {Layout(PartialShape{1, 1, 2, 2}, DataType::f32),
+                                              Layout(PartialShape{1, 1, 2, 2}, DataType::f32)},
+                                             DA{}.attrs(),
+                                             {{1, HostTensor::from_floats(Shape{1, 1, 2, 2}, {1, 10, 100, 1000})}});
+    const HostTensor y = test::run_once(program, {HostTensor::from_floats(Shape{1, 1, 2, 2}, {1, 2, 3, 4})});
+    const std::vector<double> want = {1, 12, 20, 103, 1234, 2040, 300, 3400, 4000};
+    ASSERT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(y.get_as_double(i), want[i]) << i;
+}
+
+TEST(DeconvolutionRef, GroupsStridesDilationsPads_MatchTheGatherForm) {
+    DA a;
+    a.strides = {2, 3};
+    a.pb = {1, 0};
+    a.pe = {0, 2};
+    a.dil = {2, 1};
+    a.op = {1, 2};
+    a.groups = 2;
+    const HostTensor x = test::random_tensor(DataType::f32, Shape{2, 4, 3, 5}, 1);
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{4, 3, 3, 2}, 2);
+    const HostTensor b = test::random_tensor(DataType::f32, Shape{6}, 3);
+    auto program = test::single_node_program(
+        "deconvolution",
+        {Layout(PartialShape{2, 4, 3, 5}, DataType::f32), Layout(PartialShape{4, 3, 3, 2}, DataType::f32),
+         Layout(PartialShape{6}, DataType::f32)},
+        a.attrs(), {{1, w}, {2, b}});
+    expect_close(test::run_once(program, {x}), reference(x, w, &b, a), 1e-5);
+}
+
+// Static host impls read osv16 weights: with static impls on every new shape,
+// the weights are reordered once and found in the weights cache afterwards.
+TEST(DeconvolutionWeights, StaticImplsOverChangingSizes_ReorderOnceThenHitTheCache) {
+    DA a;
+    a.strides = {2, 2};
+    a.pb = {1, 1};
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{20, 3, 3, 3}, 7);   // 20: a partial block
+    auto program = test::single_node_program(
+        "deconvolution",
+        {Layout(PartialShape{1, 20, Dimension(), Dimension()}, DataType::f32), Layout(PartialShape{20, 3, 3, 3}, DataType::f32)},
+        a.attrs(), {{1, w}});
+    NetworkOptions opt;
+    opt.use_dynamic_impls = false;
+    InferRequest req(Network::create(program, test::engine("cpu"), opt));
+    const std::vector<int64_t> sizes = {3, 5, 3, 6, 5};
+    uint64_t seed = 10;
+    for (int64_t h : sizes) {
+        SCOPED_TRACE("h = " + std::to_string(h));
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{1, 20, h, h + 1}, seed++);
+        req.set_input("in0", x);
+        req.infer();
+        expect_close(req.get_output(0), reference(x, w, nullptr, a), 1e-5);
+        EXPECT_EQ(req.inst("node").impl()->weights_format(), Format::osv16);
+        EXPECT_EQ(req.inst("node").weights_memory()->layout().format, Format::osv16);
+    }
+    EXPECT_EQ(req.cumulative().weights_reorders, 1u);
+    EXPECT_EQ(req.cumulative().weights_cache_hits, sizes.size() - 1);
+}
+
+// ---- OpenCL ------------------------------------------------------------------
+
+class OclCacheDir {
+public:
+    OclCacheDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
+        if (mkdtemp(tmpl.data()) != nullptr) {
+            dir_ = tmpl;
+            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
+        }
+    }
+    ~OclCacheDir() {
+        std::error_code ec;
+        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    }
+
+private:
+    std::string dir_;
+};
+const OclCacheDir kOclCacheDir;
+
+EnginePtr ocl_engine() {
+    if (!test::registry()->has_engine("ocl")) return nullptr;
+    try {
+        return test::engine("ocl");
+    } catch (const Error&) {
+        return nullptr;
+    }
+}
+
+// One ocl request over changing spatial sizes (and revisits), each output
+// against the cpu reference; tolerance 1e-5 relative (sums of <= 27 products).
+void ocl_sweep(bool dynamic) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    DA a;
+    a.strides = {2, 2};
+    a.pb = {1, 0};
+    a.op = {1, 0};
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{4, 3, 3, 3}, 5);
+    const HostTensor b = test::random_tensor(DataType::f32, Shape{3}, 6);
+    auto program = test::single_node_program(
+        "deconvolution",
+        {Layout(PartialShape{Dimension(), 4, Dimension(), Dimension()}, DataType::f32),
+         Layout(PartialShape{4, 3, 3, 3}, DataType::f32), Layout(PartialShape{3}, DataType::f32)},
+        a.attrs(), {{1, w}, {2, b}});
+    NetworkOptions opt;
+    opt.use_dynamic_impls = dynamic;
+    InferRequest dev(Network::create(program, eng, opt));
+    InferRequest ref(Network::create(program, test::engine("cpu"), NetworkOptions{}));
+    const std::string suffix = dynamic ? "_ocl_dynamic" : "_ocl_static";
+    std::set<int64_t> seen;
+    uint64_t seed = 20;
+    for (int64_t h : {1, 3, 13, 16, 17, 3, 16}) {
+        SCOPED_TRACE("h = " + std::to_string(h));
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{2, 4, h, 5}, seed++);
+        dev.set_input("in0", x);
+        ref.set_input("in0", x);
+        dev.infer();
+        ref.infer();
+        expect_close(dev.get_output(0), ref.get_output(0), 1e-5);
+        const NodeStats* node = nullptr;
+        for (const NodeStats& s : dev.last_run().nodes)
+            if (s.node == "node") node = &s;
+        ASSERT_NE(node, nullptr);
+        ASSERT_GE(node->impl.size(), suffix.size());
+        // A critical op's background static build may serve a revisited size.
+        if (!dynamic || !seen.count(h)) {
+            EXPECT_EQ(node->impl.substr(node->impl.size() - suffix.size()), suffix);
+        } else {
+            EXPECT_NE(node->impl.find("_ocl_"), std::string::npos) << node->impl;
+        }
+        if (!dynamic && seen.count(h)) {
+            EXPECT_GE(node->counters.impl_cache_hits, 1u);
+        }
+        seen.insert(h);
+    }
+    // Weights in the format the impl reads: reordered at most once on the device.
+    EXPECT_EQ(dev.inst("node").weights_memory()->layout().format, dev.inst("node").impl()->weights_format());
+    EXPECT_LE(dev.cumulative().weights_reorders, 1u);
+}
+
+TEST(DeconvolutionOcl, DynamicImpl_MatchesCpuOverChangingSizes) { ocl_sweep(true); }
+TEST(DeconvolutionOcl, StaticImpls_MatchCpuAndHitTheImplCache) { ocl_sweep(false); }
+
+}  // namespace
+}  // namespace dynrt
