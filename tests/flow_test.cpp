@@ -161,11 +161,7 @@ std::shared_ptr<Network> chain(const std::string& op, NetworkOptions opt = {}, P
     return Network::create(p, env().engine, opt);
 }
 
-const Counters& node_counters(const InferRequest& r, const std::string& node) {
-    for (const auto& n : r.last_run().nodes)
-        if (n.node == node) return n.counters;
-    throw std::runtime_error("no node " + node);
-}
+using test::node_counters;
 
 }  // namespace
 

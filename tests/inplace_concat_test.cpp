@@ -54,11 +54,7 @@ HostTensor reference(const HostTensor& x1, const HostTensor& x2) {
     return out;
 }
 
-const Counters& node(const InferRequest& r, const std::string& name) {
-    for (const auto& n : r.last_run().nodes)
-        if (n.node == name) return n.counters;
-    throw std::runtime_error("no node " + name);
-}
+using test::node_counters;
 
 }  // namespace
 
@@ -71,8 +67,8 @@ TEST(InplaceConcat, ProducersWriteIntoConcatBuffer_NoKernelNoCopy) {
     r.set_input("x2", x2);
     r.infer();
     EXPECT_LT(test::max_abs_diff(r.output(0), reference(x1, x2)), 1e-6);
-    EXPECT_EQ(node(r, "c").concat_inplace, 1u);
-    EXPECT_EQ(node(r, "c").executions, 0u);
+    EXPECT_EQ(node_counters(r, "c").concat_inplace, 1u);
+    EXPECT_EQ(node_counters(r, "c").executions, 0u);
     EXPECT_EQ(r.last_run().totals.concat_bytes_copied, 0u);
     // Each producer's output is a view of the concat's buffer, padded on axis 1.
     const auto& cbuf = r.inst("c").output_memory()->buffer();
@@ -107,7 +103,7 @@ TEST(InplaceConcat, OnAndOff_SameOutputsAndOnlyOffCopies) {
         }
         copied_on += ron.last_run().totals.concat_bytes_copied;
         copied_off += roff.last_run().totals.concat_bytes_copied;
-        EXPECT_EQ(node(roff, "c").executions, 1u);
+        EXPECT_EQ(node_counters(roff, "c").executions, 1u);
     }
     EXPECT_EQ(copied_on, 0u);
     EXPECT_EQ(copied_off, 12u * 13 * 4 * sizeof(float));   // every run copies the whole output
@@ -126,8 +122,8 @@ TEST(InplaceConcat, GrowingConcat_BufferSizedByThePredictor) {
             r.infer();
             EXPECT_LT(test::max_abs_diff(r.output(0), reference(x1, x2)), 1e-6);
             // The concat's buffer is allocated on its behalf by a producer.
-            allocs += node(r, "c").allocations;
-            EXPECT_EQ(node(r, "a").allocations + node(r, "b").allocations, 0u);
+            allocs += node_counters(r, "c").allocations;
+            EXPECT_EQ(node_counters(r, "a").allocations + node_counters(r, "b").allocations, 0u);
         }
         *last_capacity = r.inst("c").output_capacity();
         return allocs;
@@ -154,8 +150,8 @@ TEST(InplaceConcat, RowsNotOneDenseBlock_FallsBackToTheKernel) {
     r.set_input("x2", x2);
     r.infer();
     EXPECT_LT(test::max_abs_diff(r.output(0), reference(x1, x2)), 1e-6);
-    EXPECT_EQ(node(r, "c").concat_inplace, 0u);
-    EXPECT_EQ(node(r, "c").executions, 1u);
-    EXPECT_EQ(node(r, "c").concat_bytes_copied, 2u * 5 * 4 * sizeof(float));
+    EXPECT_EQ(node_counters(r, "c").concat_inplace, 0u);
+    EXPECT_EQ(node_counters(r, "c").executions, 1u);
+    EXPECT_EQ(node_counters(r, "c").concat_bytes_copied, 2u * 5 * 4 * sizeof(float));
     EXPECT_TRUE(r.node_layout("a").padding.empty());
 }

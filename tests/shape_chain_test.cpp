@@ -11,11 +11,7 @@ using namespace dynrt;
 
 namespace {
 
-const Counters& node(const InferRequest& r, const std::string& name) {
-    for (const auto& n : r.last_run().nodes)
-        if (n.node == name) return n.counters;
-    throw std::runtime_error("no node " + name);
-}
+using test::node_counters;
 
 // x [B, S, 16] -> target = concat(gather(shape_of(x), [0]), [-1], [4]) -> reshape
 // -> [B, S*4, 4] -> cumsum over axis 1.
@@ -71,8 +67,8 @@ TEST(ShapeChain, ReshapeTargetFromShapeOfChain_FollowsChangingShapes) {
             HostTensor out = req.get_output(0);
             ASSERT_EQ(out.shape(), Shape({s[0], s[1] * 4, 4})) << s.to_string();
             EXPECT_LT(test::max_abs_diff(out, expected(x)), 1e-4) << s.to_string();
-            EXPECT_EQ(node(req, "shape").executions, 1u);
-            EXPECT_EQ(node(req, "reshaped").shape_changes, 1u);
+            EXPECT_EQ(node_counters(req, "shape").executions, 1u);
+            EXPECT_EQ(node_counters(req, "reshaped").shape_changes, 1u);
         }
     }
 }
@@ -85,13 +81,13 @@ TEST(ShapeChain, SameShapeNewData_ShapeSubgraphSkippedValuesReused) {
     HostTensor x = test::random_tensor(DataType::f32, {2, 5, 16}, 8);
     req.set_input("x", x);
     req.infer();
-    EXPECT_EQ(node(req, "shape").skip_shape_of, 1u);
-    EXPECT_EQ(node(req, "shape").executions, 0u);
-    EXPECT_EQ(node(req, "batch").skip_shape_of_subgraph, 1u);
-    EXPECT_EQ(node(req, "target").skip_shape_of_subgraph, 1u);
-    EXPECT_EQ(node(req, "target").executions, 0u);
-    EXPECT_EQ(node(req, "reshaped").skip_shape_unchanged, 1u);
-    EXPECT_EQ(node(req, "sum").executions, 1u);
+    EXPECT_EQ(node_counters(req, "shape").skip_shape_of, 1u);
+    EXPECT_EQ(node_counters(req, "shape").executions, 0u);
+    EXPECT_EQ(node_counters(req, "batch").skip_shape_of_subgraph, 1u);
+    EXPECT_EQ(node_counters(req, "target").skip_shape_of_subgraph, 1u);
+    EXPECT_EQ(node_counters(req, "target").executions, 0u);
+    EXPECT_EQ(node_counters(req, "reshaped").skip_shape_unchanged, 1u);
+    EXPECT_EQ(node_counters(req, "sum").executions, 1u);
     EXPECT_EQ(req.last_run().totals.allocations, 0u);
     EXPECT_LT(test::max_abs_diff(req.get_output(0), expected(x)), 1e-4);
 }

@@ -48,11 +48,7 @@ std::shared_ptr<Network> kv_net(bool inplace, bool with_init = true, bool pool =
     return Network::create(p, test::engine(), opt);
 }
 
-const Counters& node(const InferRequest& r, const std::string& name) {
-    for (const auto& n : r.last_run().nodes)
-        if (n.node == name) return n.counters;
-    throw std::runtime_error("no node " + name);
-}
+using test::node_counters;
 
 // Feeds `steps` tokens and checks every output against the rows seen so far.
 void run_steps(InferRequest& r, int steps, uint64_t seed, std::vector<float>& rows) {
@@ -97,7 +93,7 @@ TEST(State, Batch2_ConcatCopies_StillMatchesHostRows) {
                 for (int k = 0; k < 4; ++k) rows[b].push_back(std::max(0.f, x.as<float>()[b * 4 + k]));
             r.set_input("x", x);
             r.infer();
-            EXPECT_EQ(node(r, "all").concat_inplace, 0u);
+            EXPECT_EQ(node_counters(r, "all").concat_inplace, 0u);
             const HostTensor& out = r.output(0);
             ASSERT_EQ(out.shape(), Shape({2, s + 1, 4}));
             for (int b = 0; b < 2; ++b)
@@ -114,8 +110,8 @@ TEST(State, InplaceConcat_PastNeverCopiedExceptOnGrowth) {
     for (int s = 0; s < 60; ++s) {
         r.set_input("x", test::random_tensor(DataType::f32, {1, 1, 4}, uint64_t(s)));
         r.infer();
-        const Counters& all = node(r, "all");
-        const Counters& past = node(r, "past");
+        const Counters& all = node_counters(r, "all");
+        const Counters& past = node_counters(r, "past");
         concat_copies += r.last_run().totals.concat_bytes_copied;
         EXPECT_EQ(all.executions, 0u);
         if (s > 0) {

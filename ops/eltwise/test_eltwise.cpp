@@ -244,13 +244,7 @@ TEST(EltwiseValues, RandomBroadcastMatchesNaiveForEveryModeAndFloatType) {
 
 // ---- 3. changing shapes on one instance ----------------------------------------
 
-const Counters& node_counters(const InferRequest& req, const std::string& node) {
-    for (const NodeStats& s : req.last_run().nodes)
-        if (s.node == node) return s.counters;
-    static const Counters none;
-    ADD_FAILURE() << "no stats for node " << node;
-    return none;
-}
+using test::node_counters;
 
 void sweep(NetworkOptions opts, DataType t) {
     auto prog = std::make_shared<Program>(registry(), "eltwise_sweep");
@@ -277,25 +271,7 @@ void sweep(NetworkOptions opts, DataType t) {
         ASSERT_EQ(y.shape(), s) << "step " << step;
         EXPECT_EQ(test::max_abs_diff(y, naive_eltwise("mul", a, b, s)), 0.0) << "step " << step;
         const Counters& c = node_counters(req, "elt");
-        EXPECT_EQ(c.executions, 1u) << "step " << step;
-        if (s != prev) {
-            EXPECT_EQ(c.shape_changes, 1u) << "step " << step;
-            EXPECT_EQ(c.skip_shape_unchanged, 0u) << "step " << step;
-        } else {
-            EXPECT_EQ(c.shape_changes, 0u) << "step " << step;
-            EXPECT_EQ(c.skip_shape_unchanged, 1u) << "step " << step;
-        }
-        if (opts.use_dynamic_impls) {
-            EXPECT_EQ(c.static_builds, 0u) << "step " << step;
-            EXPECT_EQ(c.dynamic_impl_runs, 1u) << "step " << step;
-        } else if (s == prev) {
-            EXPECT_EQ(c.static_builds + c.impl_cache_hits, 0u) << "step " << step;
-        } else if (seen.count(s)) {
-            EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
-            EXPECT_EQ(c.static_builds, 0u) << "step " << step;
-        } else {
-            EXPECT_EQ(c.static_builds, 1u) << "step " << step;
-        }
+        test::expect_sweep_counters(c, opts.use_dynamic_impls, s == prev, seen.count(s) > 0, step);
         seen.insert(s);
         prev = s;
     }

@@ -185,44 +185,10 @@ TEST(GemmValues, RandomBatchedProductsMatchNaive) {
 
 // ---- 3. changing shapes on one instance ----------------------------------------
 
-const Counters& node_counters(const InferRequest& req, const std::string& node) {
-    for (const NodeStats& s : req.last_run().nodes)
-        if (s.node == node) return s.counters;
-    static const Counters none;
-    ADD_FAILURE() << "no stats for node " << node;
-    return none;
-}
+using test::node_counters;
 
-// How the network picks impls. A critical op on a dynamic node runs the dynamic
-// impl while a static one is built in the background; without background
-// compilation it builds the static impl synchronously instead.
-enum class Mode { dynamic_async, sync_compile, static_only };
-
-// `prev_new`: the previous step ran a shape never seen before (so it queued a
-// background build that this step, on the same shape, picks up).
-void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new,
-                          size_t step) {
-    if (mode == Mode::dynamic_async) {
-        EXPECT_EQ(c.static_builds, 0u) << "step " << step;
-        if (same_as_prev) {
-            // The build queued on the previous step has finished (we waited).
-            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
-            EXPECT_EQ(c.async_builds_picked, prev_new ? 1u : 0u) << "step " << step;
-        } else if (revisit) {
-            EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
-            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
-        } else {
-            EXPECT_EQ(c.dynamic_impl_runs, 1u) << "step " << step;
-            EXPECT_EQ(c.async_builds_queued, 1u) << "step " << step;
-        }
-        return;
-    }
-    EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
-    EXPECT_EQ(c.async_builds_queued, 0u) << "step " << step;
-    if (same_as_prev) EXPECT_EQ(c.static_builds + c.impl_cache_hits, 0u) << "step " << step;
-    else if (revisit) EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
-    else EXPECT_EQ(c.static_builds, 1u) << "step " << step;
-}
+using test::expect_impl_counters;
+using test::Mode;
 
 void sweep(Mode mode) {
     const int64_t K = 16, N = 8;

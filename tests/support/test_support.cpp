@@ -117,4 +117,57 @@ double max_abs_diff(const HostTensor& a, const HostTensor& b) {
     return worst;
 }
 
+const Counters& node_counters(const InferRequest& req, const std::string& node) {
+    for (const NodeStats& s : req.last_run().nodes)
+        if (s.node == node) return s.counters;
+    static const Counters none;
+    ADD_FAILURE() << "no stats for node " << node;
+    return none;
+}
+
+void expect_sweep_counters(const Counters& c, bool dynamic_impls, bool same_as_prev, bool revisit, size_t step) {
+    EXPECT_EQ(c.executions, 1u) << "step " << step;
+    if (!same_as_prev) {
+        EXPECT_EQ(c.shape_changes, 1u) << "step " << step;
+        EXPECT_EQ(c.skip_shape_unchanged, 0u) << "step " << step;
+    } else {
+        EXPECT_EQ(c.shape_changes, 0u) << "step " << step;
+        EXPECT_EQ(c.skip_shape_unchanged, 1u) << "step " << step;
+    }
+    if (dynamic_impls) {
+        EXPECT_EQ(c.static_builds, 0u) << "step " << step;
+        EXPECT_EQ(c.dynamic_impl_runs, 1u) << "step " << step;
+    } else if (same_as_prev) {
+        EXPECT_EQ(c.static_builds + c.impl_cache_hits, 0u) << "step " << step;
+    } else if (revisit) {
+        EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+        EXPECT_EQ(c.static_builds, 0u) << "step " << step;
+    } else {
+        EXPECT_EQ(c.static_builds, 1u) << "step " << step;
+    }}
+
+void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new,
+                          size_t step) {
+    if (mode == Mode::dynamic_async) {
+        EXPECT_EQ(c.static_builds, 0u) << "step " << step;
+        if (same_as_prev) {
+            // The build queued on the previous step has finished (we waited).
+            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+            EXPECT_EQ(c.async_builds_picked, prev_new ? 1u : 0u) << "step " << step;
+        } else if (revisit) {
+            EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+            EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+        } else {
+            EXPECT_EQ(c.dynamic_impl_runs, 1u) << "step " << step;
+            EXPECT_EQ(c.async_builds_queued, 1u) << "step " << step;
+        }
+        return;
+    }
+    EXPECT_EQ(c.dynamic_impl_runs, 0u) << "step " << step;
+    EXPECT_EQ(c.async_builds_queued, 0u) << "step " << step;
+    if (same_as_prev) EXPECT_EQ(c.static_builds + c.impl_cache_hits, 0u) << "step " << step;
+    else if (revisit) EXPECT_EQ(c.impl_cache_hits, 1u) << "step " << step;
+    else EXPECT_EQ(c.static_builds, 1u) << "step " << step;
+}
+
 }  // namespace dynrt::test

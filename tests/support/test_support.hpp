@@ -39,4 +39,27 @@ HostTensor run_once(const std::shared_ptr<Program>& program, const std::vector<H
 // Max |a-b| over all elements (shapes and dtypes must match, else +inf).
 double max_abs_diff(const HostTensor& a, const HostTensor& b);
 
+// Counters of `node` in the request's last run (a test failure, and zero
+// counters, when the node did not run).
+const Counters& node_counters(const InferRequest& req, const std::string& node);
+
+// Counter expectations of one step of a shape sweep on one request.
+// `same_as_prev`: the shape equals the previous step's; `revisit`: the shape was
+// seen on an earlier, not immediately previous, step.
+//
+// A non-critical op: executes once; a new shape re-infers, an unchanged one
+// skips update_shape; with dynamic impls nothing is built, with static impls a
+// new shape builds and a revisit hits the impl cache.
+void expect_sweep_counters(const Counters& c, bool dynamic_impls, bool same_as_prev, bool revisit, size_t step);
+
+// How the network picks impls for a critical op. On a dynamic node it runs the
+// dynamic impl while a static one is built in the background; without
+// background compilation it builds the static impl synchronously instead.
+enum class Mode { dynamic_async, sync_compile, static_only };
+
+// `prev_new`: the previous step ran a shape never seen before (so it queued a
+// background build that this step, on the same shape, picks up).
+void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new,
+                          size_t step);
+
 }  // namespace dynrt::test
