@@ -5,12 +5,15 @@
 //       kernel measured in the same run ("of_copy" = op / copy);
 //   (b) fully_connected and gemm f32 GFLOP/s for square sizes and decode shapes
 //       (M = 1..16, K = N = 4096), static and shape-agnostic impl side by side
-//       ("dyn_over_static" on the dynamic rows);
+//       ("dyn_over_static" on the dynamic rows); with CLBlast (libclblast-dev
+//       found at configure time) the same shapes through clblast::Gemm on the
+//       same device, after a check against a host loop, with
+//       "dynrt_static_over_clblast" / "dynrt_dynamic_over_clblast";
 //   (c) host work per node on top of the kernel enqueue, shape unchanged: a
 //       chain of small eltwise nodes, time per infer / nodes, minus the cost of
 //       one plain enqueue measured in the same run.
 // Device time is wall time around `reps` back-to-back executions and one
-// Stream::finish(), over many iterations.
+// Stream::finish() (clFinish for CLBlast), over many iterations.
 //
 //   build/bin/ocl_bench [--mib=256] [--max-dim=8192] [--decode-k=4096] [benchmark flags]
 //
@@ -22,6 +25,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +43,10 @@
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
+
+#ifdef DYNRT_HAVE_CLBLAST
+#include <clblast.h>
+#endif
 
 
 using namespace dynrt;
@@ -273,7 +281,25 @@ void BM_MemoryBound(benchmark::State& state, const std::string& what, const std:
 
 // ---- (b) fully_connected / gemm -------------------------------------------------
 
-std::map<std::string, double> g_static_gflops;   // "<op> MxKxN" -> static GFLOP/s
+std::map<std::string, double> g_static_gflops;    // "<op> MxKxN" -> static GFLOP/s
+std::map<std::string, double> g_dynamic_gflops;   // "<op> MxKxN" -> shape-agnostic GFLOP/s
+
+std::string matmul_key(const std::string& op, int64_t M, int64_t K, int64_t N) {
+    return op + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N);
+}
+
+// Same repetitions per timed iteration for the dynrt and the CLBlast rows.
+int matmul_reps(double flops) { return flops > 1e11 ? 3 : (flops > 1e9 ? 10 : 50); }
+
+// Square sizes 1024..max_dim doubling (max_dim itself when below 1024), then the
+// decode shapes M = 1..16 with K = N = decode_k.
+std::vector<std::array<int64_t, 3>> matmul_shapes(int64_t max_dim, int64_t decode_k) {
+    std::vector<std::array<int64_t, 3>> shapes;
+    for (int64_t d = 1024; d <= max_dim; d *= 2) shapes.push_back({d, d, d});
+    if (max_dim < 1024) shapes.push_back({max_dim, max_dim, max_dim});
+    for (int64_t m : {1, 2, 4, 8, 16}) shapes.push_back({m, decode_k, decode_k});
+    return shapes;
+}
 
 void BM_Matmul(benchmark::State& state, const std::string& op, const std::string& impl, int64_t M, int64_t K,
                int64_t N) {
@@ -290,16 +316,17 @@ void BM_Matmul(benchmark::State& state, const std::string& op, const std::string
             return;
         }
         const double flops = 2.0 * M * N * K;
-        const int reps = flops > 1e11 ? 3 : (flops > 1e9 ? 10 : 50);
+        const int reps = matmul_reps(flops);
         const double per_run = timed_loop(state, reps, [&] { run.execute(); });
         const double gflops = flops / per_run / 1e9;
         state.counters["GFLOP/s"] = gflops;
         // Weights (and activations) streamed per run: what bounds decode shapes.
         state.counters["GB/s"] = 4.0 * (double(M) * K + double(K) * N + double(M) * N) / per_run / 1e9;
-        const std::string key = op + " " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N);
+        const std::string key = matmul_key(op, M, K, N);
         if (impl == "ocl_static") {
             g_static_gflops[key] = gflops;
         } else {
+            g_dynamic_gflops[key] = gflops;
             auto it = g_static_gflops.find(key);
             if (it != g_static_gflops.end()) state.counters["dyn_over_static"] = gflops / it->second;
         }
@@ -308,64 +335,433 @@ void BM_Matmul(benchmark::State& state, const std::string& op, const std::string
     }
 }
 
-// ---- (c) host work per node ------------------------------------------------------
+#ifdef DYNRT_HAVE_CLBLAST
+// ---- (b') CLBlast sgemm on the engine's device -----------------------------------
+// The reference the matmul rows are compared against. The ocl engine does not
+// hand out its CL handles, so CLBlast gets its own context and in-order queue
+// on the device whose platform and name match the engine's.
 
-constexpr int kChain = 64;
-
-// Plain enqueue cost: one kernel launched kChain times, one finish.
-double g_enqueue_us = 0;
-
-void BM_PlainEnqueue(benchmark::State& state) {
-    if (skip_without_ocl(state)) return;
-    OclDevice& dev = *env().device;
-    auto kernel = dev.build_kernel(kCopyKernel, "copy4", {});
-    const Layout l(PartialShape{256}, DataType::f32);
-    MemoryPtr in = device_tensor(l, 1), out = device_tensor(l, 0);
-    const OclDispatch d = dispatch_1d(64, dev.limits());
-    const std::vector<OclArg> args = {OclArg::mem(*in), OclArg::mem(*out), OclArg::i32(64)};
-    auto launch = [&] { dev.launch(*env().stream, *kernel, args, d); };
-    const double per_chain = timed_loop(state, 1, [&] {
-        for (int i = 0; i < kChain; ++i) launch();
-    });
-    g_enqueue_us = per_chain / kChain * 1e6;
-    state.counters["us_per_kernel"] = g_enqueue_us;
+std::string cl_platform_str(cl_platform_id p, cl_platform_info what) {
+    size_t n = 0;
+    if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+    std::string s(n, '\0');
+    clGetPlatformInfo(p, what, n, &s[0], nullptr);
+    while (!s.empty() && s.back() == '\0') s.pop_back();
+    return s;
 }
 
-void BM_HostWorkPerNode(benchmark::State& state) {
-    if (skip_without_ocl(state)) return;
-    try {
-        auto p = std::make_shared<Program>(env().registry, "chain");
-        p->add_input("x", Layout(PartialShape{1, Dimension()}, DataType::f32));
-        std::string prev = "x";
-        Attributes add;
-        add.set("mode", std::string("add"));
-        for (int i = 0; i < kChain; ++i) {
-            const std::string name = "n" + std::to_string(i);
-            p->add_node(name, "eltwise", {prev, "x"}, add);
-            prev = name;
+std::string cl_device_str(cl_device_id d, cl_device_info what) {
+    size_t n = 0;
+    if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+    std::string s(n, '\0');
+    clGetDeviceInfo(d, what, n, &s[0], nullptr);
+    while (!s.empty() && s.back() == '\0') s.pop_back();
+    return s;
+}
+
+struct ClblastEnv {
+    cl_context context = nullptr;
+    cl_command_queue queue = nullptr;
+    std::string why_not;                          // set when there is no queue
+    std::map<std::string, std::string> checked;   // op -> "" (agrees with the host) or why not
+
+    ClblastEnv() = default;
+    ClblastEnv(const ClblastEnv&) = delete;
+    ClblastEnv& operator=(const ClblastEnv&) = delete;
+    ~ClblastEnv() {
+        // CLBlast's program cache holds references to the context: drop it first.
+        if (context) clblast::ClearCache();
+        if (queue) clReleaseCommandQueue(queue);
+        if (context) clReleaseContext(context);
+    }
+};
+
+void open_clblast_env(ClblastEnv& e) {
+    const OclDeviceLimits& want = env().device->limits();
+    cl_uint np = 0;
+    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) {
+        e.why_not = "CLBlast: no OpenCL platform";
+        return;
+    }
+    std::vector<cl_platform_id> platforms(np);
+    clGetPlatformIDs(np, platforms.data(), nullptr);
+    // Preference: same platform and device name, same device name, first GPU, first device.
+    cl_device_id same = nullptr, same_name = nullptr, first_gpu = nullptr, first = nullptr;
+    for (cl_platform_id p : platforms) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
+        std::vector<cl_device_id> devices(nd);
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devices.data(), nullptr) != CL_SUCCESS) continue;
+        const bool same_platform = cl_platform_str(p, CL_PLATFORM_NAME) == want.platform_name;
+        for (cl_device_id d : devices) {
+            cl_device_type type = 0;
+            clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+            if (!first) first = d;
+            if (!first_gpu && (type & CL_DEVICE_TYPE_GPU)) first_gpu = d;
+            if (cl_device_str(d, CL_DEVICE_NAME) == want.device_name) {
+                if (!same_name) same_name = d;
+                if (!same && same_platform) same = d;
+            }
         }
-        p->add_output(prev);
-        p->build();
-        auto net = Network::create(p, env().engine, NetworkOptions());
-        InferRequest req(net);
-        req.set_input("x", HostTensor(DataType::f32, Shape{1, 256}));
-        req.infer();
-        net->wait_for_background_builds();
-        req.infer();
-        const std::string impl = req.last_run().nodes.back().impl;
+    }
+    cl_device_id device = same ? same : same_name ? same_name : first_gpu ? first_gpu : first;
+    if (!device) {
+        e.why_not = "CLBlast: no OpenCL device";
+        return;
+    }
+    cl_platform_id platform = nullptr;
+    clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform), 0};
+    cl_int err = CL_SUCCESS;
+    e.context = clCreateContext(props, 1, &device, nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) {
+        e.context = nullptr;
+        e.why_not = "CLBlast: clCreateContext failed (" + std::to_string(err) + ")";
+        return;
+    }
+    e.queue = clCreateCommandQueue(e.context, device, 0, &err);
+    if (err != CL_SUCCESS) {
+        e.queue = nullptr;
+        e.why_not = "CLBlast: clCreateCommandQueue failed (" + std::to_string(err) + ")";
+        return;
+    }
+    const char* how = same        ? "the engine's device"
+                      : same_name ? "a device named like the engine's, on another platform"
+                      : "NOT the engine's device (no device of that name): the first GPU, else the first device";
+    std::fprintf(stderr, "ocl_bench: CLBlast on %s / %s (%s)\n", cl_platform_str(platform, CL_PLATFORM_NAME).c_str(),
+                 cl_device_str(device, CL_DEVICE_NAME).c_str(), how);
+}
+
+ClblastEnv& clblast_env() {
+    static ClblastEnv e;
+    static const bool opened = [] {
+        open_clblast_env(e);
+        return true;
+    }();
+    (void)opened;
+    return e;
+}
+
+// A buffer of CLBlast's context, released with its scope.
+struct ClBuffer {
+    cl_mem mem = nullptr;
+    ClBuffer(cl_context context, size_t bytes) {
+        cl_int err = CL_SUCCESS;
+        mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
+        if (err != CL_SUCCESS) throw Error("CLBlast: clCreateBuffer of " + std::to_string(bytes) + " bytes failed (" + std::to_string(err) + ")");
+    }
+    ClBuffer(const ClBuffer&) = delete;
+    ClBuffer& operator=(const ClBuffer&) = delete;
+    ~ClBuffer() {
+        if (mem) clReleaseMemObject(mem);
+    }
+};
+
+void cl_check(cl_int err, const char* what) {
+    if (err != CL_SUCCESS) throw Error(std::string("CLBlast: ") + what + " failed (" + std::to_string(err) + ")");
+}
+
+// One row-major sgemm as the dynrt op computes it:
+//   fully_connected: c[M,N] = a[M,K] * b[N,K]^T;  gemm: c[M,N] = a[M,K] * b[K,N].
+clblast::StatusCode clblast_matmul(ClblastEnv& e, bool fc, size_t M, size_t K, size_t N, cl_mem a, cl_mem b, cl_mem c) {
+    cl_command_queue queue = e.queue;
+    return clblast::Gemm<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
+                                fc ? clblast::Transpose::kYes : clblast::Transpose::kNo, M, N, K, 1.0f, a, 0, K, b, 0,
+                                fc ? K : N, 0.0f, c, 0, N, &queue);
+}
+
+std::string clblast_status(clblast::StatusCode s) {
+    return "CLBlast sgemm returned status " + std::to_string(static_cast<int>(s));
+}
+
+// Runs `op` through CLBlast on a few shapes (square, decode-like, odd sizes so a
+// mixed-up leading dimension or transpose shows) and compares with a host loop in
+// double: "" when every element agrees, else the first difference. A comparison
+// against a wrong result would be worse than none.
+std::string check_clblast(ClblastEnv& e, const std::string& op) {
+    const bool fc = op == "fully_connected";
+    const std::array<std::array<size_t, 3>, 3> shapes = {{{64, 64, 64}, {3, 80, 48}, {257, 300, 520}}};
+    try {
+        for (const auto& s : shapes) {
+            const size_t M = s[0], K = s[1], N = s[2];
+            std::vector<float> a(M * K), b(K * N), c(M * N, 0.0f);
+            uint64_t seed = 7;
+            auto next = [&] {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                return static_cast<float>(static_cast<double>((seed >> 40) % 2001) / 1000.0 - 1.0);
+            };
+            for (float& v : a) v = next();
+            for (float& v : b) v = next();
+            ClBuffer da(e.context, a.size() * 4), db(e.context, b.size() * 4), dc(e.context, c.size() * 4);
+            cl_check(clEnqueueWriteBuffer(e.queue, da.mem, CL_TRUE, 0, a.size() * 4, a.data(), 0, nullptr, nullptr), "write");
+            cl_check(clEnqueueWriteBuffer(e.queue, db.mem, CL_TRUE, 0, b.size() * 4, b.data(), 0, nullptr, nullptr), "write");
+            const clblast::StatusCode st = clblast_matmul(e, fc, M, K, N, da.mem, db.mem, dc.mem);
+            if (st != clblast::StatusCode::kSuccess) return clblast_status(st) + " on the check";
+            cl_check(clEnqueueReadBuffer(e.queue, dc.mem, CL_TRUE, 0, c.size() * 4, c.data(), 0, nullptr, nullptr), "read");
+            for (size_t i = 0; i < M; ++i)
+                for (size_t j = 0; j < N; ++j) {
+                    double ref = 0, mag = 0;
+                    for (size_t k = 0; k < K; ++k) {
+                        const double p = double(a[i * K + k]) * (fc ? b[j * K + k] : b[k * N + j]);
+                        ref += p;
+                        mag += std::fabs(p);
+                    }
+                    // f32 accumulation error stays far below 1e-4 of the magnitude
+                    // sum; a wrong layout is off by about sqrt(K) / 3.
+                    const double got = c[i * N + j];
+                    if (std::fabs(got - ref) > 1e-4 * mag + 1e-6)
+                        return "CLBlast " + op + " M" + std::to_string(M) + "_K" + std::to_string(K) + "_N" +
+                               std::to_string(N) + " differs from the host loop at [" + std::to_string(i) + "," +
+                               std::to_string(j) + "]: " + std::to_string(got) + " vs " + std::to_string(ref);
+                }
+        }
+    } catch (const Error& err) {
+        return err.what();
+    }
+    return {};
+}
+
+void BM_Clblast(benchmark::State& state, const std::string& op, int64_t M, int64_t K, int64_t N) {
+    if (skip_without_ocl(state)) return;
+    ClblastEnv& e = clblast_env();
+    if (!e.why_not.empty()) {
+        state.SkipWithError(e.why_not.c_str());
+        return;
+    }
+    auto checked = e.checked.find(op);
+    if (checked == e.checked.end()) checked = e.checked.emplace(op, check_clblast(e, op)).first;
+    if (!checked->second.empty()) {
+        state.SkipWithError(checked->second.c_str());
+        return;
+    }
+    try {
+        const bool fc = op == "fully_connected";
+        const size_t m = static_cast<size_t>(M), k = static_cast<size_t>(K), n = static_cast<size_t>(N);
+        ClBuffer a(e.context, m * k * 4), b(e.context, k * n * 4), c(e.context, m * n * 4);
+        const float fa = 0.5f, fb = 0.25f;
+        cl_check(clEnqueueFillBuffer(e.queue, a.mem, &fa, sizeof fa, 0, m * k * 4, 0, nullptr, nullptr), "fill");
+        cl_check(clEnqueueFillBuffer(e.queue, b.mem, &fb, sizeof fb, 0, k * n * 4, 0, nullptr, nullptr), "fill");
+        // Warm-up: CLBlast compiles its kernels for this device on first use.
+        clblast::StatusCode st = clblast_matmul(e, fc, m, k, n, a.mem, b.mem, c.mem);
+        cl_check(clFinish(e.queue), "clFinish");
+        if (st != clblast::StatusCode::kSuccess) {
+            state.SkipWithError(clblast_status(st).c_str());
+            return;
+        }
+        const double flops = 2.0 * M * N * K;
+        const int reps = matmul_reps(flops);
         double total = 0;
         int64_t runs = 0;
         for (auto _ : state) {
             const auto t0 = Clock::now();
-            req.infer();
+            for (int r = 0; r < reps && st == clblast::StatusCode::kSuccess; ++r)
+                st = clblast_matmul(e, fc, m, k, n, a.mem, b.mem, c.mem);
+            clFinish(e.queue);
             const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (st != clblast::StatusCode::kSuccess) {
+                state.SkipWithError(clblast_status(st).c_str());
+                break;
+            }
             state.SetIterationTime(s);
             total += s;
-            ++runs;
+            runs += reps;
         }
-        const double per_node_us = total / runs / kChain * 1e6;
-        state.counters["us_per_node"] = per_node_us;
-        if (g_enqueue_us > 0) state.counters["host_us_over_enqueue"] = per_node_us - g_enqueue_us;
+        if (st != clblast::StatusCode::kSuccess || runs == 0) return;
+        const double per_run = total / static_cast<double>(runs);
+        const double gflops = flops / per_run / 1e9;
+        state.counters["GFLOP/s"] = gflops;
+        state.counters["GB/s"] = 4.0 * (double(M) * K + double(K) * N + double(M) * N) / per_run / 1e9;
+        const std::string key = matmul_key(op, M, K, N);
+        if (auto it = g_static_gflops.find(key); it != g_static_gflops.end())
+            state.counters["dynrt_static_over_clblast"] = it->second / gflops;
+        if (auto it = g_dynamic_gflops.find(key); it != g_dynamic_gflops.end())
+            state.counters["dynrt_dynamic_over_clblast"] = it->second / gflops;
+    } catch (const Error& err) {
+        state.SkipWithError(err.what());
+    }
+}
+
+// Rows ocl/clblast/<op>/M.._K.._N.. for the shapes of the dynrt matmul rows;
+// registered after them so their GFLOP/s are known for the ratios.
+void register_clblast(int64_t max_dim, int64_t decode_k) {
+    for (const char* op : {"fully_connected", "gemm"})
+        for (const auto& s : matmul_shapes(max_dim, decode_k)) {
+            const std::string name = std::string("ocl/clblast/") + op + "/M" + std::to_string(s[0]) + "_K" +
+                                     std::to_string(s[1]) + "_N" + std::to_string(s[2]);
+            benchmark::RegisterBenchmark(name.c_str(),
+                                         [op, s](benchmark::State& st) { BM_Clblast(st, op, s[0], s[1], s[2]); })
+                ->UseManualTime()
+                ->Unit(benchmark::kMicrosecond);
+        }
+}
+#endif   // DYNRT_HAVE_CLBLAST
+
+// ---- (c) host work per node ------------------------------------------------------
+//
+// "Per node" is the marginal cost: every iteration runs a short and a long chain
+// (kChain and kLongChain nodes or launches, in alternating order), and the cost
+// per node is the slope (T_long - T_short) / (kLongChain - kChain), median over
+// iterations. The intercept T_short - kChain * slope is what each infer (or
+// chain of launches) pays once whatever its length: input upload, output
+// download, the final wait. Both in wall time (us_*) and in the calling
+// thread's CPU time (cpu_us_*: on a CPU device the kernels run on the driver's
+// worker threads, so this is the host side alone).
+
+constexpr int kChain = 64;        // short chain
+constexpr int kLongChain = 256;   // long chain
+
+// Marginal cost of one plain launch (BM_PlainEnqueue), us, wall and CPU time.
+double g_enqueue_us = 0;
+double g_enqueue_cpu_us = 0;
+
+double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    const size_t mid = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+    return v[mid];
+}
+
+// Seconds per iteration of the short and the long chain, wall and thread CPU.
+struct ChainSamples {
+    std::vector<double> wall[2], cpu[2];   // [0] short, [1] long
+
+    // Median over iterations of the per-node slope, us.
+    double slope_us(bool use_cpu) const {
+        const std::vector<double>* s = use_cpu ? cpu : wall;
+        std::vector<double> d(s[0].size());
+        for (size_t i = 0; i < d.size(); ++i) d[i] = (s[1][i] - s[0][i]) / (kLongChain - kChain) * 1e6;
+        return median_of(std::move(d));
+    }
+    // The short chain's median minus its nodes at the slope: the fixed part, us.
+    double intercept_us(bool use_cpu) const {
+        return median_of((use_cpu ? cpu : wall)[0]) * 1e6 - kChain * slope_us(use_cpu);
+    }
+};
+
+// Runs `run(false)` (short chain) and `run(true)` (long chain) once per
+// iteration; the one that goes first alternates, so neither always finds the
+// caches warmed by the other. The iteration's manual time is the sum.
+template <typename F>
+ChainSamples time_chains(benchmark::State& state, F&& run) {
+    ChainSamples s;
+    run(false);   // warm-up
+    run(true);
+    int64_t iter = 0;
+    for (auto _ : state) {
+        double wall[2] = {0, 0}, cpu[2] = {0, 0};
+        for (int k = 0; k < 2; ++k) {
+            const bool longer = (k + iter) % 2 == 1;
+            const double c0 = thread_cpu_seconds();
+            const auto t0 = Clock::now();
+            run(longer);
+            wall[longer] = std::chrono::duration<double>(Clock::now() - t0).count();
+            cpu[longer] = thread_cpu_seconds() - c0;
+        }
+        state.SetIterationTime(wall[0] + wall[1]);
+        for (int j = 0; j < 2; ++j) {
+            s.wall[j].push_back(wall[j]);
+            s.cpu[j].push_back(cpu[j]);
+        }
+        ++iter;
+    }
+    return s;
+}
+
+// The argument list of a shape-agnostic eltwise node (shape_info, two inputs,
+// one output) and its dispatch for [1, 256]; shape_info[0] holds the number of
+// float4 vectors.
+const char* kAddKernel = R"CL(
+__kernel void add4(__global const int* shape_info, __global const float4* a, __global const float4* b,
+                   __global float4* out) {
+    const int n = shape_info[0];
+    for (int i = get_global_id(0); i < n; i += get_global_size(0)) out[i] = a[i] + b[i];
+}
+)CL";
+
+// Plain enqueue cost: the launches of the node chain without the flow. As in
+// the chain, every position has its own kernel object and reads the previous
+// position's output, and each launch passes its whole argument list to
+// launch(), whose argument cache then sets nothing (the arguments do not
+// change between runs, as for a node whose shape did not change).
+void BM_PlainEnqueue(benchmark::State& state) {
+    if (skip_without_ocl(state)) return;
+    try {
+        OclDevice& dev = *env().device;
+        const Layout l(PartialShape{1, 256}, DataType::f32);
+        MemoryPtr x = device_tensor(l, 1), ping = device_tensor(l, 0), pong = device_tensor(l, 0);
+        const int32_t vectors = 256 / 4;
+        auto shape_info = env().engine->allocate(sizeof vectors);
+        shape_info->write(*env().stream, &vectors, 0, sizeof vectors);
+        const OclDispatch d = dispatch_grid_stride(vectors, dev.limits());
+        std::vector<std::shared_ptr<OclKernel>> kernels;
+        std::vector<std::vector<OclArg>> args;
+        for (int i = 0; i < kLongChain; ++i) {
+            kernels.push_back(dev.build_kernel(kAddKernel, "add4", {}));
+            const Memory& in = i == 0 ? *x : (i % 2 ? *ping : *pong);
+            const Memory& out = i % 2 ? *pong : *ping;
+            args.push_back({OclArg::buf(*shape_info), OclArg::mem(in), OclArg::mem(*x), OclArg::mem(out)});
+        }
+        const ChainSamples s = time_chains(state, [&](bool longer) {
+            const int n = longer ? kLongChain : kChain;
+            for (int i = 0; i < n; ++i) dev.launch(*env().stream, *kernels[i], args[i], d);
+            env().stream->finish();
+        });
+        g_enqueue_us = s.slope_us(false);
+        g_enqueue_cpu_us = s.slope_us(true);
+        state.counters["us_per_kernel"] = g_enqueue_us;
+        state.counters["cpu_us_per_kernel"] = g_enqueue_cpu_us;
+        state.counters["fixed_us"] = s.intercept_us(false);
+    } catch (const Error& e) {
+        state.SkipWithError(e.what());
+    }
+}
+
+// Host work per node: chains of kChain and kLongChain eltwise add nodes on a
+// [1, 256] input (shape unchanged between infers) through Network and
+// InferRequest. us_per_node is the slope, fixed_us_per_infer the intercept,
+// host_us_over_enqueue the slope minus the plain launch's (same for CPU time).
+void BM_HostWorkPerNode(benchmark::State& state) {
+    if (skip_without_ocl(state)) return;
+    try {
+        auto make_request = [](int nodes) {
+            auto p = std::make_shared<Program>(env().registry, "chain");
+            p->add_input("x", Layout(PartialShape{1, Dimension()}, DataType::f32));
+            std::string prev = "x";
+            Attributes add;
+            add.set("mode", std::string("add"));
+            for (int i = 0; i < nodes; ++i) {
+                const std::string name = "n" + std::to_string(i);
+                p->add_node(name, "eltwise", {prev, "x"}, add);
+                prev = name;
+            }
+            p->add_output(prev);
+            p->build();
+            auto net = Network::create(p, env().engine, NetworkOptions());
+            auto req = std::make_unique<InferRequest>(net);
+            req->set_input("x", HostTensor(DataType::f32, Shape{1, 256}));
+            req->infer();
+            net->wait_for_background_builds();
+            req->infer();
+            return req;
+        };
+        std::unique_ptr<InferRequest> chains[2] = {make_request(kChain), make_request(kLongChain)};
+        const std::string impl = chains[0]->last_run().nodes.back().impl;
+        const ChainSamples s = time_chains(state, [&](bool longer) { chains[longer]->infer(); });
+        const double per_node = s.slope_us(false), cpu_per_node = s.slope_us(true);
+        state.counters["us_per_node"] = per_node;
+        state.counters["cpu_us_per_node"] = cpu_per_node;
+        state.counters["fixed_us_per_infer"] = s.intercept_us(false);
+        state.counters["cpu_fixed_us_per_infer"] = s.intercept_us(true);
+        if (g_enqueue_us > 0) {
+            state.counters["host_us_over_enqueue"] = per_node - g_enqueue_us;
+            state.counters["cpu_us_over_enqueue"] = cpu_per_node - g_enqueue_cpu_us;
+        }
         state.SetLabel(impl);
     } catch (const Error& e) {
         state.SkipWithError(e.what());
@@ -381,11 +777,7 @@ void register_all() {
                 ->UseManualTime()
                 ->Unit(benchmark::kMillisecond);
     for (const char* op : {"fully_connected", "gemm"}) {
-        std::vector<std::array<int64_t, 3>> shapes;
-        for (int64_t d = 1024; d <= g_max_dim; d *= 2) shapes.push_back({d, d, d});
-        if (g_max_dim < 1024) shapes.push_back({g_max_dim, g_max_dim, g_max_dim});
-        for (int64_t m : {1, 2, 4, 8, 16}) shapes.push_back({m, g_decode_k, g_decode_k});
-        for (const auto& s : shapes)
+        for (const auto& s : matmul_shapes(g_max_dim, g_decode_k))
             for (const char* impl : {"ocl_static", "ocl_dynamic"}) {
                 const std::string name = std::string("ocl/") + op + "/" + impl + "/M" + std::to_string(s[0]) + "_K" +
                                          std::to_string(s[1]) + "_N" + std::to_string(s[2]);

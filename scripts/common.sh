@@ -4,7 +4,7 @@ DYNRT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DYNRT_PACKAGES=(g++ cmake make pkg-config python3
   libboost-dev libboost-program-options-dev libyaml-cpp-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  libgtest-dev libbenchmark-dev
+  libgtest-dev libbenchmark-dev libclblast-dev
   libonnx-dev libprotobuf-dev libonnx-testdata protobuf-compiler)
 
 dynrt_install_packages() {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <set>
 
 #include "dynrt/compilation_context.hpp"
 #include "dynrt/error.hpp"
@@ -300,23 +299,38 @@ void InferRequest::infer() {
     for (auto& kv : staged_) variables_[kv.first] = std::move(kv.second);
     staged_.clear();
 
+    // The report is rebuilt in place: one entry per node in program order, whose
+    // node and op names are set once and whose impl name is asked for only
+    // when the node's impl changed (no strings built per node and run).
+    std::vector<NodeStats> nodes = std::move(last_.nodes);
     last_ = RunStats{};
-    last_.nodes.reserve(insts_.size());
-    for (size_t idx : program.order()) {
-        const PrimitiveInst& inst = *insts_[idx];
-        NodeStats ns;
-        ns.node = inst.name();
-        ns.op = inst.node().op;
-        if (inst.fused_away()) {
-            ns.impl = "fused";   // ran inside its producer's impl
-        } else if (inst.impl() && inst.executed()) {
-            ns.impl = inst.impl()->name();
-            ns.dynamic_impl = inst.impl()->is_dynamic();
+    const std::vector<size_t>& order = program.order();
+    if (nodes.size() != order.size()) {
+        nodes.assign(order.size(), NodeStats{});
+        report_impls_.assign(order.size(), nullptr);
+        for (size_t k = 0; k < order.size(); ++k) {
+            nodes[k].node = insts_[order[k]]->name();
+            nodes[k].op = insts_[order[k]]->node().op;
+        }
+    }
+    for (size_t k = 0; k < order.size(); ++k) {
+        const PrimitiveInst& inst = *insts_[order[k]];
+        NodeStats& ns = nodes[k];
+        if (!inst.fused_away() && inst.impl() && inst.executed()) {
+            if (report_impls_[k] != inst.impl()) {
+                ns.impl = inst.impl()->name();
+                ns.dynamic_impl = inst.impl()->is_dynamic();
+                report_impls_[k] = inst.impl();
+            }
+        } else {
+            report_impls_[k].reset();
+            ns.impl = inst.fused_away() ? "fused" : "";   // "fused": ran inside its producer's impl
+            ns.dynamic_impl = false;
         }
         ns.counters = inst.counters();
         last_.totals += ns.counters;
-        last_.nodes.push_back(std::move(ns));
     }
+    last_.nodes = std::move(nodes);
     last_.peak_bytes = engine.peak_bytes();
     last_.used_bytes = engine.used_bytes();
     last_.pool_peak_bytes = pool_->peak_bytes();
@@ -330,9 +344,17 @@ void InferRequest::infer() {
 }
 
 uint64_t InferRequest::tensor_bytes() const {
-    std::set<const Buffer*> counted;
+    // The buffers counted matter only to tell which variables they already
+    // cover: collected only when there are variables (this runs every infer).
+    const bool track = !variables_.empty();
+    std::vector<const Buffer*> counted;
     uint64_t sum = 0;
-    auto logical = [](const Layout& l) { return static_cast<uint64_t>(l.count() * byte_size(l.dtype)); };
+    // Elements of a static layout from its dims (Layout::count() builds a Shape).
+    auto logical = [](const Layout& l) {
+        uint64_t n = byte_size(l.dtype);
+        for (const Dimension& d : l.shape) n *= static_cast<uint64_t>(d.min());
+        return n;
+    };
     for (const auto& inst : insts_) {
         const OpTraits& t = inst->node().def->def.traits;
         // Views of someone else's data: state readers and writers alias the
@@ -344,11 +366,13 @@ uint64_t InferRequest::tensor_bytes() const {
             const MemoryPtr& m = inst->output_memory(i);
             if (!m || !inst->output_layout(i).is_static()) continue;
             sum += logical(inst->output_layout(i));
-            counted.insert(m->buffer().get());
+            if (track) counted.push_back(m->buffer().get());
         }
     }
+    std::sort(counted.begin(), counted.end());
     for (const auto& kv : variables_)
-        if (kv.second && !counted.count(kv.second->buffer().get())) sum += logical(kv.second->layout());
+        if (kv.second && !std::binary_search(counted.begin(), counted.end(), kv.second->buffer().get()))
+            sum += logical(kv.second->layout());
     return sum;
 }
 

@@ -131,6 +131,19 @@ std::string fused_signature(const KernelParams& p) {
     return s;
 }
 
+// True when every output is static and holds no element. Checks the dims
+// directly: Layout::count() builds a Shape, and this runs on every execution.
+bool all_empty(const std::vector<Layout>& outputs) {
+    if (outputs.empty()) return false;
+    for (const Layout& l : outputs) {
+        if (!l.is_static()) return false;
+        bool zero = false;
+        for (const Dimension& d : l.shape) zero |= d.min() == 0;
+        if (!zero) return false;
+    }
+    return true;
+}
+
 bool same_bytes(const HostTensor& a, const HostTensor& b) {
     return a.dtype() == b.dtype() && a.shape() == b.shape() &&
            std::memcmp(a.data(), b.data(), a.bytes()) == 0;
@@ -265,9 +278,7 @@ void PrimitiveInst::execute() {
         return;
     }
 
-    bool empty = !params_.outputs.empty();
-    for (const auto& l : params_.outputs) empty &= l.is_static() && l.count() == 0;
-    if (empty) {
+    if (all_empty(params_.outputs)) {
         if (shape_changed_ || !outputs_[0]) realloc_if_needed();
         ++counters_.skip_empty_output;
         return;
@@ -315,7 +326,18 @@ void PrimitiveInst::execute() {
     }
     if (impl_changed_ || memory_changed_) ++counters_.set_arguments;
 
-    std::vector<MemoryPtr> inputs(deps_.size());
+    // The input views live in a member vector (no allocation per execution)
+    // and are released when this execution ends, as a local vector's would be:
+    // a view kept alive holds its buffer in the memory pool.
+    struct ReleaseViews {
+        std::vector<MemoryPtr>& views;
+        ~ReleaseViews() {
+            for (MemoryPtr& m : views) m.reset();
+        }
+    };
+    std::vector<MemoryPtr>& inputs = exec_inputs_;
+    inputs.resize(deps_.size());
+    const ReleaseViews release{inputs};
     for (size_t i = 0; i < deps_.size(); ++i) inputs[i] = input_memory(i);
     if (weights_mem_) inputs.at(node_.def->def.weights_input) = weights_mem_;
     // An output buffer that an input also lives in (a variable still holding the
@@ -510,8 +532,8 @@ bool PrimitiveInst::use_inplace_view(size_t i) {
         t.allocation_done_by_other_ = true;
     }
     const MemoryPtr& tm = t.outputs_.at(0);
-    if (!outputs_[0] || outputs_[0]->buffer() != tm->buffer() || outputs_[0]->layout() != params_.outputs[0] ||
-        outputs_[0]->offset() != tm->offset()) {
+    if (!outputs_[0] || outputs_[0]->buffer() != tm->buffer() ||
+        !same_layout(outputs_[0]->layout(), params_.outputs[0]) || outputs_[0]->offset() != tm->offset()) {
         outputs_[0] = std::make_shared<Memory>(tm->buffer(), params_.outputs[0], tm->offset());
         memory_changed_ = true;
     }
@@ -598,7 +620,7 @@ void PrimitiveInst::update_shape() {
     if (params_.inputs.size() != deps_.size()) params_.inputs.resize(deps_.size());
     for (size_t i = 0; i < deps_.size(); ++i) {
         const Layout& l = deps_[i]->output_layout(node_.inputs[i].output);
-        if (params_.inputs[i] != l) {
+        if (!same_layout(params_.inputs[i], l)) {
             params_.inputs[i] = l;
             inputs_changed = true;
         }
@@ -610,19 +632,24 @@ void PrimitiveInst::update_shape() {
     }
 
     // Values of the inputs shape inference reads (e.g. a reshape target computed
-    // by a shape_of subgraph): a change of value is a change of input.
-    std::vector<HostTensor> previous;
-    if (!def.value_inputs.empty()) previous = last_values_;
-    std::vector<const HostTensor*> values = read_value_inputs();
-    for (size_t v : def.value_inputs) {
-        if (v >= deps_.size()) continue;
-        if (v >= previous.size() || !same_bytes(previous[v], last_values_[v])) inputs_changed = true;
+    // by a shape_of subgraph): a change of value is a change of input. Ops
+    // without value inputs skip this (no vector built on the unchanged path).
+    std::vector<const HostTensor*> values;
+    if (!def.value_inputs.empty()) {
+        const std::vector<HostTensor> previous = last_values_;
+        values = read_value_inputs();
+        for (size_t v : def.value_inputs) {
+            if (v >= deps_.size()) continue;
+            if (v >= previous.size() || !same_bytes(previous[v], last_values_[v])) inputs_changed = true;
+        }
     }
 
     if (!inputs_changed) {
         ++counters_.skip_shape_unchanged;
         return;
     }
+    // Shape inference sees one entry per input (nullptr: no value).
+    if (values.empty()) values.assign(deps_.size(), nullptr);
     shape_changed_ = true;
     ++counters_.shape_changes;
     if (def.traits.data_dependent_output) ++counters_.skip_data_dependent;
@@ -1054,7 +1081,7 @@ void PrimitiveInst::take_fused_output() {
     update_shape();   // done by the producer
     const MemoryPtr& m = fused_into_->outputs_.at(0);
     if (m && (!outputs_[0] || outputs_[0]->buffer() != m->buffer() || outputs_[0]->offset() != m->offset() ||
-              outputs_[0]->layout() != params_.outputs[0])) {
+              !same_layout(outputs_[0]->layout(), params_.outputs[0]))) {
         outputs_[0] = std::make_shared<Memory>(m->buffer(), params_.outputs[0], m->offset());
         memory_changed_ = true;
     }

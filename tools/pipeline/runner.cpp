@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "dynrt/compilation_context.hpp"
 #include "pipeline.hpp"
 
 namespace dynrt::pipeline {
@@ -246,6 +247,10 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
             if (options.on_run) options.on_run(k + 1, total, result.runs.back());
         }
     }
+    // Static builds still queued would only serve later runs, and there are
+    // none: drop them (a decode loop queues one per step for shapes that never
+    // come back) and let the running ones finish.
+    if (CompilationContext* cc = network->compilation_context()) cc->cancel_pending();
     network->wait_for_background_builds();
     staging.commit();
     result.engine_allocations = engine->allocation_count();

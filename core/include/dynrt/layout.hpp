@@ -75,6 +75,22 @@ struct Layout {
     bool operator!=(const Layout& o) const { return !(*this == o); }
 };
 
+// Same result as operator==, for checks that run on every execution: the
+// common case (no padding vector on either side) is decided inline, the rest
+// goes to operator== (which also takes an all-zero padding for no padding).
+inline bool same_layout(const Layout& a, const Layout& b) {
+    if (a.dtype != b.dtype || a.format != b.format || a.shape != b.shape) return false;
+    if (a.padding.lower.empty() && a.padding.upper.empty() && b.padding.lower.empty() && b.padding.upper.empty())
+        return true;
+    return a == b;
+}
+inline bool same_layouts(const std::vector<Layout>& a, const std::vector<Layout>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (!same_layout(a[i], b[i])) return false;
+    return true;
+}
+
 // Hash combining helper used by impl-cache keys.
 inline void hash_combine(size_t& seed, size_t v) {
     seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);

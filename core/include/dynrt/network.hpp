@@ -24,6 +24,7 @@
 
 namespace dynrt {
 
+class Impl;
 class ImplCache;
 class CompilationContext;
 class PrimitiveInst;
@@ -172,6 +173,10 @@ private:
     std::map<std::string, size_t> input_index_;
     std::vector<HostTensor> outputs_host_;
     RunStats last_;
+    // The impl whose name and kind last_.nodes[k] shows (held, so that a new
+    // impl at a freed one's address is never taken for it): the report calls
+    // Impl::name() only when a node's impl changed.
+    std::vector<std::shared_ptr<Impl>> report_impls_;
     Counters cumulative_;
     uint64_t run_index_ = 0;
 };

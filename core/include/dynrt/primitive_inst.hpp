@@ -174,6 +174,10 @@ private:
     // fake alignment and the weights format (exec_special_: they differ).
     KernelParams exec_params_;
     bool exec_special_ = false;
+    // The input views handed to the impl, kept between runs so that no vector
+    // is allocated per execution; emptied (not shrunk) after each execution,
+    // so the views do not outlive it.
+    std::vector<MemoryPtr> exec_inputs_;
     bool aligned_ = false;
     size_t align_tile_ = 0;                 // row tile of the last impl choice
     std::string dynamic_sig_;               // what dynamic_impl_ was created for
