@@ -722,8 +722,8 @@ void BM_PlainEnqueue(benchmark::State& state) {
     }
 }
 
-// Host work per node: chains of kChain and kLongChain eltwise add nodes on a
-// [1, 256] input (shape unchanged between infers) through Network and
+// Host work per node: chains of kChain and kLongChain eltwise add nodes (fusion
+// off) on a [1, 256] input (shape unchanged between infers) through Network and
 // InferRequest. us_per_node is the slope, fixed_us_per_infer the intercept,
 // host_us_over_enqueue the slope minus the plain launch's (same for CPU time).
 void BM_HostWorkPerNode(benchmark::State& state) {
@@ -742,7 +742,12 @@ void BM_HostWorkPerNode(benchmark::State& state) {
             }
             p->add_output(prev);
             p->build();
-            auto net = Network::create(p, env().engine, NetworkOptions());
+            // Fusion off: a chain of eltwise adds would otherwise run as one
+            // kernel (the eltwise kernel takes the others as post-ops), and
+            // this measures the flow of one node per launch.
+            NetworkOptions opt;
+            opt.fusion = false;
+            auto net = Network::create(p, env().engine, opt);
             auto req = std::make_unique<InferRequest>(net);
             req->set_input("x", HostTensor(DataType::f32, Shape{1, 256}));
             req->infer();

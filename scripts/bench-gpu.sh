@@ -6,13 +6,18 @@
 #   summary.md            device, test result, per-config results, key figures
 #   ctest.log             the OpenCL test suite (ctest -R "ocl|Ocl")
 #   run_<config>.json/.log  `dynrt run <config> --device ocl --report`
-#   ocl_bench.json/.txt   benchmarks/ocl_bench.cpp (memory-bound, GEMM, host work)
+#   decode_*.json, decode.txt  configs/llm_decode_kv.yaml on ocl with in-place
+#                         concat and the pool on and off (scripts/decode_figures.py)
+#   ocl_bench.json/.txt   benchmarks/ocl_bench.cpp (memory-bound, GEMM, CLBlast, host work)
 #   flow_bench.json/.txt  benchmarks/flow_bench.cpp
 # Every step runs even if an earlier one fails; the exit status is the number
 # of failed steps (0 = all good).
 # Knobs: OCL_BENCH_ARGS (e.g. "--mib=16 --max-dim=512" for a small run),
 # DYNRT_BENCH_MIN_TIME (seconds per benchmark, default 0.2), DYNRT_BUILD_DIR
-# (default build/).
+# (default build/), DYNRT_GPU_STEPS (the steps to run, default
+# "tests configs decode ocl_bench flow_bench": a GPU session's time limit may
+# call for two runs), DYNRT_STEP_TIMEOUT (seconds one step may take, default
+# 540; a step that runs out counts as failed and the next one runs).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -24,7 +29,10 @@ export DYNRT_MODULE_PATH="$build/lib/dynrt"
 export DYNRT_CACHE_DIR="${DYNRT_CACHE_DIR:-${TMPDIR:-/tmp}/dynrt-gpu-cache}"
 failed=0
 summary="$report/summary.md"
+steps=" ${DYNRT_GPU_STEPS:-tests configs decode ocl_bench flow_bench} "
+limit="${DYNRT_STEP_TIMEOUT:-540}"
 step() { echo "== $*" >&2; }
+want() { [[ "$steps" == *" $1 "* ]]; }
 
 # The test executables carry the build machine's paths (module and data
 # folders): when the tree was copied elsewhere, point those paths here.
@@ -48,8 +56,9 @@ fi
 step "modules"
 "$build/bin/dynrt" ops > "$report/modules.log" 2>&1 || true
 
+if want tests; then
 step "ctest -R ocl|Ocl"
-if (cd "$build" && ctest -R "ocl|Ocl" --output-on-failure --timeout 600 -j 4) > "$report/ctest.log" 2>&1; then
+if (cd "$build" && timeout "$limit" ctest -R "ocl|Ocl" --output-on-failure --timeout 600 -j 4) > "$report/ctest.log" 2>&1; then
   test_result="passed"
 else
   test_result="FAILED"
@@ -59,11 +68,13 @@ fi
   echo "## OpenCL tests: $test_result"
   echo
   echo '```'
-  grep -E "tests passed|tests failed|Failed|\*\*\*" "$report/ctest.log" | tail -40
+  grep -E "tests passed|tests failed|Failed|\*\*\*|Total Test time" "$report/ctest.log" | tail -40
   echo '```'
   echo
 } >> "$summary"
+fi
 
+if want configs; then
 step "dynrt run configs on --device ocl"
 {
   echo "## Pipelines on --device ocl"
@@ -73,17 +84,51 @@ step "dynrt run configs on --device ocl"
 } >> "$summary"
 for cfg in "$root"/configs/*.yaml; do
   name="$(basename "$cfg" .yaml)"
-  if "$build/bin/dynrt" run "$cfg" --device ocl --report "$report/run_$name.json" -v > "$report/run_$name.log" 2>&1; then
-    echo "| $name | ok |" >> "$summary"
+  t0=$(date +%s)
+  if timeout "$limit" "$build/bin/dynrt" run "$cfg" --device ocl --report "$report/run_$name.json" -v \
+       > "$report/run_$name.log" 2>&1; then
+    echo "| $name | ok ($(( $(date +%s) - t0 )) s) |" >> "$summary"
   else
     echo "| $name | FAILED (see run_$name.log) |" >> "$summary"
     failed=$((failed + 1))
   fi
 done
 echo >> "$summary"
+fi
+
+if want decode; then
+  # The KV-cache decode loop (1024 steps) with in-place concat and the pool on
+  # (the config as it is) and off: allocations, copies, peak, time per step.
+  step "decode figures"
+  cfg="$root/configs/llm_decode_kv.yaml"
+  sed 's|^run: {device: auto, seed: 42}|run: {device: auto, seed: 42, inplace_concat: false, memory_pool: false}|' \
+    "$cfg" > "$report/llm_decode_kv_off.yaml"
+  ok=1
+  for v in on off; do
+    c="$cfg"
+    [ "$v" = off ] && c="$report/llm_decode_kv_off.yaml"
+    timeout "$limit" "$build/bin/dynrt" run "$c" --device ocl --report "$report/decode_$v.json" \
+      > "$report/decode_$v.log" 2>&1 || ok=0
+  done
+  {
+    echo "## Decode (llm_decode_kv, ocl): in-place + pool on, then off"
+    echo
+    echo '```'
+    if [ $ok = 1 ] && python3 "$root/scripts/decode_figures.py" "$report/decode_on.json" "$report/decode_off.json" \
+         > "$report/decode.txt" 2>&1; then
+      cat "$report/decode.txt"
+    else
+      echo "FAILED (see decode_on.log, decode_off.log, decode.txt)"
+      failed=$((failed + 1))
+    fi
+    echo '```'
+    echo
+  } >> "$summary"
+fi
 
 min_time="${DYNRT_BENCH_MIN_TIME:-0.2}"
 for bench in ocl_bench flow_bench; do
+  want "$bench" || continue
   step "$bench"
   args=()
   [ "$bench" = ocl_bench ] && read -r -a args <<< "${OCL_BENCH_ARGS:-}"
@@ -92,7 +137,7 @@ for bench in ocl_bench flow_bench; do
     failed=$((failed + 1))
     continue
   fi
-  if "$build/bin/$bench" "${args[@]}" --benchmark_min_time="$min_time" --benchmark_counters_tabular=true \
+  if timeout "$limit" "$build/bin/$bench" "${args[@]}" --benchmark_min_time="$min_time" --benchmark_counters_tabular=true \
        --benchmark_out="$report/$bench.json" --benchmark_out_format=json > "$report/$bench.txt" 2>&1; then
     r="ok"
   else

@@ -302,6 +302,71 @@ void ocl_fusion_sweep(bool dynamic) {
     }
 }
 
+// fully_connected -> gelu -> sub(z) -> sigmoid, gemm -> add(bias row) -> relu
+// and eltwise -> sigmoid on the device: the matrix and eltwise kernels apply
+// the post-ops (the producer's impl is a device impl and every run is fused),
+// across row counts that take the skinny (M <= 16) and the tiled kernels.
+void ocl_matmul_fusion_sweep(bool dynamic) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    ASSERT_TRUE(ocl_fuses("fully_connected"));
+    ASSERT_TRUE(ocl_fuses("gemm"));
+    ASSERT_TRUE(ocl_fuses("eltwise"));
+    auto p = std::make_shared<Program>(test::registry());
+    p->add_input("x", Layout(PartialShape{Dimension(), 16}, DataType::f32));
+    p->add_input("z", Layout(PartialShape{Dimension(), 8}, DataType::f32));
+    p->add_input("a", Layout(PartialShape{2, Dimension(), 12}, DataType::f32));
+    p->add_input("bias", Layout(PartialShape{1, 1, 8}, DataType::f32));
+    p->add_constant("w", test::random_tensor(DataType::f32, Shape{8, 16}, 4));
+    p->add_constant("m", test::random_tensor(DataType::f32, Shape{12, 8}, 5));
+    p->add_node("fc", "fully_connected", {"x", "w"});
+    p->add_node("g", "activation", {"fc"}, act("gelu"));
+    p->add_node("s", "eltwise", {"g", "z"}, elt("sub"));
+    p->add_node("sig", "activation", {"s"}, act("sigmoid"));
+    p->add_node("mm", "gemm", {"a", "m"});
+    p->add_node("addb", "eltwise", {"mm", "bias"}, elt("add"));
+    p->add_node("r", "activation", {"addb"}, act("relu"));
+    p->add_node("e", "eltwise", {"a", "a"}, elt("mul"));
+    p->add_node("es", "activation", {"e"}, act("sigmoid"));
+    p->add_output("sig");
+    p->add_output("r");
+    p->add_output("es");
+    p->build();
+    NetworkOptions opt;
+    opt.use_dynamic_impls = dynamic;
+    InferRequest fused(Network::create(p, eng, opt));
+    InferRequest ref(Network::create(p, test::engine("cpu"), Pair::unfused(opt)));
+    uint64_t seed = 1;
+    for (int64_t rows : {1, 3, 17, 13, 40, 3}) {
+        SCOPED_TRACE("rows = " + std::to_string(rows));
+        const std::vector<std::pair<std::string, HostTensor>> in = {
+            {"x", test::random_tensor(DataType::f32, Shape{rows, 16}, seed++)},
+            {"z", test::random_tensor(DataType::f32, Shape{rows, 8}, seed++)},
+            {"a", test::random_tensor(DataType::f32, Shape{2, rows, 12}, seed++)},
+            {"bias", test::random_tensor(DataType::f32, Shape{1, 1, 8}, seed++)}};
+        for (const auto& [n, v] : in) {
+            fused.set_input(n, v);
+            ref.set_input(n, v);
+        }
+        fused.infer();
+        ref.infer();
+        for (size_t o = 0; o < 3; ++o) {
+            const HostTensor x = fused.get_output(o), y = ref.get_output(o);
+            ASSERT_EQ(x.shape(), y.shape()) << o;
+            EXPECT_LE(test::max_abs_diff(x, y), 1e-5) << o;
+        }
+        for (const char* producer : {"fc", "mm", "e"}) {
+            const NodeStats& st = stats_of(fused, producer);
+            EXPECT_EQ(st.counters.fused_runs, 1u) << producer;
+            EXPECT_NE(st.impl.find("_ocl_"), std::string::npos) << producer << ": " << st.impl;
+        }
+        for (const char* tail : {"sig", "r", "es"}) EXPECT_EQ(stats_of(fused, tail).impl, "fused") << tail;
+    }
+}
+
+TEST(FusionOcl, MatmulAndEltwiseProducers_DynamicImplsApplyPostOps) { ocl_matmul_fusion_sweep(true); }
+TEST(FusionOcl, MatmulAndEltwiseProducers_StaticImplsApplyPostOps) { ocl_matmul_fusion_sweep(false); }
+
 TEST(FusionOcl, DynamicImpl_FusesWhereItCanAndMatchesCpu) { ocl_fusion_sweep(true); }
 TEST(FusionOcl, StaticImpls_FuseWhereTheyCanAndMatchCpu) { ocl_fusion_sweep(false); }
 

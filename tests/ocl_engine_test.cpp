@@ -203,20 +203,27 @@ TEST(OclApi, OclDeviceFrom_OtherEngineIsNull) {
     EXPECT_EQ(OclDevice::from(e), nullptr);
 }
 
-TEST(OclApi, ShapeInfoPack_RightAlignsDimsOfDynamicTensorsOnly) {
+TEST(OclApi, ShapeInfoPack_RightAlignsDimsAndPaddingsOfDynamicTensorsOnly) {
     const Layout in0(PartialShape{Dimension::dynamic(), 7}, DataType::f32);
     const Layout in1(Shape{3}, DataType::f32);   // static: no slot
     const Layout out0(PartialShape::dynamic_of_rank(3), DataType::f32);
     const ShapeInfoPlan plan = plan_shape_info({in0, in1}, {out0});
     EXPECT_EQ(plan.input_slots, (std::vector<int>{0, -1}));
     EXPECT_EQ(plan.output_slots, (std::vector<int>{1}));
-    EXPECT_EQ(plan.ints(), 16u);
+    EXPECT_EQ(plan.ints(), 48u);
     std::vector<int32_t> packed;
-    pack_shape_info(plan, {Layout(Shape{5, 7}, DataType::f32), in1}, {Layout(Shape{2, 3, 4}, DataType::f32)}, packed);
-    EXPECT_EQ(packed, (std::vector<int32_t>{1, 1, 1, 1, 1, 1, 5, 7, 1, 1, 1, 1, 1, 2, 3, 4}));
+    // The output is a view of rows 2..4 of a [2, 8, 4] buffer (padding on dim 1).
+    const Layout view(PartialShape{2, 3, 4}, DataType::f32, Format::plain, Padding{{0, 2, 0}, {0, 3, 0}});
+    pack_shape_info(plan, {Layout(Shape{5, 7}, DataType::f32), in1}, {view}, packed);
+    EXPECT_EQ(packed, (std::vector<int32_t>{1, 1, 1, 1, 1, 1, 5, 7,    // slot 0 dims
+                                            0, 0, 0, 0, 0, 0, 0, 0,    // lower
+                                            0, 0, 0, 0, 0, 0, 0, 0,    // upper
+                                            1, 1, 1, 1, 1, 2, 3, 4,    // slot 1 dims
+                                            0, 0, 0, 0, 0, 0, 2, 0,    // lower
+                                            0, 0, 0, 0, 0, 0, 3, 0}));  // upper
 }
 
-TEST(OclApi, ShapeInfoPack_RejectsRankAboveEightPaddingAndHugeDims) {
+TEST(OclApi, ShapeInfoPack_RejectsRankAboveEightBadPaddingAndHugeDims) {
     const ShapeInfoPlan plan = plan_shape_info({Layout(PartialShape::dynamic_of_rank(9), DataType::f32)}, {});
     std::vector<int32_t> packed;
     EXPECT_TRUE(contains(error_of([&] {
@@ -226,12 +233,12 @@ TEST(OclApi, ShapeInfoPack_RejectsRankAboveEightPaddingAndHugeDims) {
                          "rank 9"));
     const ShapeInfoPlan plan1 = plan_shape_info({Layout(PartialShape{Dimension::dynamic()}, DataType::f32)}, {});
     Padding pad;
-    pad.lower = {1};
+    pad.lower = {-1};
     pad.upper = {0};
     EXPECT_TRUE(contains(error_of([&] {
                              pack_shape_info(plan1, {Layout(Shape{4}, DataType::f32, Format::plain, pad)}, {}, packed);
                          }),
-                         "padded"));
+                         "padding of dim 0"));
     EXPECT_TRUE(contains(
         error_of([&] { pack_shape_info(plan1, {Layout(Shape{int64_t{1} << 33}, DataType::f32)}, {}, packed); }),
         "int32"));
@@ -252,14 +259,26 @@ TEST(OclApi, ShapeAgnosticDefines_DifferForStaticAndDynamicBuilds) {
     EXPECT_EQ(find(stat, "OPTIONAL_SHAPE_INFO_TENSOR"), "");
 
     // Slot 1, shape [?, 4]: dims 0..5 are leading ones, dim 6 reads
-    // shape_info[1 * 8 + 6], dim 7 is the literal 4.
+    // shape_info[1 * 24 + 6], dim 7 is the literal 4; the paddings of a
+    // dynamic layout come from the slot too (lower at +8, upper at +16).
     const JitDefines t = tensor_jit_defines("IN", Layout(PartialShape{Dimension::dynamic(), 4}, DataType::f16), 1);
     EXPECT_EQ(find(t, "IN_TYPE"), "half");
     EXPECT_EQ(find(t, "IN_RANK"), "2");
     EXPECT_EQ(find(t, "IN_DIM0"), "1");
-    EXPECT_EQ(find(t, "IN_DIM6"), "(shape_info[14])");
+    EXPECT_EQ(find(t, "IN_DIM6"), "(shape_info[30])");
     EXPECT_EQ(find(t, "IN_DIM7"), "4");
-    EXPECT_EQ(find(t, "IN_LENGTH"), "((shape_info[14])*4)");
+    EXPECT_EQ(find(t, "IN_LENGTH"), "((shape_info[30])*4)");
+    EXPECT_EQ(find(t, "IN_PAD_LOWER6"), "(shape_info[38])");
+    EXPECT_EQ(find(t, "IN_PAD_UPPER7"), "(shape_info[47])");
+    EXPECT_EQ(find(t, "IN_PAD_LOWER0"), "0");
+    // A static dense layout: padded paths compile out.
+    const JitDefines st = tensor_jit_defines("S", Layout(PartialShape{2, 3}, DataType::f32), -1);
+    EXPECT_EQ(find(st, "S_PADDED"), "0");
+    EXPECT_EQ(find(st, "S_PHYS(i)"), "((ulong)(i))");
+    const JitDefines sp = tensor_jit_defines(
+        "P", Layout(PartialShape{2, 3}, DataType::f32, Format::plain, Padding{{0, 1}, {0, 2}}), -1);
+    EXPECT_EQ(find(sp, "P_PADDED"), "1");
+    EXPECT_EQ(find(sp, "P_PAD_LOWER7"), "1");
     EXPECT_TRUE(contains(error_of([] {
                              tensor_jit_defines("IN", Layout(PartialShape{Dimension::dynamic()}, DataType::f32), -1);
                          }),
@@ -436,7 +455,7 @@ TEST_F(OclEngineTest, VectorAddShapeAgnostic_ReadsEachRunsShapeInfo) {
     // overtook the kernel of the run before.
     const Layout dyn(PartialShape{Dimension::dynamic()}, DataType::f32);
     const ShapeInfoPlan plan = plan_shape_info({dyn, dyn}, {dyn});
-    ASSERT_EQ(plan.ints(), 3 * kShapeInfoDims);
+    ASSERT_EQ(plan.ints(), 3 * kShapeInfoSlotInts);
     JitDefines defs = shape_agnostic_defines(true);
     for (auto& d : tensor_jit_defines("OUTPUT0", dyn, plan.output_slots[0])) defs.push_back(d);
     auto kernel = dev_->build_kernel(kVectorAdd, "vector_add", defs);

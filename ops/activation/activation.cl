@@ -11,6 +11,12 @@
 // vectors), then the LENGTH % 4 tail elements go to work-items 0..2. Vectors
 // are read through a float4 pointer (buffers start aligned), which GPUs turn
 // into one 16-byte access; f16 uses vload_half4 / vstore_half4_rte.
+//
+// A padded output (a view into a larger buffer, e.g. one input's slice of an
+// in-place concat) is written element by element through OUTPUT0_PHYS: the
+// same grid-stride loop over elements instead of vectors. OUTPUT0_PADDED is a
+// literal 0 in static builds of dense outputs, so that path compiles out there;
+// in the shape-agnostic build it is a uniform branch on shape_info.
 #define KERNEL(name) __kernel void name
 
 // DATA_F16 (from the host): f16 data is read and written with vload_half /
@@ -34,6 +40,10 @@ KERNEL(activation_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input
     const ulong n4 = n / 4;
     const ulong gs = get_global_size(0);
     const ulong gid = get_global_id(0);
+    if (OUTPUT0_PADDED) {
+        for (ulong i = gid; i < n; i += gs) STORE(output0, OUTPUT0_PHYS(i), act(LOAD(input0, i)));
+        return;
+    }
     for (ulong i = gid; i < n4; i += gs) {
         const float4 x = LOAD4(input0, i);
         STORE4(output0, i, (float4)(act(x.s0), act(x.s1), act(x.s2), act(x.s3)));

@@ -165,6 +165,7 @@ dynrt::OclKernelSpec ocl_spec() {
     dynrt::OclKernelSpec spec;
     spec.source = activation_cl;
     spec.kernel_name = "activation_ref";
+    spec.padded_outputs = true;   // stores through OUTPUT0_PHYS
     // The function and its parameters are node attributes: both builds bake
     // them in, so one kernel has no branch on the function.
     spec.defines = [](const dynrt::KernelParams& p, bool) {

@@ -10,6 +10,10 @@
 //   into its 8 right-aligned coordinates (the JIT dims carry leading ones); an
 //   input dim of size 1 is broadcast (stride 0), so the input's flat index is
 //   the sum of coordinate * stride over its other dims.
+// A padded output (a view into a larger buffer, e.g. one input's slice of an
+// in-place concat) takes the element-wise path of either case and stores
+// through OUTPUT0_PHYS; OUTPUT0_PADDED is a literal 0 for dense outputs of a
+// static build. Fused post-ops take the element-wise path too.
 // In the static build the test is on literals, so only one path is compiled.
 // In the shape-agnostic build it is a uniform branch on the shape_info dims;
 // the host's dispatch (eltwise_op.cpp) makes the same test to size the grid.
@@ -52,6 +56,26 @@
 
 inline COMPUTE_T op(COMPUTE_T a, COMPUTE_T b) { return OP_EXPR; }
 
+// Fused post-ops (dynrt/ocl_fused_ops.hpp; f32 outputs only): applied to each
+// value before it is stored, `oi` its row-major output index. With them the
+// no-broadcast case takes the element-wise path.
+#ifndef FUSED_OPS_ARGS
+#define HAS_FUSED_OPS 0
+#define FUSED_OPS_ARGS
+#define FUSED_OPS
+#endif
+#if HAS_FUSED_OPS
+#define STORE_F(p, i, oi, v)                 \
+    do {                                     \
+        float fused_v = (float)(v);          \
+        const ulong fused_oi = (oi);         \
+        FUSED_OPS                            \
+        STORE(p, i, fused_v);                \
+    } while (0)
+#else
+#define STORE_F(p, i, oi, v) STORE(p, i, v)
+#endif
+
 #define OP_LANE(s) (OUTPUT0_TYPE) op((COMPUTE_T)a4.s, (COMPUTE_T)b4.s)
 #if DATA_F16
 #undef OP_LANE
@@ -69,12 +93,17 @@ inline COMPUTE_T op(COMPUTE_T a, COMPUTE_T b) { return OP_EXPR; }
     }
 
 KERNEL(eltwise_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global const INPUT1_TYPE* input1,
-                    __global OUTPUT0_TYPE* output0) {
+                    __global OUTPUT0_TYPE* output0 FUSED_OPS_ARGS) {
     const ulong n = (ulong)OUTPUT0_LENGTH;
     const ulong gid = get_global_id(0);
     if ((ulong)INPUT0_LENGTH == n && (ulong)INPUT1_LENGTH == n) {
-        const ulong n4 = n / 4;
         const ulong gs = get_global_size(0);
+        if (OUTPUT0_PADDED || HAS_FUSED_OPS) {
+            for (ulong i = gid; i < n; i += gs)
+                STORE_F(output0, OUTPUT0_PHYS(i), i, op((COMPUTE_T)LOAD(input0, i), (COMPUTE_T)LOAD(input1, i)));
+            return;
+        }
+        const ulong n4 = n / 4;
         for (ulong i = gid; i < n4; i += gs) {
             const A_VEC a4 = LOAD4_0(input0, i);
             const B_VEC b4 = LOAD4_1(input1, i);
@@ -91,5 +120,5 @@ KERNEL(eltwise_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, 
     BCAST_STEP(3) BCAST_STEP(2) BCAST_STEP(1) BCAST_STEP(0)
     const COMPUTE_T a = (COMPUTE_T)LOAD(input0, ia);
     const COMPUTE_T b = (COMPUTE_T)LOAD(input1, ib);
-    STORE(output0, o, OP_EXPR);
+    STORE_F(output0, OUTPUT0_PHYS(o), o, OP_EXPR);
 }

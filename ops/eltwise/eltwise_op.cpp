@@ -223,6 +223,8 @@ dynrt::OclKernelSpec ocl_spec() {
     dynrt::OclKernelSpec spec;
     spec.source = eltwise_cl;
     spec.kernel_name = "eltwise_ref";
+    spec.padded_outputs = true;   // stores through OUTPUT0_PHYS
+    spec.fused_ops = true;        // FUSED_OPS before each store (STORE_F)
     spec.defines = [](const dynrt::KernelParams& p, bool) {
         const bool integer = is_integer_type(p.inputs.at(0).dtype);
         dynrt::JitDefines d{{"COMPUTE_T", integer ? "long" : "float"},

@@ -21,10 +21,17 @@
 // leading dim of input 0 is a row, weights [N, K], no batch), TA, TB, ALPHA,
 // BETA, WG_M, WG_N, RM, RN, TK, LDA, LDB, SK_MAX_M (largest bucket compiled:
 // 16 dynamic, M static), SK_WG, SK_COLS, SK_SLICES (b [N, K]), SKN_COLS4,
-// SKN_SLICES (b [K, N]). In the static build every dim is a literal, so loops
-// get constant trip counts; in the dynamic build the dims are read from
-// shape_info and the same body runs.
+// SKN_SLICES (b [K, N]), and the fused post-ops' FUSED_OPS_ARGS, FUSED_OPS_PASS
+// and FUSED_OPS (dynrt/ocl_fused_ops.hpp). In the static build every dim is a
+// literal, so loops get constant trip counts; in the dynamic build the dims are
+// read from shape_info and the same body runs.
 #define KERNEL(name) __kernel void name
+
+#ifndef FUSED_OPS_ARGS
+#define FUSED_OPS_ARGS
+#define FUSED_OPS_PASS
+#define FUSED_OPS
+#endif
 
 #define HAS_C (INPUTS_COUNT > 2)
 
@@ -41,6 +48,26 @@
 #define B_AT(p, k, n, K, N) (p)[(k) * (N) + (n)]
 #endif
 
+// Stores output element `idx` of the current batch (row-major over its M x N
+// product, `y_off` the batch's first element). A padded output (a view into a
+// larger buffer, e.g. the new rows of an in-place concat) is addressed through
+// OUTPUT0_PHYS; `y_padded` is OUTPUT0_PADDED read once per work-item (a
+// literal 0 in static builds of dense outputs, where the branch compiles out).
+// Fused post-ops (dynrt/ocl_fused_ops.hpp) run on the value first: `fused_oi`
+// is the element's row-major index over the logical output dims (y_off + idx
+// for gemm's batches; every leading dim is a row for fully_connected, where
+// y_off is 0).
+#define STORE_Y(idx, v)                                             \
+    do {                                                            \
+        const int yi_ = (idx);                                      \
+        float fused_v = (v);                                        \
+        const ulong fused_oi = (ulong)(y_off + yi_);                \
+        (void)fused_oi;                                             \
+        FUSED_OPS                                                   \
+        if (y_padded) y[OUTPUT0_PHYS(y_off + yi_)] = fused_v;       \
+        else y[y_off + yi_] = fused_v;                              \
+    } while (0)
+
 inline float finish_value(float acc, __global const float* c, int m, int n, int c_sm, int c_sn) {
     float v = ALPHA * acc;
 #if HAS_C
@@ -49,7 +76,8 @@ inline float finish_value(float acc, __global const float* c, int m, int n, int 
     return v;
 }
 
-inline void tiled(__global const float* a, __global const float* b, __global const float* c, __global float* y,
+inline void tiled(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global const float* b, __global const float* c,
+                  __global float* y, int y_off, bool y_padded FUSED_OPS_ARGS,
                   int M, int N, int K, int c_sm, int c_sn, __local float* As, __local float* Bs) {
     const int tx = get_local_id(0), ty = get_local_id(1);
     const int lid = ty * WG_N + tx;
@@ -114,7 +142,7 @@ inline void tiled(__global const float* a, __global const float* b, __global con
 #pragma unroll
         for (int j = 0; j < RN; ++j) {
             const int n = n0 + tx * RN + j;
-            if (n < N) y[m * N + n] = finish_value(acc[i][j], c, m, n, c_sm, c_sn);
+            if (n < N) STORE_Y(m * N + n, finish_value(acc[i][j], c, m, n, c_sm, c_sn));
         }
     }
 }
@@ -128,7 +156,8 @@ inline void tiled(__global const float* a, __global const float* b, __global con
 // b is [N, K] (the fully_connected weights): consecutive work-items walk K of
 // one column (coalesced), SK_SLICES slices per column, SK_COLS columns per
 // work-group; the slices are summed in local memory.
-inline void skinny(__global const float* a, __global const float* b, __global const float* c, __global float* y,
+inline void skinny(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global const float* b, __global const float* c,
+                   __global float* y, int y_off, bool y_padded FUSED_OPS_ARGS,
                    int M, int N, int K, int c_sm, int c_sn, __local float* red, const int MM) {
     const int lid = get_local_id(0);
     const int s = lid % SK_SLICES, col = lid / SK_SLICES;
@@ -161,7 +190,7 @@ inline void skinny(__global const float* a, __global const float* b, __global co
     if (s == 0 && n < N)
 #pragma unroll
         for (int m = 0; m < MM; ++m)
-            if (m < M) y[m * N + n] = finish_value(red[m * SK_WG + lid], c, m, n, c_sm, c_sn);
+            if (m < M) STORE_Y(m * N + n, finish_value(red[m * SK_WG + lid], c, m, n, c_sm, c_sn));
 }
 #else
 // b is [K, N]: each work-item owns 4 adjacent columns (one float4 of a row of
@@ -178,7 +207,8 @@ inline float4 load_b4(__global const float* b, int k, int n, int N, bool aligned
     return (float4)(r[0], n + 1 < N ? r[1] : 0.0f, n + 2 < N ? r[2] : 0.0f, 0.0f);
 }
 
-inline void skinny(__global const float* a, __global const float* b, __global const float* c, __global float* y,
+inline void skinny(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global const float* b, __global const float* c,
+                   __global float* y, int y_off, bool y_padded FUSED_OPS_ARGS,
                    int M, int N, int K, int c_sm, int c_sn, __local float4* red, const int MM) {
     const int lid = get_local_id(0);
     const int c4 = lid % SKN_COLS4, s = lid / SKN_COLS4;
@@ -228,10 +258,10 @@ inline void skinny(__global const float* a, __global const float* b, __global co
                 const int m = m0 + r;
                 if (m < MM && m < M) {
                     const float4 v = red[r * SK_WG + lid];
-                    y[m * N + n] = finish_value(v.s0, c, m, n, c_sm, c_sn);
-                    if (n + 1 < N) y[m * N + n + 1] = finish_value(v.s1, c, m, n + 1, c_sm, c_sn);
-                    if (n + 2 < N) y[m * N + n + 2] = finish_value(v.s2, c, m, n + 2, c_sm, c_sn);
-                    if (n + 3 < N) y[m * N + n + 3] = finish_value(v.s3, c, m, n + 3, c_sm, c_sn);
+                    STORE_Y(m * N + n, finish_value(v.s0, c, m, n, c_sm, c_sn));
+                    if (n + 1 < N) STORE_Y(m * N + n + 1, finish_value(v.s1, c, m, n + 1, c_sm, c_sn));
+                    if (n + 2 < N) STORE_Y(m * N + n + 2, finish_value(v.s2, c, m, n + 2, c_sm, c_sn));
+                    if (n + 3 < N) STORE_Y(m * N + n + 3, finish_value(v.s3, c, m, n + 3, c_sm, c_sn));
                 }
             }
         }
@@ -316,11 +346,11 @@ inline problem_t problem(OPTIONAL_SHAPE_INFO_ARG int batch) {
 #endif
 #define SKINNY_KERNEL_(MM)                                                                                    \
     KERNEL(matmul_skinny_##MM)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0,                        \
-                               __global const float* input1, C_ARG __global float* output0) {               \
+                               __global const float* input1, C_ARG __global float* output0 FUSED_OPS_ARGS) { \
         const problem_t p = problem(OPTIONAL_SHAPE_INFO_TENSOR (int)get_group_id(1));                        \
         SKINNY_RED(MM)                                                                                        \
-        skinny(input0 + p.a_off, input1 + p.b_off, C_PTR(p), output0 + p.y_off, p.M, p.N, p.K, p.c_sm, p.c_sn, \
-               red, MM);                                                                                      \
+        skinny(OPTIONAL_SHAPE_INFO_TENSOR input0 + p.a_off, input1 + p.b_off, C_PTR(p), output0, p.y_off,     \
+               OUTPUT0_PADDED FUSED_OPS_PASS, p.M, p.N, p.K, p.c_sm, p.c_sn, red, MM);                          \
     }
 #define SKINNY_KERNEL(MM) SKINNY_KERNEL_(MM)
 
@@ -336,9 +366,10 @@ SKINNY_KERNEL(SK_MAX_M)
 
 // Work: dims 0/1 = (WG_N, WG_M) work-items per TN x TM tile, dim 2 = batch.
 KERNEL(matmul_tiled)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global const float* input1, C_ARG
-                     __global float* output0) {
+                     __global float* output0 FUSED_OPS_ARGS) {
     const problem_t p = problem(OPTIONAL_SHAPE_INFO_TENSOR (int)get_group_id(2));
     __local float As[TK * LDA];
     __local float Bs[TK * LDB];
-    tiled(input0 + p.a_off, input1 + p.b_off, C_PTR(p), output0 + p.y_off, p.M, p.N, p.K, p.c_sm, p.c_sn, As, Bs);
+    tiled(OPTIONAL_SHAPE_INFO_TENSOR input0 + p.a_off, input1 + p.b_off, C_PTR(p), output0, p.y_off,
+          OUTPUT0_PADDED FUSED_OPS_PASS, p.M, p.N, p.K, p.c_sm, p.c_sn, As, Bs);
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dynrt/error.hpp"
+#include "dynrt/ocl_fused_ops.hpp"
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 
@@ -175,11 +176,17 @@ public:
         variant_ = hooks_.variant(p);
         JitDefines defs = shape_agnostic_defines(dynamic);
         std::vector<Layout> ins = p.inputs, outs = p.outputs;
+        // Other inputs of fused post-ops: shape_info slots after the inputs.
+        std::vector<Layout> extras = fused_extra_layouts(p);
+        fused_ = !p.fused_ops.empty();
         if (dynamic) {
             for (auto& l : ins) l = all_dynamic(l);
             for (auto& l : outs) l = all_dynamic(l);
+            for (auto& l : extras) l = all_dynamic(l);
         }
-        plan_ = plan_shape_info(ins, outs);
+        std::vector<Layout> planned = ins;
+        planned.insert(planned.end(), extras.begin(), extras.end());
+        plan_ = plan_shape_info(planned, outs);
         for (size_t i = 0; i < ins.size(); ++i) {
             auto d = tensor_jit_defines("INPUT" + std::to_string(i), ins[i], plan_.input_slots[i]);
             defs.insert(defs.end(), d.begin(), d.end());
@@ -189,6 +196,12 @@ public:
             defs.insert(defs.end(), d.begin(), d.end());
         }
         defs.emplace_back("INPUTS_COUNT", std::to_string(ins.size()));
+        {
+            const std::vector<int> slots(plan_.input_slots.begin() + static_cast<std::ptrdiff_t>(ins.size()),
+                                         plan_.input_slots.end());
+            auto f = fused_ops_defines(p, extras, slots);
+            defs.insert(defs.end(), f.begin(), f.end());
+        }
         // A static impl knows its M, so it builds only the kernel it runs, a
         // skinny one for exactly that M.
         const size_t static_m = dynamic ? 0 : hooks_.sizes(p).M;
@@ -215,10 +228,11 @@ public:
 
     // update_dispatch_data runs only when the layouts differ from the last
     // run's (sizes, kernel, work sizes, shape_info); with the same shapes a run
-    // is the argument list (a reused member) and the launch.
+    // is the argument list (a reused member) and the launch. Fused ops' other
+    // inputs may change shape alone: no shortcut then.
     void execute(ExecContext& ctx) override {
         const KernelParams& p = ctx.params;
-        if (!have_last_ || p.inputs != last_inputs_ || p.outputs != last_outputs_) {
+        if (!have_last_ || fused_ || !same_layouts(p.inputs, last_inputs_) || !same_layouts(p.outputs, last_outputs_)) {
             if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
                 throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
             const Sizes sz = hooks_.sizes(p);
@@ -233,7 +247,13 @@ public:
                 kernel_ = skinny_[0].get();
             }
             if (shape_info_) {
-                pack_shape_info(plan_, p.inputs, p.outputs, packed_);
+                if (fused_) {
+                    std::vector<Layout> planned = p.inputs;
+                    for (const Layout& l : fused_extra_layouts(p)) planned.push_back(l);
+                    pack_shape_info(plan_, planned, p.outputs, packed_);
+                } else {
+                    pack_shape_info(plan_, p.inputs, p.outputs, packed_);
+                }
                 if (packed_ != last_packed_) {
                     // Ordered on the in-order queue after the previous run's kernels.
                     device_->write_async(ctx.stream, *shape_info_, 0, packed_.data(),
@@ -251,6 +271,8 @@ public:
         if (shape_info_) args_.push_back(OclArg::buf(*shape_info_));
         for (const auto& m : ctx.inputs) args_.push_back(OclArg::mem(*m));
         for (const auto& m : ctx.outputs) args_.push_back(OclArg::mem(*m));
+        if (fused_ && ctx.fused_inputs)
+            for (const auto& m : *ctx.fused_inputs) args_.push_back(OclArg::mem(*m));
         device_->launch(ctx.stream, *kernel_, args_, disp_);
     }
 
@@ -260,6 +282,7 @@ public:
 private:
     OpHooks hooks_;
     bool dynamic_;
+    bool fused_ = false;   // built with fused post-ops
     std::string op_;
     OclDevice* device_ = nullptr;
     Config config_;
@@ -287,13 +310,22 @@ inline void register_impls(ModuleRegistrar& reg, const std::string& op, const ch
         e.shape_type = dynamic ? ShapeType::dynamic_shape : ShapeType::static_shape;
         e.dtypes = {DataType::f32};
         e.fake_align_rows = hooks.fake_align_rows;
+        e.fused_ops = true;   // activation / eltwise post-ops before each store (STORE_Y)
         e.validate = [](const KernelParams& p) {
+            // The kernels store through OUTPUT0_PHYS (gemm.cl's STORE_Y), so
+            // the output may be padded (a slice of an in-place concat); the
+            // inputs are read dense.
             std::vector<Layout> all = p.inputs;
             all.insert(all.end(), p.outputs.begin(), p.outputs.end());
-            for (const Layout& l : all) {
+            for (size_t i = 0; i < all.size(); ++i) {
+                const Layout& l = all[i];
                 if (l.dtype != DataType::f32) return std::string("every tensor must be f32");
-                if (!l.padding.empty()) return std::string("padded tensors are not supported");
+                if (i < p.inputs.size() && !l.padding.empty()) return std::string("padded inputs are not supported");
                 if (l.shape.rank() > kShapeInfoDims) return std::string("rank above 8");
+            }
+            if (!p.fused_ops.empty()) {
+                std::string why = check_ocl_fused_ops(p);
+                if (!why.empty()) return why;
             }
             return check_int_range(p);
         };

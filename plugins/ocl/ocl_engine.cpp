@@ -372,13 +372,33 @@ bool is_identifier(const std::string& s) {
     return true;
 }
 
+// A JIT constant's name: an identifier, or a function-like macro
+// `NAME(a, b)` whose parameters are identifiers.
+bool is_define_name(const std::string& s) {
+    const size_t open = s.find('(');
+    if (open == std::string::npos) return is_identifier(s);
+    if (s.back() != ')' || !is_identifier(s.substr(0, open))) return false;
+    const std::string params = s.substr(open + 1, s.size() - open - 2);
+    size_t from = 0;
+    while (true) {
+        const size_t comma = params.find(',', from);
+        std::string p = params.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+        p.erase(0, p.find_first_not_of(' '));
+        p.erase(p.find_last_not_of(' ') + 1);
+        if (!is_identifier(p)) return false;
+        if (comma == std::string::npos) return true;
+        from = comma + 1;
+    }
+}
+
 // The `#define` lines of `defines` (without the source).
 std::string define_lines(const JitDefines& defines, const std::string& kernel_name) {
     if (!is_identifier(kernel_name)) throw Error("OpenCL kernel name '" + kernel_name + "' is not an identifier");
     std::string out;
     for (const auto& d : defines) {
-        if (!is_identifier(d.first))
-            throw Error("kernel '" + kernel_name + "': JIT constant name '" + d.first + "' is not an identifier");
+        if (!is_define_name(d.first))
+            throw Error("kernel '" + kernel_name + "': JIT constant name '" + d.first +
+                        "' is not an identifier or NAME(params)");
         out += "#define " + d.first + " ";
         for (char c : d.second) {
             if (c == '\n')

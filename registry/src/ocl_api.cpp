@@ -36,21 +36,32 @@ ShapeInfoPlan plan_shape_info(const std::vector<Layout>& inputs, const std::vect
 
 namespace {
 
+int64_t pad_at(const std::vector<int64_t>& v, size_t j) { return j < v.size() ? v[j] : 0; }
+
 void pack_one(const Layout& l, const char* what, size_t index, int32_t* slot) {
     auto fail = [&](const std::string& why) {
         throw Error(std::string("shape_info: ") + what + " " + std::to_string(index) + " (" + l.to_string() +
                     "): " + why);
     };
     if (!l.is_static()) fail("the runtime layout is not static");
-    if (!l.padding.empty()) fail("padded tensors are not supported by shape_info yet");
     const Shape s = l.get_shape();
     if (s.rank() > kShapeInfoDims)
         fail("rank " + std::to_string(s.rank()) + " is above " + std::to_string(kShapeInfoDims));
     const size_t lead = kShapeInfoDims - s.rank();
-    for (size_t j = 0; j < lead; ++j) slot[j] = 1;
+    constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+    for (size_t j = 0; j < lead; ++j) {
+        slot[j] = 1;
+        slot[kShapeInfoDims + j] = 0;
+        slot[2 * kShapeInfoDims + j] = 0;
+    }
     for (size_t j = 0; j < s.rank(); ++j) {
-        if (s[j] > std::numeric_limits<int32_t>::max()) fail("dim " + std::to_string(j) + " does not fit int32");
+        if (s[j] > kMax) fail("dim " + std::to_string(j) + " does not fit int32");
+        const int64_t lo = pad_at(l.padding.lower, j), up = pad_at(l.padding.upper, j);
+        if (lo < 0 || up < 0 || lo > kMax || up > kMax || s[j] + lo + up > kMax)
+            fail("the padding of dim " + std::to_string(j) + " is negative or does not fit int32");
         slot[lead + j] = static_cast<int32_t>(s[j]);
+        slot[kShapeInfoDims + lead + j] = static_cast<int32_t>(lo);
+        slot[2 * kShapeInfoDims + lead + j] = static_cast<int32_t>(up);
     }
 }
 
@@ -65,10 +76,10 @@ void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& input
     out.resize(plan.ints());
     for (size_t i = 0; i < inputs.size(); ++i)
         if (plan.input_slots[i] >= 0)
-            pack_one(inputs[i], "input", i, out.data() + plan.input_slots[i] * kShapeInfoDims);
+            pack_one(inputs[i], "input", i, out.data() + plan.input_slots[i] * kShapeInfoSlotInts);
     for (size_t i = 0; i < outputs.size(); ++i)
         if (plan.output_slots[i] >= 0)
-            pack_one(outputs[i], "output", i, out.data() + plan.output_slots[i] * kShapeInfoDims);
+            pack_one(outputs[i], "output", i, out.data() + plan.output_slots[i] * kShapeInfoSlotInts);
 }
 
 const char* ocl_type_name(DataType t) {
@@ -90,30 +101,70 @@ JitDefines tensor_jit_defines(const std::string& name, const Layout& layout, int
     if (rank > kShapeInfoDims)
         throw Error("JIT constants for " + name + ": rank " + std::to_string(rank) + " is above " +
                     std::to_string(kShapeInfoDims));
+    const bool dynamic = !ps.is_static();
+    if (dynamic && slot < 0)
+        throw Error("JIT constants for " + name + ": " + layout.to_string() + " has dynamic dims but no shape_info slot");
+    const auto info = [slot](size_t at) {
+        return "(shape_info[" + std::to_string(static_cast<size_t>(slot) * kShapeInfoSlotInts + at) + "])";
+    };
     JitDefines d;
     d.emplace_back(name + "_TYPE", ocl_type_name(layout.dtype));
     d.emplace_back(name + "_RANK", std::to_string(rank));
     const size_t lead = kShapeInfoDims - rank;
+    // dims[j], lower[j], upper[j] as expressions (literals where known).
+    std::vector<std::string> dims(kShapeInfoDims, "1"), lower(kShapeInfoDims, "0"), upper(kShapeInfoDims, "0");
     std::string length;
-    for (size_t j = 0; j < kShapeInfoDims; ++j) {
-        std::string v;
-        if (j < lead) {
-            v = "1";
+    bool padded_literal = false;
+    for (size_t j = lead; j < kShapeInfoDims; ++j) {
+        const Dimension& dim = ps[j - lead];
+        dims[j] = dim.is_static() ? std::to_string(dim.get_length()) : info(j);
+        length += length.empty() ? dims[j] : "*" + dims[j];
+        if (dynamic) {
+            // The runtime padding comes with the runtime dims.
+            lower[j] = info(kShapeInfoDims + j);
+            upper[j] = info(2 * kShapeInfoDims + j);
         } else {
-            const Dimension& dim = ps[j - lead];
-            if (dim.is_static()) {
-                v = std::to_string(dim.get_length());
-            } else {
-                if (slot < 0)
-                    throw Error("JIT constants for " + name + ": " + layout.to_string() +
-                                " has dynamic dims but no shape_info slot");
-                v = "(shape_info[" + std::to_string(static_cast<size_t>(slot) * kShapeInfoDims + j) + "])";
-            }
-            length += length.empty() ? v : "*" + v;
+            const int64_t lo = j - lead < layout.padding.lower.size() ? layout.padding.lower[j - lead] : 0;
+            const int64_t up = j - lead < layout.padding.upper.size() ? layout.padding.upper[j - lead] : 0;
+            lower[j] = std::to_string(lo);
+            upper[j] = std::to_string(up);
+            padded_literal |= lo != 0 || up != 0;
         }
-        d.emplace_back(name + "_DIM" + std::to_string(j), v);
+    }
+    for (size_t j = 0; j < kShapeInfoDims; ++j) {
+        d.emplace_back(name + "_DIM" + std::to_string(j), dims[j]);
+        d.emplace_back(name + "_PAD_LOWER" + std::to_string(j), lower[j]);
+        d.emplace_back(name + "_PAD_UPPER" + std::to_string(j), upper[j]);
     }
     d.emplace_back(name + "_LENGTH", length.empty() ? "1" : "(" + length + ")");
+
+    std::string padded;
+    if (dynamic) {
+        for (size_t j = lead; j < kShapeInfoDims; ++j)
+            padded += (padded.empty() ? "" : "|") + lower[j] + "|" + upper[j];
+        padded = padded.empty() ? "0" : "((" + padded + ") != 0)";
+    } else {
+        padded = padded_literal ? "1" : "0";
+    }
+    d.emplace_back(name + "_PADDED", padded);
+
+    // Storage index of logical row-major index i: split i over the logical
+    // dims from the innermost one, shift each coordinate by its lower padding
+    // and recombine with the padded pitches.
+    std::string phys;
+    std::string stride = "1", pitch = "1";
+    for (size_t j = kShapeInfoDims; j-- > lead;) {
+        const std::string coord = "((((ulong)(i)) / (" + stride + ")) % (ulong)(" + dims[j] + "))";
+        phys += (phys.empty() ? "" : " + ") + std::string("(") + coord + " + (ulong)(" + lower[j] + ")) * (" + pitch + ")";
+        stride += "*(ulong)(" + dims[j] + ")";
+        pitch += "*(ulong)(" + dims[j] + " + " + lower[j] + " + " + upper[j] + ")";
+    }
+    if (phys.empty()) phys = "0";
+    std::string phys_def;
+    if (padded == "0") phys_def = "((ulong)(i))";
+    else if (padded == "1") phys_def = "(" + phys + ")";
+    else phys_def = "(" + name + "_PADDED ? (" + phys + ") : (ulong)(i))";
+    d.emplace_back(name + "_PHYS(i)", phys_def);
     return d;
 }
 

@@ -65,11 +65,13 @@ JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& e
     // `fused_v` (float, updated in place) and `fused_oi` (ulong output index).
     JitDefines d;
     if (p.fused_ops.empty()) {
+        d.emplace_back("HAS_FUSED_OPS", "0");
         d.emplace_back("FUSED_OPS_ARGS", "");
+        d.emplace_back("FUSED_OPS_PASS", "");
         d.emplace_back("FUSED_OPS", "");
         return d;
     }
-    std::string args;
+    std::string args, pass;
     std::vector<std::string> loads;
     for (size_t k = 0; k < extras.size(); ++k) {
         const std::string name = "FUSED_INPUT" + std::to_string(k);
@@ -77,6 +79,7 @@ JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& e
         JitDefines t = tensor_jit_defines(name, extras[k], slot);
         d.insert(d.end(), t.begin(), t.end());
         args += ", __global const " + name + "_TYPE* fused_input" + std::to_string(k);
+        pass += ", fused_input" + std::to_string(k);
         // Broadcast index: output coordinate modulo the input's extent (1 or
         // the output's) times the input's stride, over the 8 right-aligned dims.
         std::string idx;
@@ -88,7 +91,9 @@ JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& e
         }
         loads.push_back("((float)fused_input" + std::to_string(k) + "[" + idx + "])");
     }
+    d.emplace_back("HAS_FUSED_OPS", "1");
     d.emplace_back("FUSED_OPS_ARGS", args);
+    d.emplace_back("FUSED_OPS_PASS", pass);
     std::string body = "{ float fo_x = fused_v;";
     size_t extra = 0;
     for (const FusedOpDesc& f : p.fused_ops) {

@@ -71,7 +71,8 @@ public:
     void execute(ExecContext& ctx) override {
         const KernelParams& p = ctx.params;
         // Fused ops' other inputs may change shape alone: no shortcut then.
-        const bool same = have_last_ && !fused_ && p.inputs == last_inputs_ && p.outputs == last_outputs_;
+        const bool same =
+            have_last_ && !fused_ && same_layouts(p.inputs, last_inputs_) && same_layouts(p.outputs, last_outputs_);
         if (!same) {
             if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
                 throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
@@ -136,11 +137,12 @@ private:
     Format weights_format_ = Format::plain;
 };
 
-std::string check_plain(const KernelParams& p) {
+std::string check_plain(const KernelParams& p, bool padded_outputs) {
     for (const auto& l : p.inputs)
         if (!l.padding.empty()) return "padded inputs are not supported";
-    for (const auto& l : p.outputs)
-        if (!l.padding.empty()) return "padded outputs are not supported";
+    if (!padded_outputs)
+        for (const auto& l : p.outputs)
+            if (!l.padding.empty()) return "padded outputs are not supported";
     for (const auto& l : p.inputs)
         if (l.shape.rank() > kShapeInfoDims) return "rank above 8";
     for (const auto& l : p.outputs)
@@ -164,8 +166,9 @@ void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec sp
         e.fused_ops = spec.fused_ops;
         e.weights_format = options.weights_format;
         auto extra = options.validate;
-        e.validate = [extra](const KernelParams& p) {
-            std::string why = check_plain(p);
+        const bool padded_outputs = spec.padded_outputs;
+        e.validate = [extra, padded_outputs](const KernelParams& p) {
+            std::string why = check_plain(p, padded_outputs);
             if (why.empty() && !p.fused_ops.empty()) why = check_ocl_fused_ops(p);
             if (why.empty() && extra) why = extra(p);
             return why;

@@ -118,8 +118,9 @@ public:
     virtual const OclDeviceLimits& limits() const = 0;
 
     // Compiles `kernel_name` from OpenCL C 1.2 `source`. `jit_defines` become
-    // `#define` lines ahead of the source (so values may be long; a value's
-    // newlines are continued), followed by `#line 1 "<kernel_name>.cl"` so the
+    // `#define` lines ahead of the source (names are identifiers or
+    // function-like `NAME(a, b)`; values may be long; a value's newlines are
+    // continued), followed by `#line 1 "<kernel_name>.cl"` so the
     // build log's positions are the source's. `extra_options` are appended to
     // "-cl-std=CL1.2". The program comes from this engine's memory cache, else
     // the disk binary cache, else a source build (then written to the cache).
@@ -171,13 +172,19 @@ protected:
 // ---- shape-agnostic kernels -------------------------------------------------
 //
 // shape_info is an int32 device buffer, the first argument of a shape-agnostic
-// kernel. It holds one slot of kShapeInfoDims ints per *dynamic* tensor (a
+// kernel. It holds one slot of kShapeInfoSlotInts ints per *dynamic* tensor (a
 // tensor whose compile-time layout is not static): first the dynamic inputs in
-// input order, then the dynamic outputs in output order. A slot holds the
-// runtime dims right-aligned and left-padded with 1 (shape [5, 7] ->
-// 1,1,1,1,1,1,5,7). Padding is not carried yet: packing a padded layout throws.
+// input order, then the dynamic outputs in output order. A slot holds
+//   [0, 8)   the runtime dims right-aligned and left-padded with 1
+//            (shape [5, 7] -> 1,1,1,1,1,1,5,7),
+//   [8, 16)  the lower padding of each dim, aligned the same way (0 = none),
+//   [16, 24) the upper padding.
+// A padded tensor is stored with the padded dims (dim + lower + upper) in
+// row-major order, its element 0 at the lower corner; kernels address it with
+// <NAME>_PHYS(i) (see tensor_jit_defines).
 
 inline constexpr size_t kShapeInfoDims = 8;
+inline constexpr size_t kShapeInfoSlotInts = 3 * kShapeInfoDims;
 
 // IS_DYNAMIC (1 or 0: test it with #if), OPTIONAL_SHAPE_INFO_ARG
 // ("__global const int* shape_info," or empty), OPTIONAL_SHAPE_INFO_TENSOR
@@ -189,22 +196,27 @@ struct ShapeInfoPlan {
     std::vector<int> input_slots;
     std::vector<int> output_slots;
     size_t slots = 0;
-    size_t ints() const { return slots * kShapeInfoDims; }
+    size_t ints() const { return slots * kShapeInfoSlotInts; }
     size_t bytes() const { return ints() * sizeof(int32_t); }
 };
 // From the compile-time (node) layouts of the impl.
 ShapeInfoPlan plan_shape_info(const std::vector<Layout>& inputs, const std::vector<Layout>& outputs);
 // Fills `out` (resized to plan.ints()) from the runtime layouts. Throws
-// dynrt::Error for a rank above kShapeInfoDims, a dim above INT32_MAX, a
-// dynamic runtime shape or a padded layout.
+// dynrt::Error for a rank above kShapeInfoDims, a dim or padding above
+// INT32_MAX, a negative padding or a dynamic runtime shape.
 void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& inputs,
                      const std::vector<Layout>& outputs, std::vector<int32_t>& out);
 
 // JIT constants of one tensor: <NAME>_TYPE (OpenCL C type), <NAME>_RANK,
-// <NAME>_DIM0..<NAME>_DIM7 (right-aligned like shape_info, leading ones) and
-// <NAME>_LENGTH (element count). Static dims are literals; dynamic dims read
-// `(shape_info[slot * 8 + j])`, so `slot` must be >= 0 for a layout with
-// dynamic dims.
+// <NAME>_DIM0..<NAME>_DIM7 (right-aligned like shape_info, leading ones),
+// <NAME>_LENGTH (element count), and for padding <NAME>_PAD_LOWER0..7,
+// <NAME>_PAD_UPPER0..7, <NAME>_PADDED (0 when no dim is padded) and the
+// function-like <NAME>_PHYS(i): the storage index (ulong) of the element whose
+// row-major index over the logical dims is `i` ((ulong)(i) when unpadded).
+// Static dims and the paddings of a static layout are literals (a static
+// unpadded layout gives <NAME>_PADDED 0, so padded paths compile out); a layout
+// with dynamic dims reads `(shape_info[slot * 24 + j])` for dim j and the slot's
+// padding entries, so `slot` must be >= 0 for it.
 JitDefines tensor_jit_defines(const std::string& name, const Layout& layout, int slot);
 const char* ocl_type_name(DataType t);   // float, half, int, long, uchar, char, uchar
 

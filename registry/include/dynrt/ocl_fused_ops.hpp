@@ -6,7 +6,11 @@
 // and, before storing a value, puts it in a float `fused_v` with its row-major
 // output index in a ulong `fused_oi`, then
 //     FUSED_OPS
-// (a statement that updates fused_v). Without fused ops both expand to nothing. With them, FUSED_OPS_ARGS adds one
+// (a statement that updates fused_v). Without fused ops both expand to nothing
+// and HAS_FUSED_OPS is 0 (1 with them: a kernel may take a scalar path then).
+// A kernel that stores from a helper function declares the helper with
+// FUSED_OPS_ARGS too and passes them on with FUSED_OPS_PASS (", fused_input0 ...").
+// With fused ops, FUSED_OPS_ARGS adds one
 // `__global const FUSED_INPUTk_TYPE* fused_inputk` per other input of the fused
 // ops (in ExecContext::fused_inputs order, after the outputs), and FUSED_OPS
 // applies each op's expression (OpDefinition::ocl_post_op) in order, reading

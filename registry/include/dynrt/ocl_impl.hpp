@@ -46,6 +46,10 @@ struct OclKernelSpec {
     // FUSED_OPS before each store: dynrt/ocl_fused_ops.hpp); the impls
     // then take KernelParams::fused_ops (ImplEntry::fused_ops).
     bool fused_ops = false;
+    // The kernel stores through OUTPUT<k>_PHYS(i) (dynrt/ocl_api.hpp), so its
+    // outputs may be padded: a view into a larger buffer, e.g. a slice of an
+    // in-place concat's output. Inputs are always dense.
+    bool padded_outputs = false;
 };
 
 struct OclImplOptions {
