@@ -154,13 +154,17 @@ struct OpRun {
     std::vector<MemoryPtr> inputs, outputs;
     std::string error;
 
-    OpRun(const std::string& op, const std::vector<Layout>& ins, const Attributes& raw, const std::string& impl_name) {
+    // `node_inputs`: the node's inferred layouts (KernelParams::node_inputs),
+    // empty for a node whose every dim is dynamic.
+    OpRun(const std::string& op, const std::vector<Layout>& ins, const Attributes& raw, const std::string& impl_name,
+          const std::vector<Layout>& node_inputs = {}) {
         const RegisteredOp& def = env().registry->op(op);
         attrs = Attributes::validate(def.def.attrs, raw);
         params.node = "bench";
         params.op = &def.def;
         params.attrs = &attrs;
         params.inputs = ins;
+        if (!node_inputs.empty()) params.node_inputs = std::make_shared<const std::vector<Layout>>(node_inputs);
         params.engine = env().engine.get();
         const std::string node = "bench";
         params.outputs = def.def.infer(ShapeInferContext{node, ins, attrs, {}});
@@ -310,7 +314,16 @@ void BM_Matmul(benchmark::State& state, const std::string& op, const std::string
             ins = {Layout(PartialShape{M, K}, DataType::f32), Layout(PartialShape{N, K}, DataType::f32)};
         else
             ins = {Layout(PartialShape{M, K}, DataType::f32), Layout(PartialShape{K, N}, DataType::f32)};
-        OpRun run(op, ins, Attributes(), impl);
+        // "ocl_dynamic_const_w": the shape-agnostic impl of a node whose rows
+        // are dynamic and whose weights are a constant (K and N static in the
+        // program), as in a decode loop; "ocl_dynamic": every dim dynamic.
+        const bool const_w = impl == "ocl_dynamic_const_w";
+        std::vector<Layout> node_ins;
+        if (const_w) {
+            node_ins = ins;
+            node_ins[0].shape[0] = Dimension::dynamic();
+        }
+        OpRun run(op, ins, Attributes(), const_w ? "ocl_dynamic" : impl, node_ins);
         if (!run.error.empty()) {
             state.SkipWithError(run.error.c_str());
             return;
@@ -326,7 +339,7 @@ void BM_Matmul(benchmark::State& state, const std::string& op, const std::string
         if (impl == "ocl_static") {
             g_static_gflops[key] = gflops;
         } else {
-            g_dynamic_gflops[key] = gflops;
+            if (!const_w) g_dynamic_gflops[key] = gflops;
             auto it = g_static_gflops.find(key);
             if (it != g_static_gflops.end()) state.counters["dyn_over_static"] = gflops / it->second;
         }
@@ -783,7 +796,7 @@ void register_all() {
                 ->Unit(benchmark::kMillisecond);
     for (const char* op : {"fully_connected", "gemm"}) {
         for (const auto& s : matmul_shapes(g_max_dim, g_decode_k))
-            for (const char* impl : {"ocl_static", "ocl_dynamic"}) {
+            for (const char* impl : {"ocl_static", "ocl_dynamic", "ocl_dynamic_const_w"}) {
                 const std::string name = std::string("ocl/") + op + "/" + impl + "/M" + std::to_string(s[0]) + "_K" +
                                          std::to_string(s[1]) + "_N" + std::to_string(s[2]);
                 benchmark::RegisterBenchmark(name.c_str(),

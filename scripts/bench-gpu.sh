@@ -98,24 +98,27 @@ fi
 
 if want decode; then
   # The KV-cache decode loop (1024 steps) with in-place concat and the pool on
-  # (the config as it is) and off: allocations, copies, peak, time per step.
+  # (the config as it is), off, and off without preallocation: allocations,
+  # copies, peak, time per step.
   step "decode figures"
   cfg="$root/configs/llm_decode_kv.yaml"
   sed 's|^run: {device: auto, seed: 42}|run: {device: auto, seed: 42, inplace_concat: false, memory_pool: false}|' \
     "$cfg" > "$report/llm_decode_kv_off.yaml"
   ok=1
-  for v in on off; do
+  for v in on off off_nopre; do
     c="$cfg"
-    [ "$v" = off ] && c="$report/llm_decode_kv_off.yaml"
-    timeout "$limit" "$build/bin/dynrt" run "$c" --device ocl --report "$report/decode_$v.json" \
+    extra=()
+    [ "$v" != on ] && c="$report/llm_decode_kv_off.yaml"
+    [ "$v" = off_nopre ] && extra=(--prealloc "0 0 0 1.0")
+    timeout "$limit" "$build/bin/dynrt" run "$c" --device ocl "${extra[@]}" --report "$report/decode_$v.json" \
       > "$report/decode_$v.log" 2>&1 || ok=0
   done
   {
-    echo "## Decode (llm_decode_kv, ocl): in-place + pool on, then off"
+    echo "## Decode (llm_decode_kv, ocl): in-place + pool on, off, off without preallocation"
     echo
     echo '```'
     if [ $ok = 1 ] && python3 "$root/scripts/decode_figures.py" "$report/decode_on.json" "$report/decode_off.json" \
-         > "$report/decode.txt" 2>&1; then
+         "$report/decode_off_nopre.json" > "$report/decode.txt" 2>&1; then
       cat "$report/decode.txt"
     else
       echo "FAILED (see decode_on.log, decode_off.log, decode.txt)"

@@ -160,6 +160,12 @@ PrimitiveInst::PrimitiveInst(InferRequest& request, size_t node_index)
     params_.op = &node_.def->def;
     params_.attrs = &node_.attrs;
     params_.engine = &network.engine();
+    {
+        auto node_inputs = std::make_shared<std::vector<Layout>>();
+        for (const NodeInput& in : node_.inputs)
+            node_inputs->push_back(network.program().nodes().at(in.node).out_layouts.at(in.output));
+        params_.node_inputs = std::move(node_inputs);
+    }
     const OpTraits& traits = node_.def->def.traits;
     if (traits.reads_state || traits.writes_state) {
         const auto& vals = node_.attrs.values();

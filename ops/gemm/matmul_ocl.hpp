@@ -166,6 +166,27 @@ inline Layout all_dynamic(const Layout& l) {
     return Layout(PartialShape::dynamic_of_rank(l.shape.rank()), l.dtype, l.format);
 }
 
+// The layout the shape-agnostic build compiles input `i` for: dynamic dims,
+// except those the node's inferred layout holds static (KernelParams::
+// node_inputs): they are the same on every run, so they become literals (K
+// and N of a product with constant weights, as in a static build). With
+// `rows_dynamic`, only the last dim of the input may be kept: fake alignment
+// changes the leading (row) dims of fully_connected's input at run time.
+// Outputs always stay dynamic: their padding (an in-place concat view)
+// changes at run time and travels in shape_info.
+inline Layout agnostic_input(const KernelParams& p, size_t i, bool rows_dynamic) {
+    const Layout& rt = p.inputs.at(i);
+    Layout l = all_dynamic(rt);
+    if (!p.node_inputs || i >= p.node_inputs->size()) return l;
+    const PartialShape& ns = (*p.node_inputs)[i].shape;
+    if (ns.rank() != rt.shape.rank()) return l;
+    const size_t first = rows_dynamic && ns.rank() > 0 ? ns.rank() - 1 : 0;
+    for (size_t d = first; d < ns.rank(); ++d)
+        if (ns[d].is_static() && rt.shape[d].is_static() && ns[d].get_length() == rt.shape[d].get_length())
+            l.shape[d] = ns[d];
+    return l;
+}
+
 class MatmulImpl final : public Impl {
 public:
     MatmulImpl(const KernelParams& p, const char* source, const OpHooks& hooks, bool dynamic)
@@ -180,7 +201,7 @@ public:
         std::vector<Layout> extras = fused_extra_layouts(p);
         fused_ = !p.fused_ops.empty();
         if (dynamic) {
-            for (auto& l : ins) l = all_dynamic(l);
+            for (size_t i = 0; i < ins.size(); ++i) ins[i] = agnostic_input(p, i, i == 0 && hooks_.fake_align_rows > 0);
             for (auto& l : outs) l = all_dynamic(l);
             for (auto& l : extras) l = all_dynamic(l);
         }

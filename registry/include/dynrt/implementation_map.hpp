@@ -54,6 +54,11 @@ struct KernelParams {
     Engine* engine = nullptr;
     // Post-ops fused into this primitive (empty = none); part of the impl-cache key.
     std::vector<FusedOpDesc> fused_ops;
+    // The node's input layouts as the program inferred them (partial), when
+    // known: a dim static there has that value on every run, so a
+    // shape-agnostic impl (created once per node) may compile it in as a
+    // literal. Null when unknown (then every dim is taken as dynamic).
+    std::shared_ptr<const std::vector<Layout>> node_inputs;
 };
 
 struct ExecContext {
