@@ -13,6 +13,7 @@
 #include "dynrt/primitive_inst.hpp"
 #include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
+#include "ocl_sweep.hpp"
 #include "test_support.hpp"
 
 namespace dynrt {
@@ -42,8 +43,11 @@ bool fc_has_hook() { return static_cast<bool>(test::registry()->op("fully_connec
 
 struct Pair {
     InferRequest aligned, ref;
-    Pair(const std::shared_ptr<Program>& p, NetworkOptions opt)
-        : aligned(Network::create(p, test::engine("cpu"), opt)), ref(Network::create(p, test::engine("cpu"), off(opt))) {}
+    // `eng`: the device of the aligned request (cpu when null); the reference
+    // runs unaligned on cpu.
+    Pair(const std::shared_ptr<Program>& p, NetworkOptions opt, EnginePtr eng = nullptr)
+        : aligned(Network::create(p, eng ? eng : test::engine("cpu"), opt)),
+          ref(Network::create(p, test::engine("cpu"), off(opt))) {}
     static NetworkOptions off(NetworkOptions o) {
         o.fake_alignment = false;
         return o;
@@ -59,18 +63,23 @@ struct Pair {
     }
 };
 
-TEST(FakeAlign, RowsRoundedUpToTheTile_ShareOneStaticImpl) {
-    if (!fc_has_hook()) GTEST_SKIP() << "fully_connected has no fake_align hook";
+// `eng` null: cpu with the OpenCL kernels' tile forced; else that device with
+// the tile its fully_connected impl declares (8 for the OpenCL kernels).
+void rows_rounded_up(const EnginePtr& eng) {
     NetworkOptions opt;
     opt.use_dynamic_impls = false;
-    opt.fake_align_rows = 8;   // the OpenCL kernels' tile, forced on the host
-    Pair pr(tanh_fc(PartialShape{Dimension(), 32}, 32, 12), opt);
+    if (!eng) opt.fake_align_rows = 8;   // the OpenCL kernels' tile, forced on the host
+    Pair pr(tanh_fc(PartialShape{Dimension(), 32}, 32, 12), opt, eng);
     uint64_t builds = 0, hits = 0;
     for (int64_t m : {13, 15, 9, 16, 14}) {
         SCOPED_TRACE("m = " + std::to_string(m));
         pr.run(test::random_tensor(DataType::f32, Shape{m, 32}, static_cast<uint64_t>(m)));
         const Counters& fc = stats_of(pr.aligned, "fc").counters;
         EXPECT_EQ(fc.fake_aligned, m == 16 ? 0u : 1u);   // 16 rows are aligned already
+        if (eng) {
+            const std::string& impl = stats_of(pr.aligned, "fc").impl;
+            EXPECT_NE(impl.find("_ocl_static"), std::string::npos) << impl;
+        }
         builds += fc.static_builds;
         hits += fc.impl_cache_hits;
         // The producer's buffer and the fc's hold the 16 aligned rows.
@@ -82,6 +91,18 @@ TEST(FakeAlign, RowsRoundedUpToTheTile_ShareOneStaticImpl) {
     EXPECT_EQ(hits, 4u);
     // Without alignment each of the 5 M builds its own fc impl (and tanh's).
     EXPECT_EQ(pr.ref.cumulative().static_builds, 10u);
+}
+
+TEST(FakeAlign, RowsRoundedUpToTheTile_ShareOneStaticImpl) {
+    if (!fc_has_hook()) GTEST_SKIP() << "fully_connected has no fake_align hook";
+    rows_rounded_up(nullptr);
+}
+
+TEST(FakeAlignOcl, RowsRoundedUpToTheKernelTile_ShareOneStaticImpl) {
+    if (!fc_has_hook()) GTEST_SKIP() << "fully_connected has no fake_align hook";
+    EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    rows_rounded_up(eng);
 }
 
 TEST(FakeAlign, LeadingDimsCollapse_AndOneStaticImplServesTheirProducts) {

@@ -10,6 +10,7 @@
 #include "dynrt/memory_pool.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/primitive_inst.hpp"
+#include "ocl_sweep.hpp"
 #include "test_support.hpp"
 
 using namespace dynrt;
@@ -115,7 +116,7 @@ float seven(float x) {
     return c + x;
 }
 
-std::shared_ptr<Network> chain(NetworkOptions opt, PartialShape shape = PartialShape{64}) {
+std::shared_ptr<Network> chain(NetworkOptions opt, PartialShape shape = PartialShape{64}, EnginePtr eng = nullptr) {
     // Four primitives with their own buffers (fused, a+b and c+d would share one each).
     opt.fusion = false;
     auto p = std::make_shared<Program>(test::registry(), "chain");
@@ -128,7 +129,34 @@ std::shared_ptr<Network> chain(NetworkOptions opt, PartialShape shape = PartialS
     p->add_node("d", "eltwise", {"c", "x"}, add);   // 7x
     p->add_output("d");
     p->build();
-    return Network::create(p, test::engine(), opt);
+    return Network::create(p, eng ? eng : test::engine(), opt);
+}
+
+// Sizes that come back: after the first round every buffer comes from the pool.
+void revisited_shapes(const EnginePtr& eng) {
+    NetworkOptions opt;
+    opt.prealloc = ShapePredictor::parse_settings("0 0 0 1.0");   // exact sizes: the pool does the work
+    auto net = chain(opt, PartialShape{Dimension()}, eng);
+    InferRequest r(net);
+    const int64_t sizes[] = {300, 200, 300, 250, 300, 200};
+    uint64_t misses_late = 0;
+    const uint64_t allocations_before = net->engine().allocation_count();
+    uint64_t allocations_first_round = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+        for (int64_t n : sizes) {
+            const HostTensor x = test::random_tensor(DataType::f32, {n}, uint64_t(n));
+            r.set_input("x", x);
+            r.infer();
+            for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(r.output(0).as<float>()[i], 7.f * x.as<float>()[i]);
+            if (rep > 0) misses_late += r.last_run().totals.pool_misses;
+        }
+        if (rep == 0) allocations_first_round = net->engine().allocation_count();
+    }
+    EXPECT_EQ(misses_late, 0u);
+    EXPECT_GT(r.cumulative().pool_hits, 0u);
+    EXPECT_GT(allocations_first_round, allocations_before);
+    // Nor does the device see an allocation after the first round.
+    EXPECT_EQ(net->engine().allocation_count(), allocations_first_round);
 }
 
 }  // namespace
@@ -150,24 +178,12 @@ TEST(MemoryPool, Network_DisjointPrimitivesShareAndResultsStayRight) {
     }
 }
 
-TEST(MemoryPool, RevisitedShapes_NoDeviceAllocationInSteadyState) {
-    NetworkOptions opt;
-    opt.prealloc = ShapePredictor::parse_settings("0 0 0 1.0");   // exact sizes: the pool does the work
-    auto net = chain(opt, PartialShape{Dimension()});
-    InferRequest r(net);
-    const int64_t sizes[] = {300, 200, 300, 250, 300, 200};
-    uint64_t misses_late = 0;
-    for (int rep = 0; rep < 3; ++rep) {
-        for (int64_t n : sizes) {
-            const HostTensor x = test::random_tensor(DataType::f32, {n}, uint64_t(n));
-            r.set_input("x", x);
-            r.infer();
-            for (int64_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(r.output(0).as<float>()[i], 7.f * x.as<float>()[i]);
-            if (rep > 0) misses_late += r.last_run().totals.pool_misses;
-        }
-    }
-    EXPECT_EQ(misses_late, 0u);
-    EXPECT_GT(r.cumulative().pool_hits, 0u);
+TEST(MemoryPool, RevisitedShapes_NoDeviceAllocationInSteadyState) { revisited_shapes(test::engine()); }
+
+TEST(MemoryPoolOcl, RevisitedShapes_NoDeviceAllocationInSteadyState) {
+    EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    revisited_shapes(eng);
 }
 
 TEST(MemoryPool, NetworkOverBudget_ErrorNamesNodeAndNothingLeaks) {

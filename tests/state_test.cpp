@@ -12,6 +12,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/primitive_inst.hpp"
+#include "ocl_sweep.hpp"
 #include "test_support.hpp"
 
 using namespace dynrt;
@@ -20,7 +21,9 @@ namespace {
 
 // past = read_value(kv, init [1, 0, 4]); all = concat(past, relu(x)); assign(all);
 // out = all + all (so the concat is not itself an output).
-std::shared_ptr<Network> kv_net(bool inplace, bool with_init = true, bool pool = true, int64_t batch = 1) {
+// `eng`: the device (cpu when null).
+std::shared_ptr<Network> kv_net(bool inplace, bool with_init = true, bool pool = true, int64_t batch = 1,
+                                EnginePtr eng = nullptr) {
     auto p = std::make_shared<Program>(test::registry(), "kv");
     p->add_input("x", Layout(PartialShape{batch, 1, 4}, DataType::f32));
     Attributes rv;
@@ -45,7 +48,7 @@ std::shared_ptr<Network> kv_net(bool inplace, bool with_init = true, bool pool =
     NetworkOptions opt;
     opt.inplace_concat = inplace;
     opt.memory_pool = pool;
-    return Network::create(p, test::engine(), opt);
+    return Network::create(p, eng ? eng : test::engine(), opt);
 }
 
 using test::node_counters;
@@ -103,13 +106,16 @@ TEST(State, Batch2_ConcatCopies_StillMatchesHostRows) {
     }
 }
 
-TEST(State, InplaceConcat_PastNeverCopiedExceptOnGrowth) {
-    auto net = kv_net(true);
+// The in-place KV cache on `eng`: the concat runs no kernel and copies nothing,
+// the past moves only when the buffer grows, and every output matches the rows
+// kept on the host.
+void inplace_kv_cache(const EnginePtr& eng) {
+    auto net = kv_net(true, true, true, 1, eng);
     InferRequest r(net);
+    std::vector<float> rows;
     uint64_t grow_copies = 0, concat_copies = 0, steady_copies = 0, grows = 0;
     for (int s = 0; s < 60; ++s) {
-        r.set_input("x", test::random_tensor(DataType::f32, {1, 1, 4}, uint64_t(s)));
-        r.infer();
+        run_steps(r, 1, uint64_t(s), rows);
         const Counters& all = node_counters(r, "all");
         const Counters& past = node_counters(r, "past");
         concat_copies += r.last_run().totals.concat_bytes_copied;
@@ -130,6 +136,41 @@ TEST(State, InplaceConcat_PastNeverCopiedExceptOnGrowth) {
     EXPECT_EQ(steady_copies, 0u);
     EXPECT_GT(grow_copies, 0u);
     EXPECT_LE(grows, 8u);   // predictor: 10 rows ahead once the growth is regular
+}
+
+TEST(State, InplaceConcat_PastNeverCopiedExceptOnGrowth) { inplace_kv_cache(test::engine()); }
+
+TEST(StateOcl, InplaceConcat_PastNeverCopiedExceptOnGrowth) {
+    EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    inplace_kv_cache(eng);
+}
+
+// With batch 2 the new rows interleave with the past in the concat buffer
+// (padding on the middle axis): the host impls keep the concat copying (see
+// Batch2_ConcatCopies_StillMatchesHostRows), the OpenCL activation kernel
+// writes its padded view, so on ocl the concat stays in place.
+TEST(StateOcl, Batch2_InterleavedRowsStayInPlace) {
+    EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    InferRequest r(kv_net(true, true, true, 2, eng));
+    std::vector<float> rows[2];
+    for (int s = 0; s < 24; ++s) {
+        const HostTensor x = test::random_tensor(DataType::f32, {2, 1, 4}, uint64_t(90 + s));
+        for (int b = 0; b < 2; ++b)
+            for (int k = 0; k < 4; ++k) rows[b].push_back(std::max(0.f, x.as<float>()[b * 4 + k]));
+        r.set_input("x", x);
+        r.infer();
+        if (s > 0) {   // the first run has no past to write after
+            EXPECT_EQ(node_counters(r, "all").concat_inplace, 1u) << "s=" << s;
+            EXPECT_EQ(r.last_run().totals.concat_bytes_copied, 0u) << "s=" << s;
+        }
+        const HostTensor& out = r.output(0);
+        ASSERT_EQ(out.shape(), Shape({2, s + 1, 4}));
+        for (int b = 0; b < 2; ++b)
+            for (size_t i = 0; i < rows[b].size(); ++i)
+                ASSERT_FLOAT_EQ(out.as<float>()[b * rows[b].size() + i], 2.f * rows[b][i]) << "s=" << s;
+    }
 }
 
 TEST(State, ResetState_StartsAgainFromTheInitialValue) {

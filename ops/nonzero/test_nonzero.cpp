@@ -6,6 +6,7 @@
 
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
+#include "ocl_sweep.hpp"
 #include "test_support.hpp"
 
 namespace dynrt {
@@ -35,9 +36,9 @@ TEST(Nonzero, ShapeInference_GivesTheBound) {
     EXPECT_EQ(out.at(0), Layout(PartialShape{2, 6}, DataType::i64));
 }
 
-TEST(Nonzero, ChangingInputs_ValuesAndShapeFollowTheData) {
+void changing_inputs(const EnginePtr& eng) {
     auto p = test::single_node_program("nonzero", {Layout(PartialShape{Dimension(), Dimension()}, DataType::f32)}, {});
-    auto net = Network::create(p, test::engine());
+    auto net = Network::create(p, eng);
     InferRequest r(net);
     const std::vector<HostTensor> feeds = {
         HostTensor::from_floats({2, 3}, {0, 1, 0, 2, 0, 3}),
@@ -55,6 +56,15 @@ TEST(Nonzero, ChangingInputs_ValuesAndShapeFollowTheData) {
             for (size_t j = 0; j < ref[d].size(); ++j) EXPECT_EQ(out.as<int64_t>()[d * ref[d].size() + j], ref[d][j]);
         EXPECT_EQ(r.last_run().nodes.back().counters.executions, 1u);
     }
+}
+
+TEST(Nonzero, ChangingInputs_ValuesAndShapeFollowTheData) { changing_inputs(test::engine()); }
+
+// On the OpenCL device (a host impl over mapped device buffers): the same.
+TEST(NonzeroOcl, ChangingInputs_ValuesAndShapeFollowTheData) {
+    EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    changing_inputs(eng);
 }
 
 }  // namespace
