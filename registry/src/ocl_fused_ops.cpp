@@ -30,6 +30,16 @@ std::string check_ocl_fused_ops(const KernelParams& p) {
     return {};
 }
 
+void pack_shape_info_fused(const ShapeInfoPlan& plan, const KernelParams& p, std::vector<int32_t>& out) {
+    if (p.fused_ops.empty()) {
+        pack_shape_info(plan, p.inputs, p.outputs, out);
+        return;
+    }
+    std::vector<Layout> planned = p.inputs;
+    for (const Layout& l : fused_extra_layouts(p)) planned.push_back(l);
+    pack_shape_info(plan, planned, p.outputs, out);
+}
+
 std::string replace_identifier(const std::string& expr, const std::string& from, const std::string& to) {
     auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     std::string out;

@@ -80,14 +80,7 @@ public:
             scalars_.clear();
             if (spec_.scalars) scalars_ = spec_.scalars(p);
             if (shape_info_) {
-                if (fused_) {
-                    // Fused ops' other inputs follow the inputs in the plan.
-                    std::vector<Layout> planned = p.inputs;
-                    for (const Layout& l : fused_extra_layouts(p)) planned.push_back(l);
-                    pack_shape_info(plan_, planned, p.outputs, packed_);
-                } else {
-                    pack_shape_info(plan_, p.inputs, p.outputs, packed_);
-                }
+                pack_shape_info_fused(plan_, p, packed_);   // fused ops' other inputs follow the inputs
                 if (packed_ != last_packed_) {
                     // Ordered on the in-order queue after the previous run's kernels.
                     device_->write_async(ctx.stream, *shape_info_, 0, packed_.data(),
