@@ -199,6 +199,17 @@ TEST(Flow, UnchangedInputs_SkipUpdateShapeImplAndRealloc) {
     EXPECT_FLOAT_EQ(r.get_output(0).as<float>()[4], 15.f);
 }
 
+TEST(Flow, RunStats_SubmitTimeIsTheIssuingPartOfHostTime) {
+    auto net = chain("t_unary");
+    InferRequest r(net);
+    for (int64_t n : {5, 9}) {
+        r.set_input("x", iota({n}));
+        r.infer();
+        EXPECT_GT(r.last_run().submit_ms, 0.0);
+        EXPECT_LE(r.last_run().submit_ms, r.last_run().host_ms);
+    }
+}
+
 TEST(Flow, SmallerShape_ReusesBufferLargerShape_Reallocates) {
     NetworkOptions opt;
     opt.prealloc = ShapePredictor::parse_settings("0 0 0 1.0");   // exact sizes

@@ -684,6 +684,7 @@ TEST(PipelineCli, Run_SavesOutputsAndWritesTheReport) {
                             "\"impl_cache_misses\": ", "\"static_builds\": "})
         EXPECT_NE(json.find(key, totals), std::string::npos) << key;
     EXPECT_EQ(count_of(json, "\"index\": "), pl.runs.size());
+    EXPECT_EQ(count_of(json, "\"submit_ms\": "), pl.runs.size() + 1);   // every run, and the totals
     EXPECT_NE(json.find("\"device\": \"cpu\""), std::string::npos);
     // Nothing of the staging is left next to the output folder.
     for (const auto& e : fs::directory_iterator(dir.path))

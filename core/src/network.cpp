@@ -285,8 +285,10 @@ void InferRequest::infer() {
     engine.reset_peak();
     pool_->reset_peak();
     staged_.clear();
+    std::chrono::steady_clock::time_point submit_end;
     try {
         for (size_t idx : exec_order_) insts_[idx]->execute();
+        submit_end = std::chrono::steady_clock::now();
         stream_->finish();
         copy_outputs();
     } catch (...) {
@@ -338,6 +340,7 @@ void InferRequest::infer() {
     pool_->end_run();
     last_.pool_bytes = pool_->used_bytes();
     last_.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    last_.submit_ms = std::chrono::duration<double, std::milli>(submit_end - t0).count();
     cumulative_ += last_.totals;
     ++run_index_;
     for (auto& inst : insts_) inst->begin_run();

@@ -173,6 +173,7 @@ std::string report_json(const RunResult& r) {
         }
         j.end_object();
         j.field("host_ms", run.host_ms);
+        j.field("submit_ms", run.stats.submit_ms);
         j.key("counters");
         counters(j, run.stats.totals, false);
         j.field("peak_bytes", run.stats.peak_bytes).field("used_bytes", run.stats.used_bytes);
@@ -196,6 +197,9 @@ std::string report_json(const RunResult& r) {
     j.field("peak_bytes", r.peak_bytes);
     j.field("runs", static_cast<uint64_t>(r.runs.size()));
     j.field("host_ms", r.host_ms);
+    double submit_ms = 0;
+    for (const auto& run : r.runs) submit_ms += run.stats.submit_ms;
+    j.field("submit_ms", submit_ms);
     j.key("impls").begin_object();
     for (const auto& [name, v] : impl_kinds(r)) j.field(name, v);
     j.end_object();

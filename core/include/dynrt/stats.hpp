@@ -71,6 +71,11 @@ struct RunStats {
     // are compared with.
     uint64_t tensor_bytes = 0;
     double host_ms = 0;               // wall time of infer()
+    // Wall time of infer() until every primitive was issued, before waiting for
+    // the device and copying the outputs: the host's own work (shape updates,
+    // impl choice, allocation, kernel enqueues). On a device that runs behind
+    // the host this is what the host spends; host_ms adds the device's time.
+    double submit_ms = 0;
 };
 
 }  // namespace dynrt
