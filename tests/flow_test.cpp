@@ -332,7 +332,9 @@ TEST(Flow, StaticNode_UsesStaticImplEvenWhenDynamicExists) {
 }
 
 TEST(Flow, CriticalOp_DynamicFirstThenBackgroundStaticTakesOver) {
-    auto net = chain("t_critical");
+    NetworkOptions opt;
+    opt.async_compile_after = 1;   // queue on a shape's first run
+    auto net = chain("t_critical", opt);
     InferRequest r(net);
     r.set_input("x", iota({6}));
     r.infer();
@@ -351,6 +353,47 @@ TEST(Flow, CriticalOp_DynamicFirstThenBackgroundStaticTakesOver) {
     r2.infer();
     EXPECT_EQ(node_counters(r2, "n").impl_cache_hits, 1u);
     EXPECT_EQ(node_counters(r2, "n").async_builds_queued, 0u);
+}
+
+TEST(Flow, CriticalOp_ByDefaultQueuesTheStaticBuildOnAShapesSecondRun) {
+    auto net = chain("t_critical");
+    InferRequest r(net);
+    r.set_input("x", iota({6}));
+    r.infer();   // first run of [6]: dynamic impl, nothing queued yet
+    EXPECT_EQ(node_counters(r, "n").dynamic_impl_runs, 1u);
+    EXPECT_EQ(node_counters(r, "n").async_builds_queued, 0u);
+    net->wait_for_background_builds();
+    r.infer();   // second run of [6]: queued now, still dynamic
+    EXPECT_EQ(node_counters(r, "n").dynamic_impl_runs, 1u);
+    EXPECT_EQ(node_counters(r, "n").async_builds_queued, 1u);
+    EXPECT_EQ(node_counters(r, "n").async_builds_picked, 0u);
+    net->wait_for_background_builds();
+    r.infer();   // third run: the static impl takes over
+    EXPECT_EQ(node_counters(r, "n").async_builds_picked, 1u);
+    EXPECT_EQ(node_counters(r, "n").dynamic_impl_runs, 0u);
+    EXPECT_FALSE(r.inst("n").impl()->is_dynamic());
+    EXPECT_FLOAT_EQ(r.get_output(0).as<float>()[5], 10.f);
+}
+
+TEST(Flow, CriticalOp_GrowingSequenceQueuesNothingUntilAShapeComesBack) {
+    auto net = chain("t_critical");
+    InferRequest r(net);
+    size_t queued = 0;
+    for (int64_t n = 1; n <= 20; ++n) {
+        r.set_input("x", iota({n}));
+        r.infer();
+        EXPECT_EQ(node_counters(r, "n").dynamic_impl_runs, 1u) << n;
+        queued += node_counters(r, "n").async_builds_queued;
+    }
+    EXPECT_EQ(queued, 0u);
+    r.set_input("x", iota({5}));   // a revisit is the shape's second run
+    r.infer();
+    EXPECT_EQ(node_counters(r, "n").async_builds_queued, 1u);
+    net->wait_for_background_builds();
+    r.infer();
+    EXPECT_EQ(node_counters(r, "n").async_builds_picked, 1u);
+    EXPECT_FALSE(r.inst("n").impl()->is_dynamic());
+    EXPECT_FLOAT_EQ(r.get_output(0).as<float>()[4], 8.f);
 }
 
 TEST(Flow, CriticalOpWithoutAsync_BuildsStaticSynchronously) {

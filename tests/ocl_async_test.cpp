@@ -103,6 +103,7 @@ void expect_hand_over(const std::string& op, int64_t rows) {
     const HostTensor want = cpu_reference(c);
     NetworkOptions opts;
     opts.async_compile = true;
+    opts.async_compile_after = 1;   // queue on the shape's first run
     auto net = Network::create(c.program, eng, opts);
     InferRequest req(net);
 
@@ -142,6 +143,28 @@ TEST(OclAsync, GemmRunsDynamicFirstThenPicksUpTheStaticImpl) {
     expect_hand_over("gemm", 40);
 }
 
+TEST(OclAsync, ByDefaultAShapeSeenOnceBuildsNothingAndOneThatStaysIsHandedOver) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const Case c = make_case("gemm", 13);
+    const HostTensor want = cpu_reference(c);
+    auto net = Network::create(c.program, eng, NetworkOptions());
+    InferRequest req(net);
+    req.set_input("in0", c.x);
+    for (int run = 1; run <= 2; ++run) {
+        req.infer();
+        net->wait_for_background_builds();
+        const NodeStats& s = node_stats(req);
+        EXPECT_TRUE(ends_with(s.impl, "_ocl_dynamic")) << "run " << run << ": " << s.impl;
+        EXPECT_EQ(s.counters.async_builds_queued, run == 2 ? 1u : 0u) << "run " << run;
+        EXPECT_LE(test::max_abs_diff(req.get_output(0), want), kTol) << "run " << run;
+    }
+    req.infer();
+    EXPECT_TRUE(ends_with(node_stats(req).impl, "_ocl_static")) << node_stats(req).impl;
+    EXPECT_EQ(node_stats(req).counters.async_builds_picked, 1u);
+    EXPECT_LE(test::max_abs_diff(req.get_output(0), want), kTol);
+}
+
 TEST(OclAsync, WithoutAsyncCompileTheStaticImplIsBuiltSynchronously) {
     EnginePtr eng = ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
@@ -164,7 +187,9 @@ TEST(OclAsync, WithoutAsyncCompileTheStaticImplIsBuiltSynchronously) {
 
 // Runs `c` on `eng` through the hand-over (dynamic, background static, static).
 void run_hand_over(const Case& c, const EnginePtr& eng) {
-    auto net = Network::create(c.program, eng, NetworkOptions());
+    NetworkOptions opts;
+    opts.async_compile_after = 1;
+    auto net = Network::create(c.program, eng, opts);
     InferRequest req(net);
     req.set_input("in0", c.x);
     req.infer();

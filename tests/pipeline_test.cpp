@@ -355,6 +355,28 @@ run: {prealloc: "0 0 0 1.0"}
     EXPECT_EQ(r.prealloc.next_iters_preallocation_count, 5u);
 }
 
+TEST(PipelineRun, AsyncCompileAfter_DecidesOnWhichRunOfAShapeItsBuildIsQueued) {
+    const std::string text = R"(
+inputs:
+  x: {dtype: f32, shape: [seq, 4]}
+  y: {dtype: f32, shape: [4, 3]}
+nodes:
+  - {name: mm, op: gemm, inputs: [x, y]}
+outputs: [mm]
+schedule:
+  - {seq: [1, 2, 3, 4, 2]}
+)";
+    RunOptions o;
+    o.device = "cpu";
+    // default (2): the growing part compiles nothing; the revisit of 2 queues one
+    RunResult r = run_pipeline(load_text(text), o);
+    EXPECT_EQ(r.totals.async_builds_queued, 1u);
+    EXPECT_EQ(r.runs.back().stats.totals.async_builds_queued, 1u);
+    // 1: every new shape queues its build on its first run
+    r = run_pipeline(load_text(text + "run: {async_compile_after: 1}\n"), o);
+    EXPECT_EQ(r.totals.async_builds_queued, 4u);
+}
+
 // ---- configs against independent computations ------------------------------------
 
 TEST(PipelineConfigs, FcActivation_MatchesHandComputation) {
@@ -583,6 +605,8 @@ TEST(PipelineErrors, SmallerMistakes_AreLocatedToo) {
          "run.seed"},
         {head + "  - {name: a, op: softmax, inputs: [x]}\noutputs: [a]\nrun: {prealloc: \"1 2\"}\n", "pipe.yaml:6:",
          "run.prealloc"},
+        {head + "  - {name: a, op: softmax, inputs: [x]}\noutputs: [a]\nrun: {async_compile_after: 0}\n",
+         "pipe.yaml:6:", "run.async_compile_after must be >= 1"},
         {"inputs: {x: {shape: [1, seq]}}\nnodes: []\noutputs: [x]\nschedule:\n  - {seq: [1, x]}\n", "pipe.yaml:5:",
          "must be integers"},
     };

@@ -79,6 +79,7 @@ LruCounts alternate_impls(size_t capacity) {
     const HostTensor w = test::random_tensor(DataType::f32, Shape{20, 3, 3, 3}, 3);
     NetworkOptions opt;
     opt.weights_cache_capacity = capacity;
+    opt.async_compile_after = 1;   // each size's static build queued on its first run
     auto net = Network::create(conv_program(w, 1), test::engine("cpu"), opt);
     InferRequest req(net);
     const std::vector<int64_t> sizes = {5, 5, 8, 8, 5};

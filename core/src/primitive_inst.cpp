@@ -312,6 +312,11 @@ void PrimitiveInst::execute() {
         if (impl_changed_ || !weights_mem_) update_weights();
         realloc_if_needed();
     } else if (waiting_async_) {
+        // Another run of the same shapes: time to queue a deferred build?
+        if (deferred_build_ && count_visit(impl_key_) >= network_.options().async_compile_after) {
+            queue_static_build(*deferred_build_->impl, deferred_build_->params, deferred_build_->key);
+            deferred_build_.reset();
+        }
         // A background static build for the current shapes may have finished.
         if (ImplPtr built = network_.impl_cache().get(impl_key_)) {
             impl_ = std::move(built);
@@ -707,6 +712,7 @@ void PrimitiveInst::update_impl() {
         ++counters_.impl_cache_hits;
         impl_ = std::move(cached);
         waiting_async_ = false;
+        deferred_build_.reset();
     } else {
         ++counters_.impl_cache_misses;
         const std::string& type = network_.engine().info().type;
@@ -750,16 +756,12 @@ void PrimitiveInst::update_impl() {
             }
             impl_ = dynamic_impl_;
             waiting_async_ = false;
+            deferred_build_.reset();
             if (critical && stat && opt.async_compile && network_.compilation_context()) {
-                KernelParams p = params_for(stat->entry);
-                ImplCache* cache_ptr = &cache;
-                std::shared_ptr<void> lib = stat->library;
-                const ImplEntry* entry = &stat->entry;
-                const bool queued = network_.compilation_context()->push(key, [p, cache_ptr, lib, entry, key] {
-                    if (cache_ptr->contains(key)) return;   // built meanwhile
-                    cache_ptr->put(key, Registry::hold(entry->create(p), lib));
-                });
-                if (queued) ++counters_.async_builds_queued;
+                if (count_visit(key) >= opt.async_compile_after)
+                    queue_static_build(*stat, params_for(stat->entry), key);
+                else
+                    deferred_build_ = DeferredBuild{stat, params_for(stat->entry), key};
                 waiting_async_ = true;
             }
         } else if (stat) {
@@ -770,6 +772,8 @@ void PrimitiveInst::update_impl() {
             }
             cache.put(key, impl_);
             ++counters_.static_builds;
+            waiting_async_ = false;
+            deferred_build_.reset();
         } else {
             throw Error("no implementation of op '" + node_.op + "' on device '" + type + "' for " +
                             layouts_to_string(params_.inputs) + " -> " + layouts_to_string(params_.outputs) +
@@ -784,6 +788,24 @@ void PrimitiveInst::update_impl() {
         impl_changed_ = true;
         ++counters_.impl_changes;
     }
+}
+
+uint32_t PrimitiveInst::count_visit(const std::string& key) {
+    // Bounded: a sequence of ever new shapes forgets the oldest counts at once.
+    if (key_visits_.size() >= 4096) key_visits_.clear();
+    return ++key_visits_[key];
+}
+
+void PrimitiveInst::queue_static_build(const RegisteredImpl& impl, const KernelParams& params,
+                                       const std::string& key) {
+    ImplCache* cache = &network_.impl_cache();
+    std::shared_ptr<void> lib = impl.library;
+    const ImplEntry* entry = &impl.entry;
+    const bool queued = network_.compilation_context()->push(key, [params, cache, lib, entry, key] {
+        if (cache->contains(key)) return;   // built meanwhile
+        cache->put(key, Registry::hold(entry->create(params), lib));
+    });
+    if (queued) ++counters_.async_builds_queued;
 }
 
 // ---- fake alignment ------------------------------------------------------------

@@ -295,6 +295,7 @@ void sweep(Mode mode) {
     NetworkOptions opts;
     opts.use_dynamic_impls = mode != Mode::static_only;
     opts.async_compile = mode == Mode::dynamic_async;
+    opts.async_compile_after = 1;   // queue each new shape's build on its first run
     auto net = Network::create(prog, test::engine(), opts);
     InferRequest req(net);
 

@@ -85,6 +85,7 @@ struct RunSettings {
     std::optional<std::string> prealloc;          // "N BYTES DIFF RATIO"
     size_t impl_cache_capacity = 300;
     bool async_compile = true;
+    size_t async_compile_after = 2;               // NetworkOptions::async_compile_after
     bool dynamic_impls = true;
     size_t compile_threads = 1;
     bool inplace_concat = true;                   // NetworkOptions::inplace_concat

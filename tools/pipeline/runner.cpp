@@ -187,6 +187,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     nopt.impl_cache_capacity = p.run.impl_cache_capacity;
     nopt.use_dynamic_impls = p.run.dynamic_impls;
     nopt.async_compile = p.run.async_compile;
+    nopt.async_compile_after = p.run.async_compile_after;
     nopt.compile_threads = p.run.compile_threads;
     nopt.prealloc = result.prealloc;
     nopt.verbose = options.verbose;

@@ -153,9 +153,10 @@ struct Loader {
     void read_run(const YAML::Node& n) {
         detail::expect_map(src, n, "run");
         detail::check_keys(src, n,
-                           {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "dynamic_impls",
-                            "compile_threads", "inplace_concat", "memory_pool", "memory_budget", "reset_state",
-                            "fusion", "fake_alignment", "weights_cache"},
+                           {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile",
+                            "async_compile_after", "dynamic_impls", "compile_threads", "inplace_concat",
+                            "memory_pool", "memory_budget", "reset_state", "fusion", "fake_alignment",
+                            "weights_cache"},
                            "run");
         auto& r = p.run;
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
@@ -182,6 +183,7 @@ struct Loader {
         };
         count("impl_cache_capacity", r.impl_cache_capacity, 1);
         count("compile_threads", r.compile_threads, 1);
+        count("async_compile_after", r.async_compile_after, 1);
         if (n["async_compile"]) r.async_compile = detail::read_bool(src, n["async_compile"], "run.async_compile");
         if (n["dynamic_impls"]) r.dynamic_impls = detail::read_bool(src, n["dynamic_impls"], "run.dynamic_impls");
         if (n["inplace_concat"]) r.inplace_concat = detail::read_bool(src, n["inplace_concat"], "run.inplace_concat");

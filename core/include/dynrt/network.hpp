@@ -35,6 +35,12 @@ struct NetworkOptions {
     bool use_dynamic_impls = true;      // false: always build static impls
     bool async_compile = true;          // critical ops: background static build
     size_t compile_threads = 1;
+    // The run of a shape on which its background static build is queued: 1 =
+    // its first run; 2 (default) = when the shape runs a second time, in a row
+    // or on a later visit. A growing sequence never runs a shape twice, so
+    // nothing is compiled that no run would pick up; a shape that stays or
+    // comes back gets its static impl one run later than with 1.
+    size_t async_compile_after = 2;
     ShapePredictor::Settings prealloc;  // per-request predictor settings
     bool verbose = false;               // impl choice reasons on stderr
     // Producers of an in-place target (OpDefinition::inplace_axis, e.g. concat)

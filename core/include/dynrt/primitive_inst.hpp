@@ -34,7 +34,9 @@
 
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "dynrt/host_tensor.hpp"
@@ -116,6 +118,14 @@ public:
     void realloc_if_needed();
 
 private:
+    // Background static builds (NetworkOptions::async_compile_after).
+    struct DeferredBuild {
+        const RegisteredImpl* impl = nullptr;
+        KernelParams params;
+        std::string key;
+    };
+    uint32_t count_visit(const std::string& key);   // runs of `key` on the dynamic impl so far
+    void queue_static_build(const RegisteredImpl& impl, const KernelParams& params, const std::string& key);
     bool roots_unchanged() const;
     std::vector<const HostTensor*> read_value_inputs();
     MemoryPtr input_memory(size_t i) const;
@@ -211,7 +221,9 @@ private:
     bool update_shape_done_by_other_ = false;
     bool impl_changed_ = false;
     bool memory_changed_ = false;
-    bool waiting_async_ = false;            // background static build queued for impl_key_
+    bool waiting_async_ = false;            // background static build queued (or deferred) for impl_key_
+    std::optional<DeferredBuild> deferred_build_;   // to queue on a later run of impl_key_
+    std::unordered_map<std::string, uint32_t> key_visits_;   // runs on the dynamic impl per impl key
 };
 
 }  // namespace dynrt
