@@ -714,15 +714,20 @@ __kernel void add4(__global const int* shape_info, __global const float4* a, __g
 // position's output, and each launch passes its whole argument list to
 // launch(), whose argument cache then sets nothing (the arguments do not
 // change between runs, as for a node whose shape did not change).
-void BM_PlainEnqueue(benchmark::State& state) {
+// `own_shape_info`: every position has its own shape_info buffer, as every
+// node of the flow has (otherwise one buffer serves the whole chain).
+void BM_PlainEnqueue(benchmark::State& state, bool own_shape_info) {
     if (skip_without_ocl(state)) return;
     try {
         OclDevice& dev = *env().device;
         const Layout l(PartialShape{1, 256}, DataType::f32);
         MemoryPtr x = device_tensor(l, 1), ping = device_tensor(l, 0), pong = device_tensor(l, 0);
         const int32_t vectors = 256 / 4;
-        auto shape_info = env().engine->allocate(sizeof vectors);
-        shape_info->write(*env().stream, &vectors, 0, sizeof vectors);
+        std::vector<std::shared_ptr<Buffer>> shape_infos;
+        for (int i = 0; i < (own_shape_info ? kLongChain : 1); ++i) {
+            shape_infos.push_back(env().engine->allocate(sizeof vectors));
+            shape_infos.back()->write(*env().stream, &vectors, 0, sizeof vectors);
+        }
         const OclDispatch d = dispatch_grid_stride(vectors, dev.limits());
         std::vector<std::shared_ptr<OclKernel>> kernels;
         std::vector<std::vector<OclArg>> args;
@@ -730,7 +735,8 @@ void BM_PlainEnqueue(benchmark::State& state) {
             kernels.push_back(dev.build_kernel(kAddKernel, "add4", {}));
             const Memory& in = i == 0 ? *x : (i % 2 ? *ping : *pong);
             const Memory& out = i % 2 ? *pong : *ping;
-            args.push_back({OclArg::buf(*shape_info), OclArg::mem(in), OclArg::mem(*x), OclArg::mem(out)});
+            const Buffer& si = *shape_infos[own_shape_info ? size_t(i) : 0];
+            args.push_back({OclArg::buf(si), OclArg::mem(in), OclArg::mem(*x), OclArg::mem(out)});
         }
         const ChainSamples s = time_chains(state, [&](bool longer) {
             const int n = longer ? kLongChain : kChain;
@@ -740,12 +746,14 @@ void BM_PlainEnqueue(benchmark::State& state) {
             env().stream->finish();
             return issued;
         });
-        g_enqueue_us = s.slope_us(false);
-        g_enqueue_cpu_us = s.slope_us(true);
-        g_enqueue_submit_us = s.slope_of(ChainSamples::What::submit);
-        state.counters["us_per_kernel"] = g_enqueue_us;
-        state.counters["cpu_us_per_kernel"] = g_enqueue_cpu_us;
-        state.counters["submit_us_per_kernel"] = g_enqueue_submit_us;
+        if (!own_shape_info) {   // the baseline of host_work_per_node
+            g_enqueue_us = s.slope_us(false);
+            g_enqueue_cpu_us = s.slope_us(true);
+            g_enqueue_submit_us = s.slope_of(ChainSamples::What::submit);
+        }
+        state.counters["us_per_kernel"] = s.slope_us(false);
+        state.counters["cpu_us_per_kernel"] = s.slope_us(true);
+        state.counters["submit_us_per_kernel"] = s.slope_of(ChainSamples::What::submit);
         state.counters["fixed_us"] = s.intercept_us(false);
     } catch (const Error& e) {
         state.SkipWithError(e.what());
@@ -756,12 +764,14 @@ void BM_PlainEnqueue(benchmark::State& state) {
 // off) on a [1, 256] input (shape unchanged between infers) through Network and
 // InferRequest. us_per_node is the slope, fixed_us_per_infer the intercept,
 // host_us_over_enqueue the slope minus the plain launch's (same for CPU time).
-void BM_HostWorkPerNode(benchmark::State& state) {
+// `dynamic`: the shape-agnostic eltwise impl (the node's input has a dynamic
+// dim); otherwise a static network and the static impl.
+void BM_HostWorkPerNode(benchmark::State& state, bool dynamic) {
     if (skip_without_ocl(state)) return;
     try {
-        auto make_request = [](int nodes) {
+        auto make_request = [dynamic](int nodes) {
             auto p = std::make_shared<Program>(env().registry, "chain");
-            p->add_input("x", Layout(PartialShape{1, Dimension()}, DataType::f32));
+            p->add_input("x", Layout(dynamic ? PartialShape{1, Dimension()} : PartialShape{1, 256}, DataType::f32));
             std::string prev = "x";
             Attributes add;
             add.set("mode", std::string("add"));
@@ -837,8 +847,18 @@ void register_all() {
         s.SkipWithError("CLBlast not found");
     });
 #endif
-    benchmark::RegisterBenchmark("ocl/plain_enqueue", BM_PlainEnqueue)->UseManualTime()->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("ocl/host_work_per_node", BM_HostWorkPerNode)
+    benchmark::RegisterBenchmark("ocl/plain_enqueue", [](benchmark::State& s) { BM_PlainEnqueue(s, false); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("ocl/plain_enqueue/own_shape_info",
+                                 [](benchmark::State& s) { BM_PlainEnqueue(s, true); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("ocl/host_work_per_node", [](benchmark::State& s) { BM_HostWorkPerNode(s, true); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark("ocl/host_work_per_node/static",
+                                 [](benchmark::State& s) { BM_HostWorkPerNode(s, false); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
 }

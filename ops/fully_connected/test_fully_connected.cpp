@@ -289,11 +289,14 @@ void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases) {
 
 // Rows (d0 * d1) on the skinny kernel (<= 16: every row bucket 1, 2, 4, 8, 16)
 // and the tiled one, K and N over the tails (1, 3, 13, 16, 17, 255, 257), with
-// revisits.
+// revisits; K a multiple of 4 and not (the skinny kernel's float4 and scalar
+// loops).
 std::vector<FcCase> tail_cases() {
     return {{1, 1, 1, 1},    {1, 3, 13, 17},  {2, 8, 16, 3},   {1, 16, 257, 255}, {1, 17, 255, 13},
             {3, 85, 3, 16},  {1, 257, 17, 1}, {1, 1, 257, 257}, {1, 3, 13, 17},   {1, 1, 1, 1},
-            {1, 17, 255, 13}, {1, 2, 5, 8},   {2, 4, 17, 9},   {1, 5, 3, 4}};
+            {1, 17, 255, 13}, {1, 2, 5, 8},   {2, 4, 17, 9},   {1, 5, 3, 4},
+            // K a multiple of 4 on the skinny kernel (its float4 path), every bucket
+            {1, 1, 256, 5},   {1, 2, 20, 8},  {1, 3, 4, 7},    {2, 3, 260, 17}, {4, 4, 12, 33}};
 }
 
 TEST(FullyConnectedOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, true, tail_cases()); }

@@ -5,7 +5,8 @@
 //     bucket. A work-group owns a block of output columns; its work-items split
 //     K into strided slices, each keeps MM partial sums (per column, or per
 //     float4 of columns when b is [K, N]) in registers, and the slices are
-//     summed in local memory. The weights are read once, which is what bounds
+//     summed in local memory. With b [N, K], a not transposed and K a
+//     multiple of 4, the slices read a and b as float4. The weights are read once, which is what bounds
 //     these shapes. The shape-agnostic build holds the buckets 1, 2, 4, 8 and
 //     16 (same program, one entry point each); the static build one for its M.
 //   - otherwise ("tiled"): a work-group of WG_N x WG_M work-items computes a
@@ -170,11 +171,30 @@ inline void skinny(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global con
         arow[m] = min(m, M - 1);
     }
     if (n < N) {
-#pragma unroll 4
-        for (int k = s; k < K; k += SK_SLICES) {
-            const float bv = B_AT(b, k, n, K, N);
+#if !TA
+        if ((K & 3) == 0) {
+            // K a multiple of 4: the rows of a and of b start 16-byte aligned
+            // (buffers and sub-buffers are), so each work-item reads float4s,
+            // a quarter of the load instructions; consecutive slices still
+            // read consecutive float4s of the column (coalesced).
+            const int K4 = K >> 2;
+            __global const float4* a4 = (__global const float4*)a;
+            __global const float4* b4 = (__global const float4*)b + n * K4;
+#pragma unroll 2
+            for (int k4 = s; k4 < K4; k4 += SK_SLICES) {
+                const float4 bv = b4[k4];
 #pragma unroll
-            for (int m = 0; m < MM; ++m) acc[m] = mad(A_AT(a, arow[m], k, M, K), bv, acc[m]);
+                for (int m = 0; m < MM; ++m) acc[m] += dot(a4[arow[m] * K4 + k4], bv);
+            }
+        } else
+#endif
+        {
+#pragma unroll 4
+            for (int k = s; k < K; k += SK_SLICES) {
+                const float bv = B_AT(b, k, n, K, N);
+#pragma unroll
+                for (int m = 0; m < MM; ++m) acc[m] = mad(A_AT(a, arow[m], k, M, K), bv, acc[m]);
+            }
         }
     }
 #pragma unroll

@@ -342,7 +342,7 @@ TEST(GemmOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, false
 TEST(GemmOcl, StaticImplsMatchCpuOverTailShapesAndAreCached) { ocl_sweep(false, false, false, false, tail_cases()); }
 
 // Transposes, alpha/beta and c broadcast, batch dims broadcast on both sides;
-// one skinny and one tiled shape each. Static impls for every combination; the
+// two skinny shapes (K a multiple of 4 and not) and one tiled shape each. Static impls for every combination; the
 // shape-agnostic one (the same kernel body, dims from shape_info) for both
 // transposes only, to keep PoCL's compile time down.
 std::vector<OclCase> transpose_cases(bool ta, bool tb) {
@@ -350,7 +350,7 @@ std::vector<OclCase> transpose_cases(bool ta, bool tb) {
         return OclCase{ta ? Shape{3, 1, k, m} : Shape{3, 1, m, k}, tb ? Shape{2, n, k} : Shape{2, k, n},
                        Shape{1, m, 1}};
     };
-    return {mk(5, 19, 7), mk(37, 21, 35)};
+    return {mk(5, 19, 7), mk(37, 21, 35), mk(6, 24, 9)};   // K = 24: the skinny float4 loop of b [N, K]
 }
 
 TEST(GemmOcl, TransposesAlphaBetaAndBroadcastMatchCpu) {
