@@ -5,9 +5,12 @@ usage: decode_figures.py REPORT.json [REPORT.json ...]
 
 For each `dynrt run --report` file: device allocations made by the request's
 memory pool after step 16, bytes copied by concat kernels, peak device bytes
-against the logical bytes of the tensors held at that step, and steps/s.
+against the logical bytes of the tensors held at that step, steps/s over the
+whole run (kernel builds of the first steps included: a cold program cache
+shows there), and the median time of a step after step 16 (steady state).
 """
 import json
+import statistics
 import sys
 
 
@@ -31,6 +34,7 @@ def figures(path):
         "peak_over_tensors": round(ratio, 3),
         "steps_per_s": round(steps_per_s, 1),
         "ms_per_step": round(r["totals"]["host_ms"] / len(runs), 3),
+        "median_ms_per_step_after_16": round(statistics.median(x["host_ms"] for x in late), 3) if late else None,
     }
 
 

@@ -252,8 +252,9 @@ TEST(OclApi, ShapeAgnosticDefines_DifferForStaticAndDynamicBuilds) {
     };
     const JitDefines dyn = shape_agnostic_defines(true), stat = shape_agnostic_defines(false);
     EXPECT_EQ(find(dyn, "IS_DYNAMIC"), "1");
-    EXPECT_EQ(find(dyn, "OPTIONAL_SHAPE_INFO_ARG"), "__global const int* shape_info,");
-    EXPECT_EQ(find(dyn, "OPTIONAL_SHAPE_INFO_TENSOR"), "shape_info,");
+    EXPECT_EQ(find(dyn, "OPTIONAL_SHAPE_INFO_ARG"), "__global const int* shape_info_base, const int shape_info_offset,");
+    EXPECT_EQ(find(dyn, "OPTIONAL_SHAPE_INFO_TENSOR"), "shape_info_base, shape_info_offset,");
+    EXPECT_EQ(find(dyn, "shape_info"), "(shape_info_base + shape_info_offset)");
     EXPECT_EQ(find(stat, "IS_DYNAMIC"), "0");
     EXPECT_EQ(find(stat, "OPTIONAL_SHAPE_INFO_ARG"), "");
     EXPECT_EQ(find(stat, "OPTIONAL_SHAPE_INFO_TENSOR"), "");
@@ -463,7 +464,10 @@ TEST_F(OclEngineTest, VectorAddShapeAgnostic_ReadsEachRunsShapeInfo) {
     const size_t cap = 257;
     const auto a = pattern(cap, 11), b = pattern(cap, 12);
     auto ba = upload(*engine_, *stream_, a), bb = upload(*engine_, *stream_, b);
-    auto shape_info = engine_->allocate(plan.bytes());
+    // shape_info sits 128 bytes into its buffer (as in a stream's arena): the
+    // kernel gets the buffer and the offset in ints.
+    const size_t at = 128;
+    auto shape_info = engine_->allocate(at + plan.bytes());
     const std::vector<size_t> order = {257, 1, 16, 3, 255, 13, 17};
     const float sentinel = -1000.0f;
     std::vector<std::shared_ptr<Buffer>> outs;
@@ -473,11 +477,13 @@ TEST_F(OclEngineTest, VectorAddShapeAgnostic_ReadsEachRunsShapeInfo) {
         outs.push_back(upload(*engine_, *stream_, std::vector<float>(cap, sentinel)));
         Memory ma(ba, rt), mb(bb, rt), mo(outs.back(), rt);
         pack_shape_info(plan, {rt, rt}, {rt}, packed);
-        dev_->write_async(*stream_, *shape_info, 0, packed.data(), plan.bytes());
+        dev_->write_async(*stream_, *shape_info, at, packed.data(), plan.bytes());
         std::fill(packed.begin(), packed.end(), -1);   // the source is free at once
         const size_t work[3] = {n, 1, 1};
         dev_->launch(*stream_, *kernel,
-                     {OclArg::buf(*shape_info), OclArg::mem(ma), OclArg::mem(mb), OclArg::mem(mo), OclArg::f32(2.0f)},
+                     {OclArg::buf(*shape_info), OclArg::i32(int32_t(at / 4)), OclArg::mem(ma), OclArg::mem(mb),
+                      OclArg::mem(mo),
+                      OclArg::f32(2.0f)},
                      dispatch_for(work, 1, dev_->limits()));
     }
     stream_->finish();
@@ -490,8 +496,59 @@ TEST_F(OclEngineTest, VectorAddShapeAgnostic_ReadsEachRunsShapeInfo) {
     }
     EXPECT_EQ(dev_->build_stats().source_builds, 1u);
     std::vector<int32_t> device_info(plan.ints());
-    shape_info->read(*stream_, device_info.data(), 0, plan.bytes());
+    shape_info->read(*stream_, device_info.data(), at, plan.bytes());
     EXPECT_EQ(device_info[7], 17);   // the last run's length
+}
+
+TEST_F(OclEngineTest, ShapeInfoRegions_ShareAFewBuffersPerStreamAndAreReused) {
+    const size_t allocs0 = engine_->allocation_count();
+    std::vector<std::shared_ptr<ShapeInfoRegion>> regions;
+    std::set<std::pair<const Buffer*, size_t>> seen;
+    for (int i = 0; i < 64; ++i) {
+        regions.push_back(dev_->shape_info_region(*stream_, 96));
+        const ShapeInfoRegion& r = *regions.back();
+        EXPECT_EQ(r.stream(), stream_.get());
+        EXPECT_EQ(r.offset() % 128, 0u);
+        EXPECT_LE(r.offset() + 96, r.buffer().size());
+        EXPECT_TRUE(seen.insert({&r.buffer(), r.offset()}).second) << "region " << i << " handed out twice";
+    }
+    std::set<const Buffer*> buffers;
+    for (const auto& r : regions) buffers.insert(&r->buffer());
+    // 64 regions of 128 bytes: 4 KiB, then 8 KiB (32 + 64 regions)
+    EXPECT_EQ(buffers.size(), 2u);
+    EXPECT_EQ(engine_->allocation_count() - allocs0, 2u);
+
+    // Released regions are handed out again before anything is allocated.
+    const auto [buf, off] = std::make_pair(&regions[5]->buffer(), regions[5]->offset());
+    regions[5].reset();
+    auto again = dev_->shape_info_region(*stream_, 100);
+    EXPECT_EQ(&again->buffer(), buf);
+    EXPECT_EQ(again->offset(), off);
+    EXPECT_EQ(engine_->allocation_count() - allocs0, 2u);
+
+    // Another stream has arenas of its own; a request above 1 MiB a buffer of its own.
+    auto other_stream = engine_->create_stream();
+    auto other = dev_->shape_info_region(*other_stream, 96);
+    EXPECT_EQ(buffers.count(&other->buffer()), 0u);
+    auto big = dev_->shape_info_region(*stream_, (size_t(1) << 20) + 4);
+    EXPECT_EQ(big->offset(), 0u);
+    EXPECT_GE(big->buffer().size(), (size_t(1) << 20) + 4);
+    EXPECT_EQ(buffers.count(&big->buffer()), 0u);
+
+    // A region written through OclShapeInfo holds the packed ints at its offset.
+    OclShapeInfo si(2 * sizeof(int32_t));
+    EXPECT_TRUE(si.needs_region(*stream_));
+    si.update(*dev_, *stream_, {7, 9});
+    EXPECT_FALSE(si.needs_region(*stream_));
+    EXPECT_TRUE(si.needs_region(*other_stream));
+    std::vector<OclArg> args;
+    si.push_args(args);
+    ASSERT_EQ(args.size(), 2u);
+    ASSERT_EQ(args[0].kind, OclArg::Kind::buffer);
+    std::vector<int32_t> back(2);
+    const_cast<Buffer*>(args[0].buffer)->read(*stream_, back.data(), size_t(args[1].int_value) * 4, 8);
+    EXPECT_EQ(back, (std::vector<int32_t>{7, 9}));
+    EXPECT_NE(error_of([&] { si.update(*dev_, *stream_, {1, 2, 3}); }).find("shape_info"), std::string::npos);
 }
 
 TEST_F(OclEngineTest, MemoryOffset_IsPassedAsSubBufferOrRefused) {

@@ -240,7 +240,7 @@ public:
             skinny_[0] = device_->build_kernel(source, "matmul_skinny_" + std::to_string(sk_max_m), defs);
         }
         if (need_tiled) tiled_ = device_->build_kernel(source, "matmul_tiled", defs);
-        if (dynamic && plan_.slots > 0) shape_info_ = p.engine->allocate(plan_.bytes());
+        if (dynamic) shape_info_ = OclShapeInfo(plan_.bytes());
         if (!dynamic) {
             bound_inputs_ = p.inputs;
             bound_outputs_ = p.outputs;
@@ -253,7 +253,8 @@ public:
     // inputs may change shape alone: no shortcut then.
     void execute(ExecContext& ctx) override {
         const KernelParams& p = ctx.params;
-        if (!have_last_ || fused_ || !same_layouts(p.inputs, last_inputs_) || !same_layouts(p.outputs, last_outputs_)) {
+        if (!have_last_ || fused_ || shape_info_.needs_region(ctx.stream) || !same_layouts(p.inputs, last_inputs_) ||
+            !same_layouts(p.outputs, last_outputs_)) {
             if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
                 throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
             const Sizes sz = hooks_.sizes(p);
@@ -267,14 +268,10 @@ public:
             } else {
                 kernel_ = skinny_[0].get();
             }
-            if (shape_info_) {
+            if (!shape_info_.empty()) {
                 pack_shape_info_fused(plan_, p, packed_);
-                if (packed_ != last_packed_) {
-                    // Ordered on the in-order queue after the previous run's kernels.
-                    device_->write_async(ctx.stream, *shape_info_, 0, packed_.data(),
-                                         packed_.size() * sizeof(int32_t));
-                    last_packed_ = packed_;
-                }
+                // Ordered on the in-order queue after the previous run's kernels.
+                shape_info_.update(*device_, ctx.stream, packed_);
             }
             last_inputs_ = p.inputs;
             last_outputs_ = p.outputs;
@@ -283,7 +280,7 @@ public:
         if (disp_.gws[0] == 0 || disp_.gws[1] == 0 || disp_.gws[2] == 0) return;   // empty output
 
         args_.clear();
-        if (shape_info_) args_.push_back(OclArg::buf(*shape_info_));
+        shape_info_.push_args(args_);
         for (const auto& m : ctx.inputs) args_.push_back(OclArg::mem(*m));
         for (const auto& m : ctx.outputs) args_.push_back(OclArg::mem(*m));
         if (fused_ && ctx.fused_inputs)
@@ -309,8 +306,8 @@ private:
     bool have_last_ = false;
     std::vector<Layout> last_inputs_, last_outputs_;
     ShapeInfoPlan plan_;
-    std::shared_ptr<Buffer> shape_info_;
-    std::vector<int32_t> packed_, last_packed_;
+    OclShapeInfo shape_info_;
+    std::vector<int32_t> packed_;
     std::vector<OclArg> args_;
     std::vector<Layout> bound_inputs_, bound_outputs_;
 };

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,33 @@ struct Context {
 };
 using ContextPtr = std::shared_ptr<Context>;
 
+// The shape_info regions of one stream's kernels (OclDevice::
+// shape_info_region): 128-byte aligned regions cut from a few buffers, the
+// first of 4 KiB and each next one twice the last (up to 1 MiB), and reused
+// through free lists by size. Only the stream's in-order queue writes them, so
+// a region released while a kernel still reads it is rewritten after that
+// kernel. Held by shared_ptr: a region keeps its buffer, not the arena.
+class ShapeInfoArena : public std::enable_shared_from_this<ShapeInfoArena> {
+public:
+    static constexpr size_t kAlign = 128, kFirstBuffer = 4096, kLargestBuffer = size_t(1) << 20;
+    using Allocate = std::function<std::shared_ptr<Buffer>(size_t bytes)>;
+    std::shared_ptr<ShapeInfoRegion> take(size_t bytes, const Stream* stream, const Allocate& allocate);
+    size_t buffers() const;   // buffers allocated so far
+
+private:
+    struct Block {
+        std::shared_ptr<Buffer> buffer;
+        size_t offset = 0;
+    };
+    void give_back(size_t size, Block block);
+    mutable std::mutex mutex_;
+    std::map<size_t, std::vector<Block>> free_;   // by rounded size
+    std::shared_ptr<Buffer> current_;             // the buffer regions are cut from
+    size_t used_ = 0;
+    size_t next_size_ = kFirstBuffer;
+    size_t buffers_ = 0;
+};
+
 class OclStream final : public Stream {
 public:
     OclStream(ContextPtr ctx, bool profiling);
@@ -59,9 +87,11 @@ public:
     // only; takes ownership) until finish() reads its times.
     void on_launch(cl_event ev);
     OclStreamProfile profile() const;
+    ShapeInfoArena& shape_info_arena() { return *arena_; }
 
 private:
     ContextPtr ctx_;
+    std::shared_ptr<ShapeInfoArena> arena_ = std::make_shared<ShapeInfoArena>();
     cl_command_queue queue_ = nullptr;
     bool profiling_;
     mutable std::mutex mutex_;

@@ -10,6 +10,7 @@
 // modules use to build and launch kernels without linking OpenCL.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -72,6 +73,51 @@ void OclStream::on_launch(cl_event ev) {
 OclStreamProfile OclStream::profile() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return profile_;
+}
+
+// ---- shape_info arena --------------------------------------------------------------
+
+std::shared_ptr<ShapeInfoRegion> ShapeInfoArena::take(size_t bytes, const Stream* stream, const Allocate& allocate) {
+    const size_t size = (std::max<size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+    Block block;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = free_.find(size);
+        if (it != free_.end() && !it->second.empty()) {
+            block = std::move(it->second.back());
+            it->second.pop_back();
+        } else if (size > kLargestBuffer) {
+            block.buffer = allocate(size);   // larger than any shared buffer: its own
+            ++buffers_;
+        } else {
+            if (!current_ || current_->size() - used_ < size) {
+                while (next_size_ < size) next_size_ *= 2;
+                current_ = allocate(next_size_);
+                used_ = 0;
+                ++buffers_;
+                next_size_ = std::min(next_size_ * 2, kLargestBuffer);
+            }
+            block.buffer = current_;
+            block.offset = used_;
+            used_ += size;
+        }
+    }
+    std::weak_ptr<ShapeInfoArena> self = weak_from_this();
+    std::shared_ptr<Buffer> buffer = block.buffer;
+    const size_t offset = block.offset;
+    return std::make_shared<ShapeInfoRegion>(std::move(buffer), offset, stream, [self, size, block] {
+        if (auto arena = self.lock()) arena->give_back(size, block);
+    });
+}
+
+void ShapeInfoArena::give_back(size_t size, Block block) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_[size].push_back(std::move(block));
+}
+
+size_t ShapeInfoArena::buffers() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return buffers_;
 }
 
 cl_command_queue queue_for(Stream& stream, const Context& ctx, bool& must_wait) {
@@ -482,6 +528,12 @@ public:
         }
         clReleaseEvent(ev);
         if (must_wait) check(clFinish(q), "waiting for a write on " + ctx_->name);
+    }
+
+    std::shared_ptr<ShapeInfoRegion> shape_info_region(Stream& stream, size_t bytes) override {
+        auto* os = exact_cast<OclStream>(&stream);
+        if (!os) return std::make_shared<ShapeInfoRegion>(allocate(bytes), 0, &stream, nullptr);
+        return os->shape_info_arena().take(bytes, &stream, [this](size_t n) { return allocate(n); });
     }
 
     std::shared_ptr<Stream> create_stream(bool profiling) override {

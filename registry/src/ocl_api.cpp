@@ -15,10 +15,34 @@ namespace dynrt {
 JitDefines shape_agnostic_defines(bool is_dynamic) {
     JitDefines d;
     d.emplace_back("IS_DYNAMIC", is_dynamic ? "1" : "0");
-    d.emplace_back("OPTIONAL_SHAPE_INFO_ARG", is_dynamic ? "__global const int* shape_info," : "");
-    d.emplace_back("OPTIONAL_SHAPE_INFO_TENSOR", is_dynamic ? "shape_info," : "");
+    d.emplace_back("OPTIONAL_SHAPE_INFO_ARG",
+                   is_dynamic ? "__global const int* shape_info_base, const int shape_info_offset," : "");
+    d.emplace_back("OPTIONAL_SHAPE_INFO_TENSOR", is_dynamic ? "shape_info_base, shape_info_offset," : "");
+    if (is_dynamic) d.emplace_back("shape_info", "(shape_info_base + shape_info_offset)");
     d.emplace_back("SHAPE_INFO_DIMS", std::to_string(kShapeInfoDims));
     return d;
+}
+
+void OclShapeInfo::update(OclDevice& device, Stream& stream, const std::vector<int32_t>& packed) {
+    if (bytes_ == 0) return;
+    if (packed.size() * sizeof(int32_t) != bytes_)
+        throw Error("shape_info: " + std::to_string(packed.size() * sizeof(int32_t)) + " bytes packed for a region of " +
+                    std::to_string(bytes_));
+    if (needs_region(stream)) {
+        region_.reset();   // back to its arena first: the new one may reuse it
+        region_ = device.shape_info_region(stream, bytes_);
+        last_.clear();
+    }
+    if (packed == last_) return;
+    device.write_async(stream, region_->buffer(), region_->offset(), packed.data(), bytes_);
+    last_ = packed;
+}
+
+void OclShapeInfo::push_args(std::vector<OclArg>& args) const {
+    if (bytes_ == 0) return;
+    if (!region_) throw Error("shape_info: arguments asked for before the first update");
+    args.push_back(OclArg::buf(region_->buffer()));
+    args.push_back(OclArg::i32(static_cast<int32_t>(region_->offset() / sizeof(int32_t))));
 }
 
 ShapeInfoPlan plan_shape_info(const std::vector<Layout>& inputs, const std::vector<Layout>& outputs) {

@@ -55,7 +55,7 @@ public:
             defs.insert(defs.end(), d.begin(), d.end());
         }
         kernel_ = device_->build_kernel(spec_.source, spec_.kernel_name, defs);
-        if (dynamic && plan_.slots > 0) shape_info_ = p.engine->allocate(plan_.bytes());
+        if (dynamic) shape_info_ = OclShapeInfo(plan_.bytes());
         if (!dynamic) {
             bound_inputs_ = p.inputs;
             bound_outputs_ = p.outputs;
@@ -71,22 +71,18 @@ public:
     void execute(ExecContext& ctx) override {
         const KernelParams& p = ctx.params;
         // Fused ops' other inputs may change shape alone: no shortcut then.
-        const bool same =
-            have_last_ && !fused_ && same_layouts(p.inputs, last_inputs_) && same_layouts(p.outputs, last_outputs_);
+        const bool same = have_last_ && !fused_ && !shape_info_.needs_region(ctx.stream) &&
+                          same_layouts(p.inputs, last_inputs_) && same_layouts(p.outputs, last_outputs_);
         if (!same) {
             if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
                 throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
             dispatch_ = spec_.dispatch(p, device_->limits());
             scalars_.clear();
             if (spec_.scalars) scalars_ = spec_.scalars(p);
-            if (shape_info_) {
+            if (!shape_info_.empty()) {
                 pack_shape_info_fused(plan_, p, packed_);   // fused ops' other inputs follow the inputs
-                if (packed_ != last_packed_) {
-                    // Ordered on the in-order queue after the previous run's kernels.
-                    device_->write_async(ctx.stream, *shape_info_, 0, packed_.data(),
-                                         packed_.size() * sizeof(int32_t));
-                    last_packed_ = packed_;
-                }
+                // Ordered on the in-order queue after the previous run's kernels.
+                shape_info_.update(*device_, ctx.stream, packed_);
             }
             last_inputs_ = p.inputs;
             last_outputs_ = p.outputs;
@@ -96,7 +92,7 @@ public:
         if (d.gws[0] == 0 || d.gws[1] == 0 || d.gws[2] == 0) return;   // nothing to do for this shape
 
         args_.clear();
-        if (shape_info_) args_.push_back(OclArg::buf(*shape_info_));
+        shape_info_.push_args(args_);
         for (const auto& m : ctx.inputs) args_.push_back(OclArg::mem(*m));
         for (const auto& m : ctx.outputs) args_.push_back(OclArg::mem(*m));
         if (fused_ && ctx.fused_inputs)
@@ -118,8 +114,8 @@ private:
     OclDevice* device_ = nullptr;
     std::shared_ptr<OclKernel> kernel_;
     ShapeInfoPlan plan_;
-    std::shared_ptr<Buffer> shape_info_;
-    std::vector<int32_t> packed_, last_packed_;
+    OclShapeInfo shape_info_;
+    std::vector<int32_t> packed_;
     std::vector<Layout> bound_inputs_, bound_outputs_;
     // Last run's layouts and what was derived from them.
     bool have_last_ = false;

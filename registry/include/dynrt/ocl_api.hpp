@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -107,6 +108,32 @@ struct OclDispatch {
     size_t dims = 1;
 };
 
+// A region of a shared shape_info buffer (OclDevice::shape_info_region): the
+// buffer, the region's offset in bytes (a multiple of 128) and the stream whose
+// in-order queue writes it. The region goes back to its arena when the last
+// reference goes.
+class ShapeInfoRegion {
+public:
+    ShapeInfoRegion(std::shared_ptr<Buffer> buffer, size_t offset, const Stream* stream,
+                    std::function<void()> on_release)
+        : buffer_(std::move(buffer)), offset_(offset), stream_(stream), on_release_(std::move(on_release)) {}
+    ~ShapeInfoRegion() {
+        if (on_release_) on_release_();
+    }
+    ShapeInfoRegion(const ShapeInfoRegion&) = delete;
+    ShapeInfoRegion& operator=(const ShapeInfoRegion&) = delete;
+
+    Buffer& buffer() const { return *buffer_; }
+    size_t offset() const { return offset_; }
+    const Stream* stream() const { return stream_; }
+
+private:
+    std::shared_ptr<Buffer> buffer_;
+    size_t offset_;
+    const Stream* stream_;
+    std::function<void()> on_release_;
+};
+
 class OclDevice {
 public:
     // The OpenCL interface of `engine`, or nullptr if it is not an ocl engine.
@@ -155,6 +182,15 @@ public:
     // before the write on the same queue, and the host never waits.
     virtual void write_async(Stream& stream, Buffer& dst, size_t offset, const void* src, size_t bytes) = 0;
 
+    // `bytes` of shape_info for kernels run on `stream`, in a buffer shared with
+    // the other shape-agnostic kernels of that stream: its arena hands out
+    // regions of a few buffers (4 KiB, then twice the last, up to 1 MiB) and
+    // takes them back when released. A GPU driver pays for every distinct
+    // buffer a chain of launches references (NVIDIA, H100: 1.5 us more per
+    // launch when each kernel of a chain has a shape_info buffer of its own).
+    // A stream of another engine gets a buffer of its own.
+    virtual std::shared_ptr<ShapeInfoRegion> shape_info_region(Stream& stream, size_t bytes) = 0;
+
     // A stream with its own in-order queue; `profiling` measures kernel times.
     virtual std::shared_ptr<Stream> create_stream(bool profiling) = 0;
     virtual OclStreamProfile stream_profile(Stream& stream) const = 0;
@@ -171,8 +207,13 @@ protected:
 
 // ---- shape-agnostic kernels -------------------------------------------------
 //
-// shape_info is an int32 device buffer, the first argument of a shape-agnostic
-// kernel. It holds one slot of kShapeInfoSlotInts ints per *dynamic* tensor (a
+// shape_info is an int32 array in a device buffer, passed to a shape-agnostic
+// kernel as its first two arguments: the buffer (`shape_info_base`) and the
+// array's offset in it in ints (`shape_info_offset`); the JIT constant
+// `shape_info` is `(shape_info_base + shape_info_offset)`, so kernel code reads
+// `shape_info[i]`. The kernels of one stream share a few buffers
+// (OclDevice::shape_info_region, OclShapeInfo). It holds one slot of
+// kShapeInfoSlotInts ints per *dynamic* tensor (a
 // tensor whose compile-time layout is not static): first the dynamic inputs in
 // input order, then the dynamic outputs in output order. A slot holds
 //   [0, 8)   the runtime dims right-aligned and left-padded with 1
@@ -187,8 +228,9 @@ inline constexpr size_t kShapeInfoDims = 8;
 inline constexpr size_t kShapeInfoSlotInts = 3 * kShapeInfoDims;
 
 // IS_DYNAMIC (1 or 0: test it with #if), OPTIONAL_SHAPE_INFO_ARG
-// ("__global const int* shape_info," or empty), OPTIONAL_SHAPE_INFO_TENSOR
-// ("shape_info," or empty) and SHAPE_INFO_DIMS.
+// ("__global const int* shape_info_base, const int shape_info_offset," or
+// empty), OPTIONAL_SHAPE_INFO_TENSOR ("shape_info_base, shape_info_offset," or
+// empty), `shape_info` (dynamic builds only) and SHAPE_INFO_DIMS.
 JitDefines shape_agnostic_defines(bool is_dynamic);
 
 // Slot of every tensor in shape_info (-1: static, not in shape_info).
@@ -206,6 +248,28 @@ ShapeInfoPlan plan_shape_info(const std::vector<Layout>& inputs, const std::vect
 // INT32_MAX, a negative padding or a dynamic runtime shape.
 void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& inputs,
                      const std::vector<Layout>& outputs, std::vector<int32_t>& out);
+
+// The shape_info of one shape-agnostic impl: `bytes` in a region of the arena
+// of the stream it runs on, taken at its first run (and again when it runs on
+// another stream), written only when the packed contents change.
+class OclShapeInfo {
+public:
+    explicit OclShapeInfo(size_t bytes = 0) : bytes_(bytes) {}
+    bool empty() const { return bytes_ == 0; }
+    // No region on `stream` yet: the next update() takes one and writes.
+    bool needs_region(const Stream& stream) const { return bytes_ != 0 && (!region_ || region_->stream() != &stream); }
+    // Writes `packed` (plan.ints() ints) on `stream`'s queue unless the region
+    // holds it already; ordered after the kernels enqueued before.
+    void update(OclDevice& device, Stream& stream, const std::vector<int32_t>& packed);
+    // The kernel's first two arguments: the buffer and the offset in ints.
+    // After update().
+    void push_args(std::vector<OclArg>& args) const;
+
+private:
+    size_t bytes_;
+    std::shared_ptr<ShapeInfoRegion> region_;
+    std::vector<int32_t> last_;
+};
 
 // JIT constants of one tensor: <NAME>_TYPE (OpenCL C type), <NAME>_RANK,
 // <NAME>_DIM0..<NAME>_DIM7 (right-aligned like shape_info, leading ones),
