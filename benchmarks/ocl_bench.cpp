@@ -651,13 +651,18 @@ struct ChainSamples {
     // [0] short, [1] long. `submit`: the part of the wall time until every
     // kernel was issued, before waiting for the device (what `run` returns):
     // host work alone, also where the driver spins on the CPU while it waits.
-    std::vector<double> wall[2], cpu[2], submit[2];
-    enum class What { wall, cpu, submit };
+    // `driver`: the host time the launches spent in the driver's calls
+    // (OclStreamProfile::driver_ns); submit - driver is the runtime's own work.
+    std::vector<double> wall[2], cpu[2], submit[2], driver[2];
+    enum class What { wall, cpu, submit, driver };
 
     // Median over iterations of the per-node slope, us.
     double slope_us(bool use_cpu) const { return slope_of(use_cpu ? What::cpu : What::wall); }
     double slope_of(What what) const {
-        const std::vector<double>* s = what == What::cpu ? cpu : what == What::wall ? wall : submit;
+        const std::vector<double>* s = what == What::cpu      ? cpu
+                                       : what == What::wall   ? wall
+                                       : what == What::submit ? submit
+                                                              : driver;
         std::vector<double> d(s[0].size());
         for (size_t i = 0; i < d.size(); ++i) d[i] = (s[1][i] - s[0][i]) / (kLongChain - kChain) * 1e6;
         return median_of(std::move(d));
@@ -666,6 +671,12 @@ struct ChainSamples {
     double intercept_us(bool use_cpu) const {
         return median_of((use_cpu ? cpu : wall)[0]) * 1e6 - kChain * slope_us(use_cpu);
     }
+};
+
+// What one chain run reports besides its wall time, in seconds.
+struct Issued {
+    double submit = 0;   // until every kernel was enqueued
+    double driver = 0;   // of which in the driver's calls
 };
 
 // Runs `run(false)` (short chain) and `run(true)` (long chain) once per
@@ -678,12 +689,13 @@ ChainSamples time_chains(benchmark::State& state, F&& run) {
     run(true);
     int64_t iter = 0;
     for (auto _ : state) {
-        double wall[2] = {0, 0}, cpu[2] = {0, 0}, submit[2] = {0, 0};
+        double wall[2] = {0, 0}, cpu[2] = {0, 0};
+        Issued issued[2];
         for (int k = 0; k < 2; ++k) {
             const bool longer = (k + iter) % 2 == 1;
             const double c0 = thread_cpu_seconds();
             const auto t0 = Clock::now();
-            submit[longer] = run(longer);
+            issued[longer] = run(longer);
             wall[longer] = std::chrono::duration<double>(Clock::now() - t0).count();
             cpu[longer] = thread_cpu_seconds() - c0;
         }
@@ -691,7 +703,8 @@ ChainSamples time_chains(benchmark::State& state, F&& run) {
         for (int j = 0; j < 2; ++j) {
             s.wall[j].push_back(wall[j]);
             s.cpu[j].push_back(cpu[j]);
-            s.submit[j].push_back(submit[j]);
+            s.submit[j].push_back(issued[j].submit);
+            s.driver[j].push_back(issued[j].driver);
         }
         ++iter;
     }
@@ -740,9 +753,12 @@ void BM_PlainEnqueue(benchmark::State& state, bool own_shape_info) {
         }
         const ChainSamples s = time_chains(state, [&](bool longer) {
             const int n = longer ? kLongChain : kChain;
+            const uint64_t driver0 = dev.stream_profile(*env().stream).driver_ns;
             const auto t0 = Clock::now();
             for (int i = 0; i < n; ++i) dev.launch(*env().stream, *kernels[i], args[i], d);
-            const double issued = std::chrono::duration<double>(Clock::now() - t0).count();
+            Issued issued;
+            issued.submit = std::chrono::duration<double>(Clock::now() - t0).count();
+            issued.driver = double(dev.stream_profile(*env().stream).driver_ns - driver0) * 1e-9;
             env().stream->finish();
             return issued;
         });
@@ -754,6 +770,9 @@ void BM_PlainEnqueue(benchmark::State& state, bool own_shape_info) {
         state.counters["us_per_kernel"] = s.slope_us(false);
         state.counters["cpu_us_per_kernel"] = s.slope_us(true);
         state.counters["submit_us_per_kernel"] = s.slope_of(ChainSamples::What::submit);
+        state.counters["driver_us_per_kernel"] = s.slope_of(ChainSamples::What::driver);
+        state.counters["host_us_outside_driver"] =
+            s.slope_of(ChainSamples::What::submit) - s.slope_of(ChainSamples::What::driver);
         state.counters["fixed_us"] = s.intercept_us(false);
     } catch (const Error& e) {
         state.SkipWithError(e.what());
@@ -797,15 +816,29 @@ void BM_HostWorkPerNode(benchmark::State& state, bool dynamic) {
         };
         std::unique_ptr<InferRequest> chains[2] = {make_request(kChain), make_request(kLongChain)};
         const std::string impl = chains[0]->last_run().nodes.back().impl;
+        OclDevice& dev = *env().device;
         const ChainSamples s = time_chains(state, [&](bool longer) {
-            chains[longer]->infer();
-            return chains[longer]->last_run().submit_ms / 1e3;
+            InferRequest& req = *chains[longer];
+            const uint64_t driver0 = dev.stream_profile(req.stream()).driver_ns;
+            req.infer();
+            Issued issued;
+            issued.submit = req.last_run().submit_ms / 1e3;
+            issued.driver = double(dev.stream_profile(req.stream()).driver_ns - driver0) * 1e-9;
+            return issued;
         });
         const double per_node = s.slope_us(false), cpu_per_node = s.slope_us(true);
         const double submit_per_node = s.slope_of(ChainSamples::What::submit);
         state.counters["us_per_node"] = per_node;
         state.counters["cpu_us_per_node"] = cpu_per_node;
         state.counters["submit_us_per_node"] = submit_per_node;
+        // The runtime's own host work per node (flow, impl, launch wrapper):
+        // the issue time less the driver's calls. Unlike the differences to
+        // plain_enqueue below, it does not move with what the driver does
+        // differently for this chain's kernels, nor with a driver call that
+        // blocks because the device is behind.
+        const double driver_per_node = s.slope_of(ChainSamples::What::driver);
+        state.counters["driver_us_per_node"] = driver_per_node;
+        state.counters["host_us_outside_driver"] = submit_per_node - driver_per_node;
         state.counters["fixed_us_per_infer"] = s.intercept_us(false);
         state.counters["cpu_fixed_us_per_infer"] = s.intercept_us(true);
         if (g_enqueue_us > 0) {

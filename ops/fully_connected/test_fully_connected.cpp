@@ -230,7 +230,7 @@ struct FcCase {
     int64_t d0, d1, k, n;
 };
 
-void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases) {
+void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases, bool fake_alignment = true) {
     EnginePtr eng = ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     auto prog = std::make_shared<Program>(registry(), "fc_ocl");
@@ -249,6 +249,7 @@ void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases) {
     // Dynamic: the shape-agnostic impl serves every new shape (a background
     // static build is queued for each; revisits may pick those up).
     opts.async_compile = dynamic;
+    opts.fake_alignment = fake_alignment;
     auto net = Network::create(prog, eng, opts);
     auto ref_net = Network::create(prog, test::engine(), NetworkOptions());
     InferRequest req(net), ref(ref_net);
@@ -301,6 +302,13 @@ std::vector<FcCase> tail_cases() {
 
 TEST(FullyConnectedOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, true, tail_cases()); }
 TEST(FullyConnectedOcl, StaticImplsMatchCpuOverTailShapesAndAreCached) { ocl_sweep(false, true, tail_cases()); }
+// Fake alignment rounds the rows up to the skinny kernel's bucket; without it
+// the shape-agnostic impl runs buckets that are partly used (rows past M read
+// row M - 1), with K a multiple of 4 and not.
+TEST(FullyConnectedOcl, ShapeAgnosticImplServesPartlyUsedRowBucketsWithoutFakeAlignment) {
+    ocl_sweep(true, true, {{1, 3, 4, 7}, {2, 3, 260, 17}, {1, 5, 12, 9}, {3, 5, 8, 4}, {1, 3, 13, 17}, {1, 2, 20, 8}},
+              false);
+}
 TEST(FullyConnectedOcl, WithoutBiasBothImplsMatchCpu) {
     const std::vector<FcCase> cases = {{1, 4, 19, 9}, {2, 20, 33, 40}};
     ocl_sweep(true, false, cases);

@@ -153,7 +153,27 @@ inline void tiled(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global cons
 // constant trip counts and acc[] lives in registers). Rows m >= M of the bucket
 // read row M - 1 again instead of testing m < M inside the K loop (no
 // predication there); their sums are never stored.
+// Row m of the bucket's K loop: with `full` (M == MM; a literal at each call,
+// so the loops below exist in both forms) row m itself, at a constant offset
+// from the first; otherwise row min(m, M - 1). The shape-agnostic build takes
+// the first form whenever M is a bucket size (1, 2, 4, 8, 16: the usual decode
+// batches) and gets the static build's addressing there.
+#define SKINNY_ROW(m) (full ? (m) : min((m), M - 1))
+
 #if TB
+#if !TA
+// The float4 loop over K of b [N, K] (K a multiple of 4).
+inline void skinny_nk4(__global const float4* a4, __global const float4* b4, int K4, int M, int s, float* acc,
+                       const int MM, const bool full) {
+#pragma unroll 2
+    for (int k4 = s; k4 < K4; k4 += SK_SLICES) {
+        const float4 bv = b4[k4];
+#pragma unroll
+        for (int m = 0; m < MM; ++m) acc[m] += dot(a4[SKINNY_ROW(m) * K4 + k4], bv);
+    }
+}
+#endif
+
 // b is [N, K] (the fully_connected weights): consecutive work-items walk K of
 // one column (coalesced), SK_SLICES slices per column, SK_COLS columns per
 // work-group; the slices are summed in local memory.
@@ -180,12 +200,8 @@ inline void skinny(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global con
             const int K4 = K >> 2;
             __global const float4* a4 = (__global const float4*)a;
             __global const float4* b4 = (__global const float4*)b + n * K4;
-#pragma unroll 2
-            for (int k4 = s; k4 < K4; k4 += SK_SLICES) {
-                const float4 bv = b4[k4];
-#pragma unroll
-                for (int m = 0; m < MM; ++m) acc[m] += dot(a4[arow[m] * K4 + k4], bv);
-            }
+            if (M == MM) skinny_nk4(a4, b4, K4, M, s, acc, MM, true);
+            else skinny_nk4(a4, b4, K4, M, s, acc, MM, false);
         } else
 #endif
         {
@@ -227,6 +243,17 @@ inline float4 load_b4(__global const float* b, int k, int n, int N, bool aligned
     return (float4)(r[0], n + 1 < N ? r[1] : 0.0f, n + 2 < N ? r[2] : 0.0f, 0.0f);
 }
 
+// The K loop of b [K, N] with N a multiple of 4 (aligned float4 rows).
+inline void skinny_kn4(__global const float* a, __global const float* b, int n, int N, int K, int M, int s,
+                       float4* acc, const int MM, const bool full) {
+#pragma unroll 4
+    for (int k = s; k < K; k += SKN_SLICES) {
+        const float4 bv = load_b4(b, k, n, N, true);
+#pragma unroll
+        for (int m = 0; m < MM; ++m) acc[m] = mad((float4)(A_AT(a, SKINNY_ROW(m), k, M, K)), bv, acc[m]);
+    }
+}
+
 inline void skinny(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global const float* b, __global const float* c,
                    __global float* y, int y_off, bool y_padded FUSED_OPS_ARGS,
                    int M, int N, int K, int c_sm, int c_sn, __local float4* red, const int MM) {
@@ -244,12 +271,8 @@ inline void skinny(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global con
     if (n < N) {
         const bool aligned = (N & 3) == 0;
         if (aligned) {
-#pragma unroll 4
-            for (int k = s; k < K; k += SKN_SLICES) {
-                const float4 bv = load_b4(b, k, n, N, true);
-#pragma unroll
-                for (int m = 0; m < MM; ++m) acc[m] = mad((float4)(A_AT(a, arow[m], k, M, K)), bv, acc[m]);
-            }
+            if (M == MM) skinny_kn4(a, b, n, N, K, M, s, acc, MM, true);
+            else skinny_kn4(a, b, n, N, K, M, s, acc, MM, false);
         } else {
             for (int k = s; k < K; k += SKN_SLICES) {
                 const float4 bv = load_b4(b, k, n, N, false);

@@ -83,9 +83,10 @@ public:
 
     cl_command_queue queue() const { return queue_; }
     bool profiling() const { return profiling_; }
-    // Called by launch(): counts the launch and keeps `ev` (profiling streams
-    // only; takes ownership) until finish() reads its times.
-    void on_launch(cl_event ev);
+    // Called by launch(): counts the launch, adds the host time it spent in the
+    // driver and keeps `ev` (profiling streams only; takes ownership) until
+    // finish() reads its times.
+    void on_launch(cl_event ev, uint64_t driver_ns);
     OclStreamProfile profile() const;
     ShapeInfoArena& shape_info_arena() { return *arena_; }
 

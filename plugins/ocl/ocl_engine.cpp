@@ -64,9 +64,10 @@ void OclStream::finish() {
     profile_.kernel_ns += ns;
 }
 
-void OclStream::on_launch(cl_event ev) {
+void OclStream::on_launch(cl_event ev, uint64_t driver_ns) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++profile_.kernels;
+    profile_.driver_ns += driver_ns;
     if (ev) pending_.push_back(ev);
 }
 

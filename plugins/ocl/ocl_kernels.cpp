@@ -8,10 +8,12 @@
 // and skips clSetKernelArg for the unchanged ones (buffers are compared by
 // their never-reused serial, not by address or cl_mem handle, so a freed
 // buffer whose handle is reused is still set again).
+#include <chrono>
 #include <cstring>
 #include <string>
 
 #include "dynrt/error.hpp"
+
 #include "ocl_common.hpp"
 
 namespace dynrt::ocl {
@@ -137,6 +139,7 @@ void launch_kernel(const Context& ctx, Stream& stream, const OclKernel& kernel, 
     const bool want_event = os && os->profiling();
 
     std::lock_guard<std::mutex> lock(k->mutex());
+    const auto t0 = std::chrono::steady_clock::now();
     std::vector<KernelImpl::ArgValue>& cache = k->arg_values();
     if (cache.size() < args.size()) cache.resize(args.size());   // grows once per kernel object
     for (size_t i = 0; i < args.size(); ++i) set_arg(*k, static_cast<cl_uint>(i), args[i], cache[i]);
@@ -150,7 +153,10 @@ void launch_kernel(const Context& ctx, Stream& stream, const OclKernel& kernel, 
         throw Error("cannot launch OpenCL kernel '" + k->name() + "' (global/local " + sizes + ") on " +
                     ctx.name + ": " + cl_error_name(err));
     }
-    if (os) os->on_launch(ev);
+    if (os) {
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
+        os->on_launch(ev, static_cast<uint64_t>(ns.count()));
+    }
     if (must_wait) check(clFinish(q), "waiting for kernel '" + k->name() + "'");
 }
 

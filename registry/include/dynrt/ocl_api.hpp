@@ -63,6 +63,10 @@ struct OclBuildStats {
 struct OclStreamProfile {
     size_t kernels = 0;              // launches enqueued
     uint64_t kernel_ns = 0;          // sum of device execution times (profiling streams)
+    // Host time spent in the driver by launches: clSetKernelArg calls and
+    // clEnqueueNDRangeKernel (every stream). What a launch costs the host
+    // beyond it is the runtime's own work.
+    uint64_t driver_ns = 0;
 };
 
 // One compiled kernel. Cheap to launch from several threads (launch() serialises
