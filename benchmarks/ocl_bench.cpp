@@ -653,8 +653,10 @@ struct ChainSamples {
     // host work alone, also where the driver spins on the CPU while it waits.
     // `driver`: the host time the launches spent in the driver's calls
     // (OclStreamProfile::driver_ns); submit - driver is the runtime's own work.
-    std::vector<double> wall[2], cpu[2], submit[2], driver[2];
-    enum class What { wall, cpu, submit, driver };
+    // `device`: the kernels' execution time (profiling streams only:
+    // DYNRT_OCL_PROFILE=1; zero otherwise).
+    std::vector<double> wall[2], cpu[2], submit[2], driver[2], device[2];
+    enum class What { wall, cpu, submit, driver, device };
 
     // Median over iterations of the per-node slope, us.
     double slope_us(bool use_cpu) const { return slope_of(use_cpu ? What::cpu : What::wall); }
@@ -662,7 +664,8 @@ struct ChainSamples {
         const std::vector<double>* s = what == What::cpu      ? cpu
                                        : what == What::wall   ? wall
                                        : what == What::submit ? submit
-                                                              : driver;
+                                       : what == What::driver ? driver
+                                                              : device;
         std::vector<double> d(s[0].size());
         for (size_t i = 0; i < d.size(); ++i) d[i] = (s[1][i] - s[0][i]) / (kLongChain - kChain) * 1e6;
         return median_of(std::move(d));
@@ -677,6 +680,7 @@ struct ChainSamples {
 struct Issued {
     double submit = 0;   // until every kernel was enqueued
     double driver = 0;   // of which in the driver's calls
+    double device = 0;   // kernel execution (profiling streams)
 };
 
 // Runs `run(false)` (short chain) and `run(true)` (long chain) once per
@@ -705,6 +709,7 @@ ChainSamples time_chains(benchmark::State& state, F&& run) {
             s.cpu[j].push_back(cpu[j]);
             s.submit[j].push_back(issued[j].submit);
             s.driver[j].push_back(issued[j].driver);
+            s.device[j].push_back(issued[j].device);
         }
         ++iter;
     }
@@ -759,7 +764,9 @@ void BM_PlainEnqueue(benchmark::State& state, bool own_shape_info) {
             Issued issued;
             issued.submit = std::chrono::duration<double>(Clock::now() - t0).count();
             issued.driver = double(dev.stream_profile(*env().stream).driver_ns - driver0) * 1e-9;
+            const uint64_t kernel0 = dev.stream_profile(*env().stream).kernel_ns;
             env().stream->finish();
+            issued.device = double(dev.stream_profile(*env().stream).kernel_ns - kernel0) * 1e-9;
             return issued;
         });
         if (!own_shape_info) {   // the baseline of host_work_per_node
@@ -773,6 +780,8 @@ void BM_PlainEnqueue(benchmark::State& state, bool own_shape_info) {
         state.counters["driver_us_per_kernel"] = s.slope_of(ChainSamples::What::driver);
         state.counters["host_us_outside_driver"] =
             s.slope_of(ChainSamples::What::submit) - s.slope_of(ChainSamples::What::driver);
+        if (dev.stream_profile(*env().stream).kernel_ns > 0)
+            state.counters["device_us_per_kernel"] = s.slope_of(ChainSamples::What::device);
         state.counters["fixed_us"] = s.intercept_us(false);
     } catch (const Error& e) {
         state.SkipWithError(e.what());
@@ -819,11 +828,13 @@ void BM_HostWorkPerNode(benchmark::State& state, bool dynamic) {
         OclDevice& dev = *env().device;
         const ChainSamples s = time_chains(state, [&](bool longer) {
             InferRequest& req = *chains[longer];
-            const uint64_t driver0 = dev.stream_profile(req.stream()).driver_ns;
+            const OclStreamProfile before = dev.stream_profile(req.stream());
             req.infer();
+            const OclStreamProfile after = dev.stream_profile(req.stream());
             Issued issued;
             issued.submit = req.last_run().submit_ms / 1e3;
-            issued.driver = double(dev.stream_profile(req.stream()).driver_ns - driver0) * 1e-9;
+            issued.driver = double(after.driver_ns - before.driver_ns) * 1e-9;
+            issued.device = double(after.kernel_ns - before.kernel_ns) * 1e-9;
             return issued;
         });
         const double per_node = s.slope_us(false), cpu_per_node = s.slope_us(true);
@@ -839,6 +850,8 @@ void BM_HostWorkPerNode(benchmark::State& state, bool dynamic) {
         const double driver_per_node = s.slope_of(ChainSamples::What::driver);
         state.counters["driver_us_per_node"] = driver_per_node;
         state.counters["host_us_outside_driver"] = submit_per_node - driver_per_node;
+        if (dev.stream_profile(chains[0]->stream()).kernel_ns > 0)
+            state.counters["device_us_per_node"] = s.slope_of(ChainSamples::What::device);
         state.counters["fixed_us_per_infer"] = s.intercept_us(false);
         state.counters["cpu_fixed_us_per_infer"] = s.intercept_us(true);
         if (g_enqueue_us > 0) {

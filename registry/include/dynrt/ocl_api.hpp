@@ -189,10 +189,9 @@ public:
     // `bytes` of shape_info for kernels run on `stream`, in a buffer shared with
     // the other shape-agnostic kernels of that stream: its arena hands out
     // regions of a few buffers (4 KiB, then twice the last, up to 1 MiB) and
-    // takes them back when released. A GPU driver pays for every distinct
-    // buffer a chain of launches references (NVIDIA, H100: 1.5 us more per
-    // launch when each kernel of a chain has a shape_info buffer of its own).
-    // A stream of another engine gets a buffer of its own.
+    // takes them back when released: a few device allocations and memory
+    // objects per stream instead of one per shape-agnostic impl
+    // (docs/opencl.md). A stream of another engine gets a buffer of its own.
     virtual std::shared_ptr<ShapeInfoRegion> shape_info_region(Stream& stream, size_t bytes) = 0;
 
     // A stream with its own in-order queue; `profiling` measures kernel times.
