@@ -363,13 +363,16 @@ TEST(Flow, CriticalOp_ByDefaultQueuesTheStaticBuildOnAShapesSecondRun) {
     EXPECT_EQ(node_counters(r, "n").dynamic_impl_runs, 1u);
     EXPECT_EQ(node_counters(r, "n").async_builds_queued, 0u);
     net->wait_for_background_builds();
-    r.infer();   // second run of [6]: queued now, still dynamic
-    EXPECT_EQ(node_counters(r, "n").dynamic_impl_runs, 1u);
-    EXPECT_EQ(node_counters(r, "n").async_builds_queued, 1u);
-    EXPECT_EQ(node_counters(r, "n").async_builds_picked, 0u);
+    EXPECT_TRUE(r.inst("n").impl()->is_dynamic());   // nothing was built
+    r.infer();   // second run of [6]: queued now
+    const Counters second = node_counters(r, "n");
+    EXPECT_EQ(second.async_builds_queued, 1u);
+    // The build may finish before this run's own check for it, which then
+    // picks it up at once; otherwise the dynamic impl runs once more.
+    EXPECT_EQ(second.dynamic_impl_runs + second.async_builds_picked, 1u);
     net->wait_for_background_builds();
-    r.infer();   // third run: the static impl takes over
-    EXPECT_EQ(node_counters(r, "n").async_builds_picked, 1u);
+    r.infer();   // third run: on the static impl
+    EXPECT_EQ(second.async_builds_picked + node_counters(r, "n").async_builds_picked, 1u);
     EXPECT_EQ(node_counters(r, "n").dynamic_impl_runs, 0u);
     EXPECT_FALSE(r.inst("n").impl()->is_dynamic());
     EXPECT_FLOAT_EQ(r.get_output(0).as<float>()[5], 10.f);
@@ -389,9 +392,10 @@ TEST(Flow, CriticalOp_GrowingSequenceQueuesNothingUntilAShapeComesBack) {
     r.set_input("x", iota({5}));   // a revisit is the shape's second run
     r.infer();
     EXPECT_EQ(node_counters(r, "n").async_builds_queued, 1u);
+    const uint64_t picked = node_counters(r, "n").async_builds_picked;   // 1 if the build was that quick
     net->wait_for_background_builds();
     r.infer();
-    EXPECT_EQ(node_counters(r, "n").async_builds_picked, 1u);
+    EXPECT_EQ(picked + node_counters(r, "n").async_builds_picked, 1u);
     EXPECT_FALSE(r.inst("n").impl()->is_dynamic());
     EXPECT_FLOAT_EQ(r.get_output(0).as<float>()[4], 8.f);
 }

@@ -151,17 +151,26 @@ TEST(OclAsync, ByDefaultAShapeSeenOnceBuildsNothingAndOneThatStaysIsHandedOver) 
     auto net = Network::create(c.program, eng, NetworkOptions());
     InferRequest req(net);
     req.set_input("in0", c.x);
+    uint64_t picked = 0;
     for (int run = 1; run <= 2; ++run) {
         req.infer();
         net->wait_for_background_builds();
         const NodeStats& s = node_stats(req);
-        EXPECT_TRUE(ends_with(s.impl, "_ocl_dynamic")) << "run " << run << ": " << s.impl;
+        // Run 2 queues the build; it runs the dynamic impl unless the build
+        // finished before the run's own check for it.
+        if (run == 1 || s.counters.async_builds_picked == 0) {
+            EXPECT_TRUE(ends_with(s.impl, "_ocl_dynamic")) << "run " << run << ": " << s.impl;
+        }
         EXPECT_EQ(s.counters.async_builds_queued, run == 2 ? 1u : 0u) << "run " << run;
+        if (run == 1) {
+            EXPECT_EQ(s.counters.async_builds_picked, 0u);
+        }
         EXPECT_LE(test::max_abs_diff(req.get_output(0), want), kTol) << "run " << run;
+        picked += s.counters.async_builds_picked;
     }
     req.infer();
     EXPECT_TRUE(ends_with(node_stats(req).impl, "_ocl_static")) << node_stats(req).impl;
-    EXPECT_EQ(node_stats(req).counters.async_builds_picked, 1u);
+    EXPECT_EQ(picked + node_stats(req).counters.async_builds_picked, 1u);
     EXPECT_LE(test::max_abs_diff(req.get_output(0), want), kTol);
 }
 
