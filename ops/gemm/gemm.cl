@@ -162,14 +162,28 @@ inline void tiled(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global cons
 
 #if TB
 #if !TA
-// The float4 loop over K of b [N, K] (K a multiple of 4).
+// The float4 loop over K of b [N, K] (K a multiple of 4). Each slice takes
+// two adjacent float4s of K per step, so one row address serves two loads of
+// a: the address arithmetic of the MM rows, not the loads, bounds this loop
+// when the rows' stride is not a literal (K dynamic). An odd last float4 is
+// slice 0's.
 inline void skinny_nk4(__global const float4* a4, __global const float4* b4, int K4, int M, int s, float* acc,
                        const int MM, const bool full) {
+    const int pairs = K4 >> 1;
 #pragma unroll 2
-    for (int k4 = s; k4 < K4; k4 += SK_SLICES) {
-        const float4 bv = b4[k4];
+    for (int p = s; p < pairs; p += SK_SLICES) {
+        const int k4 = 2 * p;
+        const float4 b0 = b4[k4], b1 = b4[k4 + 1];
 #pragma unroll
-        for (int m = 0; m < MM; ++m) acc[m] += dot(a4[SKINNY_ROW(m) * K4 + k4], bv);
+        for (int m = 0; m < MM; ++m) {
+            __global const float4* r = a4 + SKINNY_ROW(m) * K4 + k4;
+            acc[m] += dot(r[0], b0) + dot(r[1], b1);
+        }
+    }
+    if ((K4 & 1) && s == 0) {
+        const float4 bv = b4[K4 - 1];
+#pragma unroll
+        for (int m = 0; m < MM; ++m) acc[m] += dot(a4[SKINNY_ROW(m) * K4 + K4 - 1], bv);
     }
 }
 #endif
