@@ -21,8 +21,8 @@
 // JIT constants besides the INPUTk_/OUTPUT0_ dims: FC (fully_connected: every
 // leading dim of input 0 is a row, weights [N, K], no batch), TA, TB, ALPHA,
 // BETA, WG_M, WG_N, RM, RN, TK, LDA, LDB, SK_MAX_M (largest bucket compiled:
-// 16 dynamic, M static), SK_WG, SK_COLS, SK_SLICES (b [N, K]), SKN_COLS4,
-// SKN_SLICES (b [K, N]), and the fused post-ops' FUSED_OPS_ARGS, FUSED_OPS_PASS
+// 16 dynamic, M static), SKINNY_PAIRS (K not a literal), SK_WG, SK_COLS,
+// SK_SLICES (b [N, K]), SKN_COLS4, SKN_SLICES (b [K, N]), and the fused post-ops' FUSED_OPS_ARGS, FUSED_OPS_PASS
 // and FUSED_OPS (dynrt/ocl_fused_ops.hpp). In the static build every dim is a
 // literal, so loops get constant trip counts; in the dynamic build the dims are
 // read from shape_info and the same body runs.
@@ -162,13 +162,24 @@ inline void tiled(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __global cons
 
 #if TB
 #if !TA
-// The float4 loop over K of b [N, K] (K a multiple of 4). Each slice takes
-// two adjacent float4s of K per step, so one row address serves two loads of
-// a: the address arithmetic of the MM rows, not the loads, bounds this loop
-// when the rows' stride is not a literal (K dynamic). An odd last float4 is
-// slice 0's.
+// The float4 loop over K of b [N, K] (K a multiple of 4). With SKINNY_PAIRS
+// (the host sets it when K is not a literal) each slice takes two adjacent
+// float4s of K per step, so one row address serves two loads of a: with a
+// runtime row stride the address arithmetic of the MM rows, not the loads,
+// bounds the loop (H100, fully_connected with every dim dynamic: 0.68x of
+// static at M = 8 with one float4, 0.97x with two). With K a literal the rows
+// sit at constant offsets and one float4 per step is faster (const-weight
+// M = 16: 8671 against 6025 GFLOP/s). An odd last float4 is slice 0's.
 inline void skinny_nk4(__global const float4* a4, __global const float4* b4, int K4, int M, int s, float* acc,
                        const int MM, const bool full) {
+#if !SKINNY_PAIRS
+#pragma unroll 2
+    for (int k4 = s; k4 < K4; k4 += SK_SLICES) {
+        const float4 bv = b4[k4];
+#pragma unroll
+        for (int m = 0; m < MM; ++m) acc[m] += dot(a4[SKINNY_ROW(m) * K4 + k4], bv);
+    }
+#else
     const int pairs = K4 >> 1;
 #pragma unroll 2
     for (int p = s; p < pairs; p += SK_SLICES) {
@@ -185,6 +196,7 @@ inline void skinny_nk4(__global const float4* a4, __global const float4* b4, int
 #pragma unroll
         for (int m = 0; m < MM; ++m) acc[m] += dot(a4[SKINNY_ROW(m) * K4 + K4 - 1], bv);
     }
+#endif
 }
 #endif
 
@@ -258,11 +270,16 @@ inline float4 load_b4(__global const float* b, int k, int n, int N, bool aligned
 }
 
 // The K loop of b [K, N] with N a multiple of 4 (aligned float4 rows).
+// The row of b advances by a pointer step rather than k * N per load (N is
+// not a literal in the shape-agnostic build).
 inline void skinny_kn4(__global const float* a, __global const float* b, int n, int N, int K, int M, int s,
                        float4* acc, const int MM, const bool full) {
+    const int N4 = N >> 2;
+    const int step = SKN_SLICES * N4;
+    __global const float4* bp = (__global const float4*)b + s * N4 + (n >> 2);
 #pragma unroll 4
-    for (int k = s; k < K; k += SKN_SLICES) {
-        const float4 bv = load_b4(b, k, n, N, true);
+    for (int k = s; k < K; k += SKN_SLICES, bp += step) {
+        const float4 bv = *bp;
 #pragma unroll
         for (int m = 0; m < MM; ++m) acc[m] = mad((float4)(A_AT(a, SKINNY_ROW(m), k, M, K)), bv, acc[m]);
     }

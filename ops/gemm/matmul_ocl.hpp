@@ -231,6 +231,11 @@ public:
         const int64_t sk_max_m = dynamic ? kSkinnyMaxM : (need_skinny ? std::max<int64_t>(int64_t(static_m), 1) : 1);
         auto d = defines(config_, variant_.fc, variant_.ta, variant_.tb, variant_.alpha, variant_.beta, sk_max_m);
         defs.insert(defs.end(), d.begin(), d.end());
+        // K (the last dim of a when not transposed) not a literal: the skinny
+        // float4 loop of b [N, K] reads two float4s per row address (gemm.cl).
+        const PartialShape& a_shape = ins.at(0).shape;
+        const bool k_dynamic = a_shape.rank() == 0 || a_shape[a_shape.rank() - 1].is_dynamic();
+        defs.emplace_back("SKINNY_PAIRS", k_dynamic ? "1" : "0");
         // Every entry point of one build comes from the same program: the
         // first build_kernel compiles it, the others hit the program cache.
         if (dynamic) {
