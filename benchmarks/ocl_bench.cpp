@@ -683,6 +683,16 @@ struct Issued {
     double device = 0;   // kernel execution (profiling streams)
 };
 
+// A chain run's figures: `submit_s` of issue time, the driver and device time
+// the stream's profile gained between `before` and `after`.
+Issued issued_from(double submit_s, const OclStreamProfile& before, const OclStreamProfile& after) {
+    Issued issued;
+    issued.submit = submit_s;
+    issued.driver = double(after.driver_ns - before.driver_ns) * 1e-9;
+    issued.device = double(after.kernel_ns - before.kernel_ns) * 1e-9;
+    return issued;
+}
+
 // Runs `run(false)` (short chain) and `run(true)` (long chain) once per
 // iteration; the one that goes first alternates, so neither always finds the
 // caches warmed by the other. The iteration's manual time is the sum.
@@ -758,16 +768,12 @@ void BM_PlainEnqueue(benchmark::State& state, bool own_shape_info) {
         }
         const ChainSamples s = time_chains(state, [&](bool longer) {
             const int n = longer ? kLongChain : kChain;
-            const uint64_t driver0 = dev.stream_profile(*env().stream).driver_ns;
+            const OclStreamProfile before = dev.stream_profile(*env().stream);
             const auto t0 = Clock::now();
             for (int i = 0; i < n; ++i) dev.launch(*env().stream, *kernels[i], args[i], d);
-            Issued issued;
-            issued.submit = std::chrono::duration<double>(Clock::now() - t0).count();
-            issued.driver = double(dev.stream_profile(*env().stream).driver_ns - driver0) * 1e-9;
-            const uint64_t kernel0 = dev.stream_profile(*env().stream).kernel_ns;
+            const double submit = std::chrono::duration<double>(Clock::now() - t0).count();
             env().stream->finish();
-            issued.device = double(dev.stream_profile(*env().stream).kernel_ns - kernel0) * 1e-9;
-            return issued;
+            return issued_from(submit, before, dev.stream_profile(*env().stream));
         });
         if (!own_shape_info) {   // the baseline of host_work_per_node
             g_enqueue_us = s.slope_us(false);
@@ -830,12 +836,7 @@ void BM_HostWorkPerNode(benchmark::State& state, bool dynamic) {
             InferRequest& req = *chains[longer];
             const OclStreamProfile before = dev.stream_profile(req.stream());
             req.infer();
-            const OclStreamProfile after = dev.stream_profile(req.stream());
-            Issued issued;
-            issued.submit = req.last_run().submit_ms / 1e3;
-            issued.driver = double(after.driver_ns - before.driver_ns) * 1e-9;
-            issued.device = double(after.kernel_ns - before.kernel_ns) * 1e-9;
-            return issued;
+            return issued_from(req.last_run().submit_ms / 1e3, before, dev.stream_profile(req.stream()));
         });
         const double per_node = s.slope_us(false), cpu_per_node = s.slope_us(true);
         const double submit_per_node = s.slope_of(ChainSamples::What::submit);
@@ -893,20 +894,21 @@ void register_all() {
         s.SkipWithError("CLBlast not found");
     });
 #endif
-    benchmark::RegisterBenchmark("ocl/plain_enqueue", [](benchmark::State& s) { BM_PlainEnqueue(s, false); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("ocl/plain_enqueue/own_shape_info",
-                                 [](benchmark::State& s) { BM_PlainEnqueue(s, true); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("ocl/host_work_per_node", [](benchmark::State& s) { BM_HostWorkPerNode(s, true); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark("ocl/host_work_per_node/static",
-                                 [](benchmark::State& s) { BM_HostWorkPerNode(s, false); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
+    // The chains of section (c); plain_enqueue runs first: it sets the
+    // baseline of host_work_per_node.
+    struct Chain {
+        const char* name;
+        void (*run)(benchmark::State&, bool);
+        bool flag;
+    };
+    static const Chain chains[] = {{"ocl/plain_enqueue", BM_PlainEnqueue, false},
+                                   {"ocl/plain_enqueue/own_shape_info", BM_PlainEnqueue, true},
+                                   {"ocl/host_work_per_node", BM_HostWorkPerNode, true},
+                                   {"ocl/host_work_per_node/static", BM_HostWorkPerNode, false}};
+    for (const Chain& c : chains)
+        benchmark::RegisterBenchmark(c.name, [&c](benchmark::State& s) { c.run(s, c.flag); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
 }
 
 // Consumes this program's own flags; the rest go to Google Benchmark.

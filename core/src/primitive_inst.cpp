@@ -314,7 +314,7 @@ void PrimitiveInst::execute() {
     } else if (waiting_async_) {
         // Another run of the same shapes: time to queue a deferred build?
         if (deferred_build_ && count_visit(impl_key_) >= network_.options().async_compile_after) {
-            queue_static_build(*deferred_build_->impl, deferred_build_->params, deferred_build_->key);
+            queue_static_build(*deferred_build_->impl, deferred_build_->params, impl_key_);
             deferred_build_.reset();
         }
         // A background static build for the current shapes may have finished.
@@ -761,7 +761,7 @@ void PrimitiveInst::update_impl() {
                 if (count_visit(key) >= opt.async_compile_after)
                     queue_static_build(*stat, params_for(stat->entry), key);
                 else
-                    deferred_build_ = DeferredBuild{stat, params_for(stat->entry), key};
+                    deferred_build_ = DeferredBuild{stat, params_for(stat->entry)};   // key: impl_key_, set below
                 waiting_async_ = true;
             }
         } else if (stat) {

@@ -6,9 +6,10 @@
 //     K into strided slices, each keeps MM partial sums (per column, or per
 //     float4 of columns when b is [K, N]) in registers, and the slices are
 //     summed in local memory. With b [N, K], a not transposed and K a
-//     multiple of 4, the slices read a and b as float4. The weights are read once, which is what bounds
-//     these shapes. The shape-agnostic build holds the buckets 1, 2, 4, 8 and
-//     16 (same program, one entry point each); the static build one for its M.
+//     multiple of 4, the slices read a and b as float4. The weights are read
+//     once, which is what bounds these shapes. The shape-agnostic build
+//     holds the buckets 1, 2, 4, 8 and 16 (same program, one entry point
+//     each); the static build one for its M.
 //   - otherwise ("tiled"): a work-group of WG_N x WG_M work-items computes a
 //     TM x TN tile of y (TM = WG_M * RM, TN = WG_N * RN), staging TK-deep slabs
 //     of op(a) and op(b) in local memory; each work-item accumulates an RM x RN
@@ -22,8 +23,9 @@
 // leading dim of input 0 is a row, weights [N, K], no batch), TA, TB, ALPHA,
 // BETA, WG_M, WG_N, RM, RN, TK, LDA, LDB, SK_MAX_M (largest bucket compiled:
 // 16 dynamic, M static), SKINNY_PAIRS (K not a literal), SK_WG, SK_COLS,
-// SK_SLICES (b [N, K]), SKN_COLS4, SKN_SLICES (b [K, N]), and the fused post-ops' FUSED_OPS_ARGS, FUSED_OPS_PASS
-// and FUSED_OPS (dynrt/ocl_fused_ops.hpp). In the static build every dim is a
+// SK_SLICES (b [N, K]), SKN_COLS4, SKN_SLICES (b [K, N]), and the fused
+// post-ops' FUSED_OPS_ARGS, FUSED_OPS_PASS and FUSED_OPS
+// (dynrt/ocl_fused_ops.hpp). In the static build every dim is a
 // literal, so loops get constant trip counts; in the dynamic build the dims are
 // read from shape_info and the same body runs.
 #define KERNEL(name) __kernel void name

@@ -342,9 +342,10 @@ TEST(GemmOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, false
 TEST(GemmOcl, StaticImplsMatchCpuOverTailShapesAndAreCached) { ocl_sweep(false, false, false, false, tail_cases()); }
 
 // Transposes, alpha/beta and c broadcast, batch dims broadcast on both sides;
-// two skinny shapes (K a multiple of 4 and not) and one tiled shape each. Static impls for every combination; the
-// shape-agnostic one (the same kernel body, dims from shape_info) for both
-// transposes only, to keep PoCL's compile time down.
+// two skinny shapes (K a multiple of 4 and not) and one tiled shape each.
+// Static impls for every combination; the shape-agnostic one (the same kernel
+// body, dims from shape_info) for both transposes only, to keep PoCL's compile
+// time down.
 std::vector<OclCase> transpose_cases(bool ta, bool tb) {
     auto mk = [&](int64_t m, int64_t k, int64_t n) {
         return OclCase{ta ? Shape{3, 1, k, m} : Shape{3, 1, m, k}, tb ? Shape{2, n, k} : Shape{2, k, n},

@@ -59,7 +59,6 @@ public:
     static constexpr size_t kAlign = 128, kFirstBuffer = 4096, kLargestBuffer = size_t(1) << 20;
     using Allocate = std::function<std::shared_ptr<Buffer>(size_t bytes)>;
     std::shared_ptr<ShapeInfoRegion> take(size_t bytes, const Stream* stream, const Allocate& allocate);
-    size_t buffers() const;   // buffers allocated so far
 
 private:
     struct Block {
@@ -72,7 +71,6 @@ private:
     std::shared_ptr<Buffer> current_;             // the buffer regions are cut from
     size_t used_ = 0;
     size_t next_size_ = kFirstBuffer;
-    size_t buffers_ = 0;
 };
 
 class OclStream final : public Stream {

@@ -89,13 +89,11 @@ std::shared_ptr<ShapeInfoRegion> ShapeInfoArena::take(size_t bytes, const Stream
             it->second.pop_back();
         } else if (size > kLargestBuffer) {
             block.buffer = allocate(size);   // larger than any shared buffer: its own
-            ++buffers_;
         } else {
             if (!current_ || current_->size() - used_ < size) {
                 while (next_size_ < size) next_size_ *= 2;
                 current_ = allocate(next_size_);
                 used_ = 0;
-                ++buffers_;
                 next_size_ = std::min(next_size_ * 2, kLargestBuffer);
             }
             block.buffer = current_;
@@ -104,9 +102,7 @@ std::shared_ptr<ShapeInfoRegion> ShapeInfoArena::take(size_t bytes, const Stream
         }
     }
     std::weak_ptr<ShapeInfoArena> self = weak_from_this();
-    std::shared_ptr<Buffer> buffer = block.buffer;
-    const size_t offset = block.offset;
-    return std::make_shared<ShapeInfoRegion>(std::move(buffer), offset, stream, [self, size, block] {
+    return std::make_shared<ShapeInfoRegion>(block.buffer, block.offset, stream, [self, size, block] {
         if (auto arena = self.lock()) arena->give_back(size, block);
     });
 }
@@ -114,11 +110,6 @@ std::shared_ptr<ShapeInfoRegion> ShapeInfoArena::take(size_t bytes, const Stream
 void ShapeInfoArena::give_back(size_t size, Block block) {
     std::lock_guard<std::mutex> lock(mutex_);
     free_[size].push_back(std::move(block));
-}
-
-size_t ShapeInfoArena::buffers() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return buffers_;
 }
 
 cl_command_queue queue_for(Stream& stream, const Context& ctx, bool& must_wait) {

@@ -13,7 +13,6 @@
 #include <string>
 
 #include "dynrt/error.hpp"
-
 #include "ocl_common.hpp"
 
 namespace dynrt::ocl {

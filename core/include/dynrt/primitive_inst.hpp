@@ -118,11 +118,11 @@ public:
     void realloc_if_needed();
 
 private:
-    // Background static builds (NetworkOptions::async_compile_after).
+    // A background static build waiting for another run of impl_key_
+    // (NetworkOptions::async_compile_after).
     struct DeferredBuild {
         const RegisteredImpl* impl = nullptr;
         KernelParams params;
-        std::string key;
     };
     uint32_t count_visit(const std::string& key);   // runs of `key` on the dynamic impl so far
     void queue_static_build(const RegisteredImpl& impl, const KernelParams& params, const std::string& key);
