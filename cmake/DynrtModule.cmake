@@ -11,10 +11,11 @@ set(DYNRT_EMBED_KERNEL_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/EmbedKernel.cmake)
 function(dynrt_add_module target)
   cmake_parse_arguments(ARG "" "OUTPUT_NAME;OUTPUT_DIR" "SOURCES" ${ARGN})
   add_library(${target} MODULE ${ARG_SOURCES})
-  if(TARGET dynrt_core)
-    target_link_libraries(${target} PRIVATE dynrt_core)
+  # The SDK: core, registry and the OpenCL op SDK (never the runtime).
+  if(TARGET dynrt_registry)
+    target_link_libraries(${target} PRIVATE dynrt_registry dynrt_ocl_sdk)
   else()
-    target_link_libraries(${target} PRIVATE dynrt::core)
+    target_link_libraries(${target} PRIVATE dynrt::registry dynrt::ocl_sdk)
   endif()
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
@@ -36,7 +37,7 @@ function(dynrt_add_module target)
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   # Out of tree (the SDK's config set DYNRT_SDK_CXX_COMPILER_ID): say now, not at
   # load time, when this compiler gives a fingerprint the runtime will refuse.
-  if(DEFINED DYNRT_SDK_CXX_COMPILER_ID AND NOT TARGET dynrt_core)
+  if(DEFINED DYNRT_SDK_CXX_COMPILER_ID AND NOT TARGET dynrt_registry)
     string(REGEX MATCH "^[0-9]+" _sdk_major "${DYNRT_SDK_CXX_COMPILER_VERSION}")
     string(REGEX MATCH "^[0-9]+" _our_major "${CMAKE_CXX_COMPILER_VERSION}")
     if(NOT CMAKE_CXX_COMPILER_ID STREQUAL DYNRT_SDK_CXX_COMPILER_ID OR NOT _our_major STREQUAL _sdk_major)

@@ -42,6 +42,7 @@ std::string dtype_list(const std::vector<DataType>& v) {
 // ---- Impl / ShapeType ------------------------------------------------------
 
 Impl::~Impl() = default;
+ImplState::~ImplState() = default;
 
 const char* to_string(ShapeType t) {
     switch (t) {

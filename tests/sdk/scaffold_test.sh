@@ -59,7 +59,8 @@ if grep -rq "@NAME@\|@CAMEL@" "$dir"; then fail "placeholders left in $dir: $(gr
 for f in "${name}_op.cpp" "test_${name}.cpp"; do
     # shellcheck disable=SC2086 # cxx_flags is a list of flags
     "$cxx" -std=c++17 -fsyntax-only -Wall -Wextra -Wpedantic -Wshadow -Werror $cxx_flags \
-        -I"$source_dir/core/include" -I"$source_dir/registry/include" -I"$source_dir/tests/support" \
+        -I"$source_dir/core/include" -I"$source_dir/registry/include" -I"$source_dir/runtime/include" \
+        -I"$source_dir/plugins/ocl/sdk/include" -I"$source_dir/tests/support" \
         "${includes[@]}" "$dir/$f" > "$tmp/cc.log" 2>&1 || { cat "$tmp/cc.log" >&2; fail "$f does not compile"; }
 done
 echo "ok: the generated op and test compile"

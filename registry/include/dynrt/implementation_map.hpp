@@ -61,6 +61,18 @@ struct KernelParams {
     std::shared_ptr<const std::vector<Layout>> node_inputs;
 };
 
+// Per-request state of one impl: what an impl derives from a run and reuses on
+// the next (dispatch, packed shape_info, argument lists, its shape_info buffer).
+// An impl is shared by every request of a network (through the impl cache) and
+// may execute on several threads at once, so it keeps no per-run state in
+// itself: Impl::create_state() makes one of these, the PrimitiveInst that runs
+// the impl owns it (one per request and node) and hands it back in
+// ExecContext::state on every execution of that impl.
+class ImplState {
+public:
+    virtual ~ImplState();
+};
+
 struct ExecContext {
     Stream& stream;
     const KernelParams& params;               // current layouts
@@ -71,6 +83,13 @@ struct ExecContext {
     std::vector<Layout>* actual_outputs = nullptr;
     // Extra (non-main) inputs of params.fused_ops, fused op by fused op.
     const std::vector<MemoryPtr>* fused_inputs = nullptr;
+    // This request's state for this impl (Impl::create_state(); null when the
+    // impl made none).
+    ImplState* state = nullptr;
+    // Scratch buffers, one per entry of Impl::scratch_bytes(params), each at
+    // least that many bytes on the impl's engine; their content is undefined
+    // at the start of every execution. Null when the impl asks for none.
+    const std::vector<MemoryPtr>* scratch = nullptr;
 };
 
 class Impl {
@@ -82,6 +101,15 @@ public:
     // Weightable ops (OpDefinition::weights_input): the format this impl reads
     // its weights in (ImplEntry::weights_format of the entry that created it).
     virtual Format weights_format() const { return Format::plain; }
+    // A fresh per-request state (see ImplState); called by the flow each time
+    // a request's node switches to this impl. Default: none.
+    virtual std::unique_ptr<ImplState> create_state() const { return nullptr; }
+    // Scratch memory (OpenVINO's internal buffers) for the given runtime
+    // layouts, in bytes per buffer: split reductions, partial sums, workspaces.
+    // The flow calls it when the shape or the impl changed, grows the
+    // request's scratch buffers to fit (through the memory pool) and passes
+    // them in ExecContext::scratch. Default: none.
+    virtual std::vector<size_t> scratch_bytes(const KernelParams& params) const { return {}; }
 };
 using ImplPtr = std::shared_ptr<Impl>;
 
