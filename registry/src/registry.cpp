@@ -52,6 +52,12 @@ const char* to_string(ShapeType t) {
     return "?";
 }
 
+int ImplEntry::effective_priority() const {
+    if (priority != kPriorityDefault) return priority;
+    if (reference) return kPriorityReference;
+    return shape_type == ShapeType::static_shape ? kPriorityDeviceStatic : kPriorityDeviceDynamic;
+}
+
 std::string ImplEntry::check(const KernelParams& params) const {
     // Host impls ("cpu") map their buffers and so run on any engine: they serve
     // shape_of subgraphs and ops a device has no kernel for.

@@ -113,8 +113,23 @@ public:
 };
 using ImplPtr = std::shared_ptr<Impl>;
 
+// Impl priority (ImplEntry::priority): higher is tried first. An entry left
+// at kPriorityDefault gets the default of its kind, which gives the documented
+// order device static > device dynamic > host reference (docs/architecture.md,
+// "Impl priority"). Ties go by impl name, then module name: which module was
+// loaded first, or what its file is called, never decides anything.
+inline constexpr int kPriorityDefault = -1;
+inline constexpr int kPriorityDeviceStatic = 300;
+inline constexpr int kPriorityDeviceDynamic = 200;
+inline constexpr int kPriorityReference = 100;
+
 struct ImplEntry {
     std::string name;                          // unique per op, e.g. "cpu_ref_dynamic"
+    // See kPriorityDefault; explicit values may be anything >= 0.
+    int priority = kPriorityDefault;
+    // The op's reference impl (plain loops, the oracle tests compare against);
+    // op_sdk's add_host_impls() sets it.
+    bool reference = false;
     std::string impl_type;                     // engine type: "cpu", "ocl"
     ShapeType shape_type = ShapeType::static_shape;
     std::vector<DataType> dtypes;              // of input 0 and output 0; empty = any
@@ -135,6 +150,8 @@ struct ImplEntry {
 
     // Checks dtypes/formats/engine type, then validate(). Empty = ok.
     std::string check(const KernelParams& params) const;
+    // priority, or the default of this entry's kind when it is kPriorityDefault.
+    int effective_priority() const;
 };
 
 }  // namespace dynrt

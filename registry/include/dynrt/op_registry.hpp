@@ -33,6 +33,13 @@ struct ShapeInferContext {
     bool run_time = false;
 };
 
+// Work of one execution, for benchmarks and reports (dynrt test-op --bench):
+// floating-point operations and bytes moved between memory and the device.
+struct OpCost {
+    double flops = 0;
+    double bytes = 0;
+};
+
 // Returns one Layout per output. Throws dynrt::Error on invalid shapes; the
 // flow adds node/op context.
 using ShapeInferFn = std::function<std::vector<Layout>(const ShapeInferContext&)>;
@@ -88,6 +95,18 @@ struct OpDefinition {
     // attributes inlined as literals. Device impls generate their FUSED_OPS code
     // from it (dynrt/ocl_fused_ops.hpp); without it the op runs unfused there.
     std::function<std::string(const Attributes& attrs, const std::vector<std::string>& args)> ocl_post_op;
+    // Work of one execution for static input and output shapes. Without it,
+    // no FLOPs and the bytes of every input and output (a memory-bound op).
+    std::function<OpCost(const std::vector<Layout>& inputs, const std::vector<Layout>& outputs,
+                         const Attributes& attrs)>
+        cost;
+    // Format converters (a reorder-like op): the attributes that make this op
+    // turn its input into `target`. The flow reorders constant weights into the
+    // format an impl reads through the op that declares this (at most one op).
+    std::function<Attributes(Format target)> convert_format;
+    // State readers and writers (OpTraits::reads_state / writes_state): the
+    // name of the request variable the node with these attributes uses.
+    std::function<std::string(const Attributes& attrs)> state_variable;
 };
 
 }  // namespace dynrt
