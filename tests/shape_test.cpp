@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/layout.hpp"
@@ -473,4 +474,33 @@ TEST(Attributes, ToString_IsSortedByName) {
                         {"p", std::vector<int64_t>{1, -2}}});
     EXPECT_EQ(b.to_string(), "{m: nearest, p: [1, -2], s: [0.5, 0.1]}");
     EXPECT_STREQ(to_string(AttrType::Strings), "strings");
+}
+
+// ---- checked sizes ------------------------------------------------------------
+
+TEST(CheckedSizes, ElementCountThatWrapsIsAnError) {
+    // 2^32 * 2^32 wraps to 0 in 64 bits: it must not pass as an empty tensor.
+    const Shape s{int64_t{1} << 32, int64_t{1} << 32, 1};
+    try {
+        (void)s.count();
+        FAIL() << "no error for " << s.to_string();
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("[4294967296,4294967296,1]"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)Layout(PartialShape(Shape{int64_t{1} << 62, 8}), DataType::f32).bytes(), Error);
+}
+
+TEST(CheckedSizes, ZeroDimIsEmptyWhateverTheOthers) {
+    EXPECT_EQ((Shape{int64_t{1} << 40, 0, int64_t{1} << 40}.count()), 0u);
+    EXPECT_EQ((Shape{}.count()), 1u);
+    EXPECT_EQ((Shape{int64_t{1} << 30, 1 << 30}.count()), size_t{1} << 60);
+}
+
+TEST(CheckedSizes, PaddingAndBlockingOverflowAreErrors) {
+    Layout padded(PartialShape(Shape{2, 3}), DataType::f32);
+    padded.padding.upper = {0, std::numeric_limits<int64_t>::max()};
+    EXPECT_THROW((void)padded.bytes(), Error);
+    EXPECT_THROW(checked_mul(int64_t{1} << 62, int64_t{4}, "reshape target"), Error);
+    EXPECT_THROW(checked_add(std::numeric_limits<size_t>::max(), size_t{1}, "offset"), Error);
+    EXPECT_EQ(checked_mul(int64_t{-3}, int64_t{4}, "x"), -12);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 
 namespace dynrt {
@@ -107,7 +108,7 @@ Shape Layout::padded_shape() const {
         if (pad.size() != s.size())
             throw Error(std::string(which) + " padding has " + std::to_string(pad.size()) +
                         " values for a shape of rank " + std::to_string(s.size()));
-        for (size_t i = 0; i < s.size(); ++i) s[i] += pad[i];
+        for (size_t i = 0; i < s.size(); ++i) s[i] = checked_add(s[i], pad[i], "padded dim");
     };
     add(padding.lower, "lower");
     add(padding.upper, "upper");
@@ -119,11 +120,17 @@ size_t Layout::count() const { return get_shape().count(); }
 size_t Layout::storage_count() const {
     Shape s = padded_shape();
     const size_t b = block_size(format);
-    if (b > 1 && s.rank() > 0) s[0] = static_cast<int64_t>((static_cast<size_t>(s[0]) + b - 1) / b * b);
+    if (b > 1 && s.rank() > 0) {
+        const int64_t bs = static_cast<int64_t>(b);
+        s[0] = checked_add(s[0], bs - 1, "blocked dim 0") / bs * bs;
+    }
     return s.count();
 }
 
-size_t Layout::bytes() const { return storage_count() * byte_size(dtype); }
+size_t Layout::bytes() const {
+    // Counts are capped at 2^60 and elements are at most 8 bytes: no overflow.
+    return storage_count() * byte_size(dtype);
+}
 
 Layout Layout::with_shape(const Shape& s) const { return Layout(PartialShape(s), dtype, format); }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 
 namespace dynrt {
@@ -35,8 +36,9 @@ std::string Dimension::to_string() const {
 }
 
 size_t Shape::count() const {
-    size_t n = 1;
-    for (int64_t d : dims_) n *= static_cast<size_t>(d);
+    size_t n = 0;
+    if (!count_fits(dims_, &n))
+        throw Error("shape " + to_string() + " has more than 2^60 elements (or a negative dim)");
     return n;
 }
 

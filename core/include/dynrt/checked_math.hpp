@@ -1,0 +1,64 @@
+// Checked arithmetic for element counts, byte sizes and shape inference.
+//
+// Every product or sum of dims, counts or byte sizes goes through these, so a
+// shape whose size does not fit (an input [2^32, 2^32, 1], a reshape target of
+// 2^62 elements) is an Error naming what overflowed instead of a wrapped, tiny
+// size that a kernel then reads past. Used by Shape and Layout, by op shape
+// inference and by the file readers before they allocate.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dynrt/error.hpp"
+
+namespace dynrt {
+
+// a * b; throws Error("<what> overflows: a * b") when it does not fit.
+inline int64_t checked_mul(int64_t a, int64_t b, const char* what) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r))
+        throw Error(std::string(what) + " overflows: " + std::to_string(a) + " * " + std::to_string(b));
+    return r;
+}
+inline size_t checked_mul(size_t a, size_t b, const char* what) {
+    size_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r))
+        throw Error(std::string(what) + " overflows: " + std::to_string(a) + " * " + std::to_string(b));
+    return r;
+}
+// a + b; throws Error("<what> overflows: a + b") when it does not fit.
+inline int64_t checked_add(int64_t a, int64_t b, const char* what) {
+    int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r))
+        throw Error(std::string(what) + " overflows: " + std::to_string(a) + " + " + std::to_string(b));
+    return r;
+}
+inline size_t checked_add(size_t a, size_t b, const char* what) {
+    size_t r = 0;
+    if (__builtin_add_overflow(a, b, &r))
+        throw Error(std::string(what) + " overflows: " + std::to_string(a) + " + " + std::to_string(b));
+    return r;
+}
+
+// Product of dims as an element count in `*count`; 0 when any dim is 0
+// (whatever the others are). False when a dim is negative or the product
+// exceeds kMaxElements (the caller names the shape in its error).
+inline constexpr uint64_t kMaxElements = uint64_t{1} << 60;
+template <typename Dims>
+bool count_fits(const Dims& dims, size_t* count) {
+    uint64_t n = 1;
+    bool overflow = false;
+    for (auto d : dims) {
+        if (d == 0) {
+            *count = 0;
+            return true;
+        }
+        if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > kMaxElements) overflow = true;
+    }
+    *count = static_cast<size_t>(n);
+    return !overflow;
+}
+
+}  // namespace dynrt
