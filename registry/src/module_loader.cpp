@@ -8,6 +8,9 @@
 #include "dynrt/module_loader.hpp"
 
 #include <algorithm>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
@@ -59,6 +62,81 @@ std::string dlerror_text(const std::system_error& e, const std::string& path) {
 
 std::string str_or(const char* s, const char* fallback) { return s ? std::string(s) : std::string(fallback); }
 
+// ELF e_machine values of the architectures dynrt builds for, by name.
+std::string machine_name(uint16_t m) {
+    switch (m) {
+        case 3: return "x86 (32-bit)";
+        case 40: return "arm (32-bit)";
+        case 62: return "x86_64";
+        case 183: return "aarch64";
+        case 243: return "riscv";
+        default: return "ELF machine " + std::to_string(m);
+    }
+}
+
+// The e_machine of this process's own code, read from the ELF header the
+// dynamic linker mapped for it; 0 when unknown.
+uint16_t host_machine() {
+#if defined(__x86_64__)
+    return 62;
+#elif defined(__aarch64__)
+    return 183;
+#elif defined(__i386__)
+    return 3;
+#elif defined(__arm__)
+    return 40;
+#elif defined(__riscv)
+    return 243;
+#else
+    return 0;
+#endif
+}
+
+// An ELF file whose class (32/64-bit) or machine differs from this process's:
+// dlopen says only "wrong ELF class" or "No such file or directory" then.
+std::string foreign_arch(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    unsigned char h[20] = {};
+    f.read(reinterpret_cast<char*>(h), sizeof h);
+    if (f.gcount() != static_cast<std::streamsize>(sizeof h) || h[0] != 0x7f || h[1] != 'E') return {};
+    const bool ours64 = sizeof(void*) == 8;
+    const bool little = h[5] == 1;
+    const uint16_t machine = little ? static_cast<uint16_t>(h[18] | (h[19] << 8)) : static_cast<uint16_t>((h[18] << 8) | h[19]);
+    const uint16_t host = host_machine();
+    if ((h[4] == 2) != ours64 || (host != 0 && machine != host))
+        return "built for " + machine_name(machine) + (h[4] == 2 ? " (64-bit)" : " (32-bit)") + ", this dynrt runs on " +
+               machine_name(host) + ": build the module for this machine";
+    return {};
+}
+
+// Anyone who can write a module file, or the folder it sits in, runs code in
+// every dynrt process that loads it. Refused unless the user says otherwise.
+const char* const kAllowInsecure = "DYNRT_ALLOW_INSECURE_MODULES";
+
+bool insecure_allowed() {
+    const char* v = std::getenv(kAllowInsecure);
+    return v && std::string(v) == "1";
+}
+
+// Why `p` (a module file or folder) is unsafe to load code from, or "".
+std::string unsafe_owner_or_mode(const fs::path& p, const char* what) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) return {};
+    if (st.st_mode & S_IWOTH)
+        return std::string("the ") + what + " is world-writable (anyone could replace the code dynrt runs)";
+    if (st.st_uid != ::geteuid() && st.st_uid != 0)
+        return std::string("the ") + what + " is owned by another user (uid " + std::to_string(st.st_uid) + ")";
+    return {};
+}
+
+void check_trusted(const fs::path& p, const char* what, const ErrorContext& where) {
+    if (insecure_allowed()) return;
+    const std::string why = unsafe_owner_or_mode(p, what);
+    if (!why.empty())
+        throw Error("refused: " + why + ". Fix its owner or mode, or set " + kAllowInsecure + "=1 to load it anyway",
+                    where);
+}
+
 }  // namespace
 
 std::string ModuleLoader::default_module_dir() {
@@ -95,8 +173,12 @@ void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
     ErrorContext where;
     where.file = p;
 
-    if (!fs::exists(path, ec)) throw Error("no such module file", where);
+    if (!fs::exists(path, ec)) throw Error(ec ? "cannot be opened: " + ec.message() : "no such module file", where);
     if (!fs::is_regular_file(path, ec)) throw Error("not a regular file", where);
+    check_trusted(path, "module file", where);
+    check_trusted(path.parent_path(), "module folder", where);
+    const std::string arch = foreign_arch(path);
+    if (!arch.empty()) throw Error(arch, where);
 
     std::lock_guard<std::mutex> lock(loader_mutex());
 
@@ -172,8 +254,11 @@ LoadReport ModuleLoader::load_dirs(Registry& registry, const std::vector<std::st
             continue;
         }
         std::vector<fs::path> files;
+        // No throwing accessors: one bad entry (a symlink loop, a dangling
+        // link) is that entry's failure, never the folder's or the command's.
         for (const auto& entry : fs::directory_iterator(folder, ec)) {
-            if (entry.path().extension() == ".so" && !entry.is_directory()) files.push_back(entry.path());
+            std::error_code entry_ec;
+            if (entry.path().extension() == ".so" && !entry.is_directory(entry_ec)) files.push_back(entry.path());
         }
         if (ec) {
             report.failed.push_back({folder.string(), folder.string() + ": cannot list the folder: " + ec.message()});
