@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer harnesses (fuzz/) for a bounded time each.
+#   ./scripts/fuzz.sh [SECONDS] [HARNESS...]    default: 60 s each, every harness
+# Builds build-fuzz/ with clang, ASan + UBSan and coverage instrumentation,
+# seeds each corpus from configs/, tests/data/ and the ONNX node-test models,
+# and fails on any finding (crash, sanitizer report, exception other than
+# dynrt::Error, allocation over 1 GiB, timeout). A finding's input lands in
+# build-fuzz/findings/<harness>/: fix the bug, then copy the input into
+# fuzz/regressions/<harness>/ so ctest replays it from then on.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+seconds="${1:-60}"
+shift || true
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy yaml onnx shape_infer)
+dir="$DYNRT_ROOT/build-fuzz"
+dynrt_install_packages
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing (apt-get install clang)" >&2; exit 2; }
+CXX=clang++ DYNRT_BUILD_TYPE=RelWithDebInfo dynrt_build "$dir" -DCMAKE_CXX_COMPILER=clang++ \
+  -DDYNRT_BUILD_FUZZERS=ON -DDYNRT_SANITIZE=address,undefined -DDYNRT_BUILD_TESTS=OFF -DDYNRT_BUILD_BENCHMARKS=OFF
+cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" --target $(printf 'fuzz_%s ' "${harnesses[@]}")
+
+seed() {   # seed <harness> <files...>: copies the files into the harness's corpus
+  local corpus="$dir/corpus/$1"; shift
+  mkdir -p "$corpus"
+  for f in "$@"; do [ -f "$f" ] && cp "$f" "$corpus/$(cksum < "$f" | cut -d' ' -f1)"; done
+  return 0
+}
+seed npy "$DYNRT_ROOT"/tests/data/pipelines/*.npy
+seed yaml "$DYNRT_ROOT"/configs/*.yaml "$DYNRT_ROOT"/tests/data/pipelines/*.yaml
+# shellcheck disable=SC2046 # a list of model files
+seed onnx $(find /usr/share/libonnx-testdata/data/node -name model.onnx 2>/dev/null | sort | awk 'NR % 8 == 0')
+seed shape_infer
+
+export ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+failed=()
+for h in "${harnesses[@]}"; do
+  findings="$dir/findings/$h"
+  mkdir -p "$findings" "$dir/corpus/$h"
+  echo "fuzz.sh: $h for ${seconds}s" >&2
+  start=$SECONDS
+  if ! "$dir/bin/fuzz_$h" "$dir/corpus/$h" "$DYNRT_ROOT/fuzz/regressions/$h" -max_total_time="$seconds" \
+       -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -artifact_prefix="$findings/" \
+       -print_final_stats=1 > "$dir/fuzz_$h.log" 2>&1; then
+    failed+=("$h")
+    tail -40 "$dir/fuzz_$h.log" >&2
+    echo "fuzz.sh: $h found a problem; input(s) in $findings/ (replay: $dir/bin/fuzz_$h <file>)" >&2
+  fi
+  grep -E '^stat::number_of_executed_units' "$dir/fuzz_$h.log" | sed "s/^/fuzz.sh: $h: /" >&2 || true
+  echo "fuzz.sh: $h took $((SECONDS - start))s" >&2
+done
+if [ ${#failed[@]} -gt 0 ]; then echo "fuzz.sh: findings in: ${failed[*]}" >&2; exit 1; fi
+echo "fuzz.sh: no findings (${harnesses[*]}, ${seconds}s each)"
