@@ -185,14 +185,45 @@ TEST(HarnessCompare, NaNMatchesOnlyNaN_ShapesAndIntegersMustMatchExactly) {
     EXPECT_TRUE(compare(i1, i1, default_tolerance(DataType::i64)).ok);
 }
 
-TEST(HarnessFlops, GemmAndConvolutionCountMultiplyAdds) {
-    Attributes none;
+namespace {
+
+// The harness's cost of one execution of `op` for static shapes.
+OpCost cost(const std::string& op, const std::vector<Shape>& in, const Shape& out, const Attributes& attrs = {}) {
+    std::vector<Layout> li, lo{Layout(PartialShape(out), DataType::f32)};
+    for (const Shape& s : in) li.emplace_back(PartialShape(s), DataType::f32);
+    return cost_of(test::registry()->op(op).def, li, lo, attrs);
+}
+
+}  // namespace
+
+TEST(HarnessCost, GemmConvolutionAndFullyConnectedCountMultiplyAdds) {
     // [2,3] x [3,4]: 2*4 outputs, 3 multiply-adds each.
-    EXPECT_DOUBLE_EQ(flops_of("gemm", none, {Shape{2, 3}, Shape{3, 4}}, Shape{2, 4}), 2.0 * 8 * 3);
+    EXPECT_DOUBLE_EQ(cost("gemm", {Shape{2, 3}, Shape{3, 4}}, Shape{2, 4}).flops, 2.0 * 8 * 3);
+    Attributes ta;
+    ta.set("transpose_a", true);
+    EXPECT_DOUBLE_EQ(cost("gemm", {Shape{3, 2}, Shape{3, 4}}, Shape{2, 4}, ta).flops, 2.0 * 8 * 3);
     // x [1,4,5,5], w [6,2,3,3] (groups 2): 2*6*3*3 outputs, 2*3*3 each.
-    EXPECT_DOUBLE_EQ(flops_of("convolution", none, {Shape{1, 4, 5, 5}, Shape{6, 2, 3, 3}}, Shape{1, 6, 3, 3}),
+    EXPECT_DOUBLE_EQ(cost("convolution", {Shape{1, 4, 5, 5}, Shape{6, 2, 3, 3}}, Shape{1, 6, 3, 3}).flops,
                      2.0 * 54 * 18);
-    EXPECT_DOUBLE_EQ(flops_of("softmax", none, {Shape{4}}, Shape{4}), 0.0);
+    // x [3,5] (K 5), w [7,5]: 3*7 outputs, 5 each.
+    EXPECT_DOUBLE_EQ(cost("fully_connected", {Shape{3, 5}, Shape{7, 5}}, Shape{3, 7}).flops, 2.0 * 21 * 5);
+    // x [1,2,3,3], w [2,4,2,2]: each of 18 input elements meets 4*2*2 weights.
+    EXPECT_DOUBLE_EQ(cost("deconvolution", {Shape{1, 2, 3, 3}, Shape{2, 4, 2, 2}}, Shape{1, 4, 4, 4}).flops,
+                     2.0 * 18 * 16);
+    // Bytes: every input and output once (f32).
+    EXPECT_DOUBLE_EQ(cost("gemm", {Shape{2, 3}, Shape{3, 4}}, Shape{2, 4}).bytes, 4.0 * (6 + 12 + 8));
+}
+
+TEST(HarnessCost, OpsWithoutAHook_AreMemoryBound) {
+    const OpCost c = cost("softmax", {Shape{4}}, Shape{4});
+    EXPECT_DOUBLE_EQ(c.flops, 0.0);
+    EXPECT_DOUBLE_EQ(c.bytes, 32.0);
+}
+
+TEST(HarnessCost, NoOpNameInTheHarness_TheHooksComeFromTheOps) {
+    // The four compute-bound ops declare their cost; the harness knows no names.
+    for (const char* op : {"fully_connected", "gemm", "convolution", "deconvolution"})
+        EXPECT_TRUE(static_cast<bool>(test::registry()->op(op).def.cost)) << op;
 }
 
 TEST(HarnessRepro, CommandNamesOpAttrsCaseImplAndDevice) {
@@ -284,6 +315,54 @@ TEST(HarnessRun, WrongImplRegisteredInProcess_IsReportedAsFailing) {
     const std::string table = format_table(r, false);
     EXPECT_NE(table.find("reproduce: dynrt test-op activation --attr func=relu"), std::string::npos);
     EXPECT_NE(to_json(r).find("\"failed\": 4"), std::string::npos);
+}
+
+namespace {
+
+// y = 2x + offset: offset 0 is right, anything else wrong.
+class Doubler : public Impl {
+public:
+    explicit Doubler(double offset) : offset_(offset) {}
+    void execute(ExecContext& ctx) override {
+        HostCall call(ctx);
+        for (size_t i = 0; i < call.out_shape(0).count(); ++i) call.set(0, i, 2 * call.get(0, i) + offset_);
+    }
+    std::string name() const override { return offset_ == 0 ? "doubler" : "wrong_doubler"; }
+    bool is_dynamic() const override { return false; }
+
+private:
+    double offset_;
+};
+
+}  // namespace
+
+TEST(HarnessRun, ReferenceImpl_IsTheFlaggedOneWhateverItsNameOrPlace) {
+    auto reg = std::make_shared<Registry>();
+    ASSERT_TRUE(ModuleLoader::load_dirs(*reg, {test::module_dir()}).failed.empty());
+    RegisteredOp op;
+    op.def.name = "double_it";
+    op.def.infer = [](const ShapeInferContext& c) { return std::vector<Layout>{c.inputs.at(0)}; };
+    reg->add_op(op);
+    // The oracle is neither named like the sdk's reference impls nor last in the
+    // list: only ImplEntry::reference says which one it is.
+    for (double offset : {0.0, 1.0}) {
+        RegisteredImpl r;
+        r.op = "double_it";
+        r.entry.name = offset == 0 ? "oracle" : "z_wrong";
+        r.entry.reference = offset == 0;
+        r.entry.priority = offset == 0 ? kPriorityReference : 0;
+        r.entry.impl_type = "cpu";
+        r.entry.dtypes = {DataType::f32};
+        r.entry.create = [offset](const KernelParams&) { return std::make_unique<Doubler>(offset); };
+        reg->add_impl(std::move(r));
+    }
+    Options opt;
+    opt.op = "double_it";
+    opt.shapes = {"[3,5]"};
+    const Report r = run(reg, opt);
+    EXPECT_EQ(r.reference, "oracle (cpu, static)");
+    ASSERT_EQ(r.rows.size(), 2u);
+    for (const Row& row : r.rows) EXPECT_EQ(row.status, row.impl == "oracle" ? "pass" : "FAIL") << row.impl;
 }
 
 TEST(HarnessRun, ReproduceCommandOfAFailure_ReproducesOnlyThatCase) {

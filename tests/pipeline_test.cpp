@@ -115,19 +115,7 @@ struct TempDir {
 
 // ---- schedules ---------------------------------------------------------------
 
-TEST(PipelineSchedule, ParseRange_IsInclusiveWithOptionalStep) {
-    EXPECT_EQ(parse_range("7"), (std::vector<int64_t>{7}));
-    EXPECT_EQ(parse_range("1..4"), (std::vector<int64_t>{1, 2, 3, 4}));
-    EXPECT_EQ(parse_range("1..10:4"), (std::vector<int64_t>{1, 5, 9}));
-    EXPECT_EQ(parse_range("3..3"), (std::vector<int64_t>{3}));
-    EXPECT_EQ(parse_range("2..8:3"), (std::vector<int64_t>{2, 5, 8}));
-}
-
-TEST(PipelineSchedule, ParseRange_RejectsMalformedText) {
-    for (const char* bad : {"", "5..1", "1..x", "1..4:0", "1..4:-2", "a", "1...4", "..4"}) {
-        EXPECT_THROW(parse_range(bad), Error) << bad;
-    }
-}
+// Range text itself (`1..10:4`) is tested in tools_common_test.cpp.
 
 static const char* kTwoSymbols = R"(
 inputs:

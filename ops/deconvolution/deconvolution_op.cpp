@@ -199,6 +199,18 @@ void register_deconvolution(dynrt::ModuleRegistrar& reg) {
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
     def.weights_input = 1;
+    // A multiply-add per input element and weight it scatters through
+    // (w[1] * kH * kW); every tensor moves once.
+    def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
+                  const dynrt::Attributes&) {
+        dynrt::OpCost c;
+        for (const auto* side : {&in, &out})
+            for (const dynrt::Layout& l : *side) c.bytes += static_cast<double>(l.bytes());
+        const dynrt::Shape w = in.at(1).get_shape();
+        if (w.size() == 4)
+            c.flops = 2.0 * static_cast<double>(in.at(0).get_shape().count()) * static_cast<double>(w[1] * w[2] * w[3]);
+        return c;
+    };
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;

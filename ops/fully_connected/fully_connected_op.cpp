@@ -99,6 +99,16 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     def.traits.accepts_fused_ops = true;
     def.weights_input = 1;
     def.fake_align = fake_align;
+    // A multiply-add per output element and element of K; every tensor moves once.
+    def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
+                  const dynrt::Attributes&) {
+        dynrt::OpCost c;
+        for (const auto* side : {&in, &out})
+            for (const dynrt::Layout& l : *side) c.bytes += static_cast<double>(l.bytes());
+        const dynrt::Shape x = in.at(0).get_shape();
+        if (!x.empty()) c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(x[x.size() - 1]);
+        return c;
+    };
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;

@@ -166,6 +166,19 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
     def.traits.accepts_fused_ops = true;   // host impls apply them (docs/architecture.md, "Fusion")
     def.traits.weightable = true;          // b, when constant (no impl prefers a blocked format yet)
     def.weights_input = 1;
+    // A multiply-add per output element and element of K; every tensor moves once.
+    def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
+                  const dynrt::Attributes& attrs) {
+        dynrt::OpCost c;
+        for (const auto* side : {&in, &out})
+            for (const dynrt::Layout& l : *side) c.bytes += static_cast<double>(l.bytes());
+        const dynrt::Shape a = in.at(0).get_shape();
+        const bool ta = attrs.has("transpose_a") && attrs.get_bool("transpose_a");
+        if (a.size() >= 2)
+            c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) *
+                      static_cast<double>(a[a.size() - (ta ? 2 : 1)]);
+        return c;
+    };
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;

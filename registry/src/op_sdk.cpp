@@ -247,6 +247,7 @@ ImplEntry host_entry(const std::string& op, const HostKernel& kernel, const Host
                      bool dynamic) {
     ImplEntry e;
     e.name = dynamic ? "cpu_ref_dynamic" : "cpu_ref_static";
+    e.reference = true;
     e.impl_type = "cpu";
     e.shape_type = dynamic ? ShapeType::dynamic_shape : ShapeType::static_shape;
     e.dtypes = options.dtypes;

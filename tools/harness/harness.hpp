@@ -4,13 +4,14 @@
 // A sweep is text (docs/test-op.md): cases such as `x=[b,s,k] w=[n,k] b=1..4
 // s=1,3,13 k=16 n=8` whose symbols keep related dims consistent, ranges per dim
 // (`[2,1..64:8,16]`), value inputs (`t={b,-1}`) and sweep files
-// (configs/sweeps/<op>.txt) that group cases under attribute sets. run() builds
+// (ops/<op>/sweep.txt) that group cases under attribute sets. run() builds
 // a one-node program per case and runs it on every registered impl of the op
 // that validates, forcing each impl through a private registry view that holds
-// that impl alone; the reference is the cpu reference impl run in a fresh
-// static network. Dynamic impls run the whole sweep on one network instance,
-// then again in a revisiting order. The CLI entry point is
-// dynrt_test_op_main(); everything else is exposed for the tests.
+// that impl alone; the reference is the op's reference impl
+// (ImplEntry::reference) run in a fresh static network. Dynamic impls run the
+// whole sweep on one network instance, then again in a revisiting order. The
+// CLI entry point is dynrt_test_op_main(); everything else is exposed for the
+// tests.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/registry.hpp"
+#include "tensor_compare.hpp"
 
 namespace dynrt::harness {
 
@@ -98,25 +100,12 @@ std::vector<SweepSection> parse_sweep_file(const std::string& path);
 Attributes parse_attrs(const std::vector<AttrSpec>& schema,
                        const std::vector<std::pair<std::string, std::string>>& raw);
 
-// ---- comparison (compare.cpp) ----------------------------------------------
+// ---- comparison (tools/common) -----------------------------------------------
 
-struct Tolerance {
-    double rel = 0;
-    double abs = 0;
-};
-// f32: rel 1e-4 abs 1e-5; f16: rel 1e-2 abs 1e-3; integers and bool: exact.
-Tolerance default_tolerance(DataType t);
-
-struct Comparison {
-    bool ok = true;
-    double max_abs = 0;     // max |got - ref|
-    double max_rel = 0;     // max |got - ref| / |ref| over elements with ref != 0
-    size_t worst = 0;       // flat index of the element furthest outside tolerance
-    std::string mismatch;   // dtype/shape mismatch or the worst element, when !ok
-};
-// Element i passes when |got - ref| <= abs + rel * |ref| (NaN only equals NaN,
-// infinities only themselves).
-Comparison compare(const HostTensor& got, const HostTensor& ref, Tolerance tol);
+using tools::compare;
+using tools::Comparison;
+using tools::default_tolerance;
+using tools::Tolerance;
 
 // ---- runs (runner.cpp) ------------------------------------------------------
 
@@ -130,7 +119,7 @@ struct Options {
     DataType dtype = DataType::f32;                             // default input dtype
     std::vector<std::string> devices;                           // empty: every engine with impls
     std::vector<std::string> impls;                             // empty: every impl
-    std::string reference;                                      // empty: cpu_ref_static or the last cpu impl
+    std::string reference;                                      // empty: the op's reference impl (static flavour)
     std::optional<double> rtol, atol;
     bool revisit = true;
     bool bench = false;
@@ -176,10 +165,10 @@ std::string repro_command(const Options& opt, const std::string& section_attrs, 
 std::string format_table(const Report& r, bool bench);
 std::string to_json(const Report& r);
 
-// FLOPs of one execution for compute-bound ops (0 when not meaningful):
-// fully_connected, gemm, convolution.
-double flops_of(const std::string& op, const Attributes& attrs, const std::vector<Shape>& inputs,
-                const Shape& output);
+// Work of one execution: the op's cost hook (OpDefinition::cost) when it has
+// one, else no FLOPs and the bytes of every input and output.
+OpCost cost_of(const OpDefinition& def, const std::vector<Layout>& inputs, const std::vector<Layout>& outputs,
+               const Attributes& attrs);
 
 }  // namespace dynrt::harness
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "harness.hpp"
+#include "json_writer.hpp"
 
 namespace dynrt::harness {
 
@@ -26,34 +27,6 @@ std::string fixed(double v, int digits) {
 std::string num3(double v) {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.3g", v);
-    return buf;
-}
-
-std::string json_quote(const std::string& s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (c < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += static_cast<char>(c);
-                }
-        }
-    }
-    return out + "\"";
-}
-
-std::string json_num(double v) {
-    if (!std::isfinite(v)) return "null";
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.6g", v);
     return buf;
 }
 
@@ -106,29 +79,31 @@ std::string format_table(const Report& r, bool bench) {
 }
 
 std::string to_json(const Report& r) {
-    std::ostringstream os;
-    os << "{\"op\": " << json_quote(r.op) << ", \"reference\": " << json_quote(r.reference) << ",\n \"rows\": [";
-    for (size_t k = 0; k < r.rows.size(); ++k) {
-        const Row& row = r.rows[k];
-        os << (k ? ",\n  " : "\n  ") << "{\"impl\": " << json_quote(row.impl) << ", \"device\": " << json_quote(row.device)
-           << ", \"kind\": " << json_quote(row.shape_type) << ", \"phase\": " << json_quote(row.phase)
-           << ", \"attrs\": " << json_quote(row.attrs) << ", \"case\": " << json_quote(row.the_case.spec())
-           << ", \"inputs\": [";
-        for (size_t i = 0; i < row.the_case.inputs.size(); ++i)
-            os << (i ? ", " : "") << json_quote(row.the_case.inputs[i].shape.to_string());
-        os << "], \"ran\": " << json_quote(row.ran) << ", \"status\": " << json_quote(row.status)
-           << ", \"detail\": " << json_quote(row.detail) << ", \"max_abs\": " << json_num(row.max_abs)
-           << ", \"max_rel\": " << json_num(row.max_rel) << ", \"rtol\": " << json_num(row.tol.rel)
-           << ", \"atol\": " << json_num(row.tol.abs);
-        if (row.ms >= 0) os << ", \"ms\": " << json_num(row.ms);
-        if (row.rate >= 0) os << ", \"rate\": " << json_num(row.rate) << ", \"rate_unit\": " << json_quote(row.rate_unit);
-        os << ", \"reproduce\": " << json_quote(row.repro) << "}";
+    tools::JsonWriter j;
+    j.begin_object().field("op", r.op).field("reference", r.reference).newline();
+    j.key("rows").begin_array();
+    for (const Row& row : r.rows) {
+        j.newline(2).begin_object();
+        j.field("impl", row.impl).field("device", row.device).field("kind", row.shape_type);
+        j.field("phase", row.phase).field("attrs", row.attrs).field("case", row.the_case.spec());
+        j.key("inputs").begin_array();
+        for (const CaseInput& in : row.the_case.inputs) j.value(in.shape.to_string());
+        j.end_array();
+        j.field("ran", row.ran).field("status", row.status).field("detail", row.detail);
+        j.field("max_abs", row.max_abs).field("max_rel", row.max_rel);
+        j.field("rtol", row.tol.rel).field("atol", row.tol.abs);
+        if (row.ms >= 0) j.field("ms", row.ms);
+        if (row.rate >= 0) j.field("rate", row.rate).field("rate_unit", row.rate_unit);
+        j.field("reproduce", row.repro).end_object();
     }
-    os << "\n ], \"notes\": [";
-    for (size_t k = 0; k < r.notes.size(); ++k) os << (k ? ", " : "") << json_quote(r.notes[k]);
-    os << "],\n \"summary\": {\"passed\": " << r.passed << ", \"failed\": " << r.failed
-       << ", \"not_applicable\": " << r.skipped << "}}\n";
-    return os.str();
+    j.newline(1).end_array().newline();
+    j.key("notes").begin_array();
+    for (const std::string& n : r.notes) j.value(n);
+    j.end_array().newline();
+    j.key("summary").begin_object();
+    j.field("passed", r.passed).field("failed", r.failed).field("not_applicable", r.skipped);
+    j.end_object().end_object();
+    return j.str() + "\n";
 }
 
 }  // namespace dynrt::harness

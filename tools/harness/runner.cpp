@@ -20,6 +20,7 @@
 #include "dynrt/network.hpp"
 #include "dynrt/program.hpp"
 #include "harness.hpp"
+#include "single_node.hpp"
 
 namespace dynrt::harness {
 
@@ -118,42 +119,19 @@ std::vector<HostTensor> make_inputs(const Case& c, DataType def, uint64_t seed) 
     return out;
 }
 
-std::string in_name(size_t i) { return "in" + std::to_string(i); }
-
-std::shared_ptr<Program> build_program(std::shared_ptr<const Registry> reg, const std::string& op,
-                                       const Attributes& attrs, const Case& c, const std::vector<HostTensor>& data,
-                                       bool dynamic) {
-    auto program = std::make_shared<Program>(reg, "test-op " + op);
-    std::vector<std::string> names;
+// The one-node program of a case: value inputs are constants in a static run
+// and keep their length in a dynamic one (tools::InputRole::shape_values).
+tools::SingleNode single_node(const std::string& op, const Attributes& attrs, const Case& c,
+                              const std::vector<HostTensor>& data, bool dynamic) {
+    tools::SingleNode n;
+    n.op = op;
+    n.attrs = attrs;
+    n.program_name = "test-op " + op;
     for (size_t i = 0; i < c.inputs.size(); ++i) {
-        names.push_back(in_name(i));
-        if (!dynamic && c.inputs[i].values) {
-            program->add_constant(in_name(i), data[i]);
-        } else if (dynamic) {
-            // A value input's length is the rank of what it describes (a reshape
-            // target): it stays static, its values change per case.
-            const PartialShape shape = c.inputs[i].values ? PartialShape(data[i].shape())
-                                                          : PartialShape::dynamic_of_rank(data[i].shape().size());
-            program->add_input(in_name(i), Layout(shape, data[i].dtype()));
-        } else {
-            program->add_input(in_name(i), data[i].layout());
-        }
+        const auto role = c.inputs[i].values ? tools::InputRole::shape_values : tools::InputRole::data;
+        n.inputs.push_back(tools::node_input(data[i], role, dynamic));
     }
-    ErrorContext where;
-    where.node = "node";
-    where.op = op;
-    program->add_node("node", op, names, attrs, where);
-    const size_t outs = reg->op(op).def.num_outputs;
-    for (size_t k = 0; k < outs; ++k) program->add_output(k == 0 ? "node" : "node:" + std::to_string(k));
-    program->build();
-    return program;
-}
-
-void set_inputs(InferRequest& req, const Program& p, const std::vector<HostTensor>& data) {
-    for (size_t idx : p.inputs()) {
-        const std::string& name = p.nodes()[idx].name;
-        req.set_input(name, data.at(std::stoul(name.substr(2))));
-    }
+    return n;
 }
 
 std::vector<HostTensor> outputs_of(const InferRequest& req, const Program& p) {
@@ -179,7 +157,7 @@ struct SectionWork {
 };
 
 KernelParams params_of(const Program& p, Engine* engine) {
-    const Node& n = p.nodes()[p.node_index("node")];
+    const Node& n = p.nodes()[p.node_index(tools::kSingleNodeName)];
     KernelParams kp;
     kp.node = n.name;
     kp.op = &n.def->def;
@@ -207,7 +185,7 @@ bool check_run(Row& row, const InferRequest& req, const Program& p, const CaseWo
                const std::string& when) {
     const NodeStats* ns = nullptr;
     for (const NodeStats& s : req.last_run().nodes)
-        if (s.node == "node") ns = &s;
+        if (s.node == tools::kSingleNodeName) ns = &s;
     const std::vector<HostTensor> got = outputs_of(req, p);
     bool empty = true;
     for (const HostTensor& t : got) empty &= t.count() == 0;
@@ -237,21 +215,17 @@ bool check_run(Row& row, const InferRequest& req, const Program& p, const CaseWo
     return true;
 }
 
-void add_rate(Row& row, const std::string& op, const CaseWork& w, const Attributes& attrs) {
+void add_rate(Row& row, const OpDefinition& def, const CaseWork& w, const Attributes& attrs) {
     if (row.ms <= 0) return;
-    std::vector<Shape> shapes;
-    double bytes = 0;
-    for (const HostTensor& t : w.inputs) {
-        shapes.push_back(t.shape());
-        bytes += static_cast<double>(t.bytes());
-    }
-    for (const HostTensor& t : w.ref_out) bytes += static_cast<double>(t.bytes());
-    const double flops = w.ref_out.empty() ? 0 : flops_of(op, attrs, shapes, w.ref_out[0].shape());
-    if (flops > 0) {
-        row.rate = flops / (row.ms * 1e6);
+    std::vector<Layout> in, out;
+    for (const HostTensor& t : w.inputs) in.push_back(t.layout());
+    for (const HostTensor& t : w.ref_out) out.push_back(t.layout());
+    const OpCost cost = cost_of(def, in, out, attrs);
+    if (cost.flops > 0) {
+        row.rate = cost.flops / (row.ms * 1e6);
         row.rate_unit = "GFLOP/s";
     } else {
-        row.rate = bytes / (row.ms * 1e6);
+        row.rate = cost.bytes / (row.ms * 1e6);
         row.rate_unit = "GB/s";
     }
 }
@@ -265,19 +239,13 @@ Tolerance tolerance_for(const Options& opt, const CaseWork& w) {
 
 }  // namespace
 
-double flops_of(const std::string& op, const Attributes& attrs, const std::vector<Shape>& in, const Shape& out) {
-    const double n_out = static_cast<double>(out.count());
-    if (op == "fully_connected" && !in.empty() && in[0].size() >= 1)
-        return 2.0 * n_out * static_cast<double>(in[0][in[0].size() - 1]);
-    if (op == "gemm" && !in.empty() && in[0].size() >= 2) {
-        const bool ta = attrs.has("transpose_a") && attrs.get_bool("transpose_a");
-        const Shape& a = in[0];
-        const int64_t k = ta ? a[a.size() - 2] : a[a.size() - 1];
-        return 2.0 * n_out * static_cast<double>(k);
-    }
-    if (op == "convolution" && in.size() >= 2 && in[1].size() == 4)
-        return 2.0 * n_out * static_cast<double>(in[1][1] * in[1][2] * in[1][3]);
-    return 0;
+OpCost cost_of(const OpDefinition& def, const std::vector<Layout>& inputs, const std::vector<Layout>& outputs,
+               const Attributes& attrs) {
+    if (def.cost) return def.cost(inputs, outputs, attrs);
+    OpCost c;
+    for (const Layout& l : inputs) c.bytes += static_cast<double>(l.bytes());
+    for (const Layout& l : outputs) c.bytes += static_cast<double>(l.bytes());
+    return c;
 }
 
 std::string repro_command(const Options& opt, const std::string& section_attrs, const Case& c,
@@ -314,7 +282,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
         sections.push_back(std::move(s));
     }
     if (sections.empty())
-        throw Error("no shapes: give --shapes \"[...]\" or --sweep-file FILE (configs/sweeps/" + opt.op + ".txt)",
+        throw Error("no shapes: give --shapes \"[...]\" or --sweep-file FILE (ops/" + opt.op + "/sweep.txt)",
                     op_ctx);
 
     std::vector<SectionWork> sec_work;
@@ -348,26 +316,18 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
     report.op = opt.op;
     const auto all = registry->all_impls(opt.op);
     if (all.empty()) throw Error("op '" + opt.op + "' has no registered impls", op_ctx);
-    // The reference: --reference, else the cpu reference impl in its static
-    // flavour (by name: it stays put when modules add impls), else the last
-    // static cpu impl (the reference is last in its list), else the last cpu impl.
+    // The reference: --reference, else the op's reference impl in its static
+    // flavour (a static network runs it), else its dynamic flavour.
     const RegisteredImpl* ref = nullptr;
-    if (!opt.reference.empty()) {
-        for (const RegisteredImpl* r : all)
+    for (const RegisteredImpl* r : all) {
+        if (!opt.reference.empty()) {
             if (r->entry.name == opt.reference) ref = r;
-    } else {
-        const RegisteredImpl* last_static = nullptr;
-        const RegisteredImpl* last_any = nullptr;
-        for (const RegisteredImpl* r : all) {
-            if (r->entry.impl_type != "cpu") continue;
-            if (r->entry.name == "cpu_ref_static" && !ref) ref = r;
-            if (r->entry.shape_type == ShapeType::static_shape) last_static = r;
-            last_any = r;
+        } else if (r->entry.reference) {
+            if (!ref || r->entry.shape_type == ShapeType::static_shape) ref = r;
         }
-        if (!ref) ref = last_static ? last_static : last_any;
     }
     if (!ref)
-        throw Error(opt.reference.empty() ? "op '" + opt.op + "' has no cpu impl to serve as the reference"
+        throw Error(opt.reference.empty() ? "op '" + opt.op + "' has no reference impl (ImplEntry::reference)"
                                           : "no impl named '" + opt.reference + "' (--reference)",
                     op_ctx);
     report.reference = ref->entry.name + " (" + ref->entry.impl_type + ", " + to_string(ref->entry.shape_type) + ")";
@@ -405,10 +365,11 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
     for (CaseWork& w : work) {
         try {
             w.inputs = make_inputs(w.the_case, opt.dtype, opt.seed);
-            w.ref_program = build_program(ref_view, opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
+            const auto node = single_node(opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
+            w.ref_program = tools::build_single_node(ref_view, node);
             auto net = Network::create(w.ref_program, ref_engine, static_opts);
             InferRequest req(net);
-            set_inputs(req, *w.ref_program, w.inputs);
+            tools::feed(req, node);
             req.infer();
             w.ref_out = outputs_of(req, *w.ref_program);
         } catch (const std::exception& e) {
@@ -469,16 +430,17 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
                     continue;
                 }
                 try {
-                    auto program = build_program(view, opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
+                    const auto node = single_node(opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
+                    auto program = tools::build_single_node(view, node);
                     auto net = Network::create(program, engine, static_opts);
                     InferRequest req(net);
-                    set_inputs(req, *program, w.inputs);
+                    tools::feed(req, node);
                     req.infer();
                     if (check_run(row, req, *program, w, false, "") && opt.bench) {
                         std::vector<double> times;
                         for (size_t r = 0; r < opt.repeat; ++r) times.push_back(timed_infer(req));
                         row.ms = median(times);
-                        add_rate(row, opt.op, w, sec_work[w.section].attrs);
+                        add_rate(row, def.def, w, sec_work[w.section].attrs);
                     }
                 } catch (const std::exception& e) {
                     row.status = "error";
@@ -523,8 +485,9 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
             std::unique_ptr<InferRequest> req;
             try {
                 const CaseWork& w0 = work[members[0]];
-                program = build_program(view, opt.op, sec_work[w0.section].attrs, w0.the_case, w0.inputs, true);
-                if (!program->nodes()[program->node_index("node")].is_dynamic) {
+                program = tools::build_single_node(
+                    view, single_node(opt.op, sec_work[w0.section].attrs, w0.the_case, w0.inputs, true));
+                if (!program->nodes()[program->node_index(tools::kSingleNodeName)].is_dynamic) {
                     // Rank-0 inputs (and ops whose shapes are all static) give a
                     // static node, which core never runs on a dynamic impl.
                     for (size_t i : members) {
@@ -568,7 +531,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
                                                                        " of the sequence)"
                                                                  : std::string());
                 try {
-                    set_inputs(*req, *program, w.inputs);
+                    tools::feed(*req, single_node(opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, true));
                     req->infer();
                     if (!check_run(row, *req, *program, w, true, when)) continue;
                     if (revisit) row.phase = "sequence+revisit";
@@ -576,7 +539,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
                         std::vector<double> times;
                         for (size_t r = 0; r < opt.repeat; ++r) times.push_back(timed_infer(*req));
                         row.ms = median(times);
-                        add_rate(row, opt.op, w, sec_work[w.section].attrs);
+                        add_rate(row, def.def, w, sec_work[w.section].attrs);
                     }
                 } catch (const std::exception& e) {
                     row.status = "error";

@@ -11,6 +11,7 @@
 
 #include "dynrt/error.hpp"
 #include "harness.hpp"
+#include "int_range.hpp"
 
 namespace dynrt::harness {
 
@@ -39,20 +40,6 @@ bool is_identifier(const std::string& s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
     for (char c : s)
         if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-    return true;
-}
-
-bool parse_int(const std::string& s, int64_t& out) {
-    if (s.empty()) return false;
-    size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
-    if (i == s.size()) return false;
-    for (size_t k = i; k < s.size(); ++k)
-        if (!std::isdigit(static_cast<unsigned char>(s[k]))) return false;
-    try {
-        out = std::stoll(s);
-    } catch (...) {
-        return false;
-    }
     return true;
 }
 
@@ -110,26 +97,13 @@ std::vector<int64_t> parse_value_set(const std::string& text, const std::string&
     for (const std::string& raw : split_top(norm, ',')) {
         const std::string part = trim(raw);
         if (part.empty()) fail("empty value", whole);
-        const size_t dots = part.find("..");
-        if (dots == std::string::npos) {
-            int64_t v = 0;
-            if (!parse_int(part, v)) fail("'" + part + "' is not an integer", whole);
-            out.push_back(v);
-            continue;
+        std::vector<int64_t> values;
+        try {
+            values = tools::parse_int_range(part);
+        } catch (const Error& e) {
+            fail(e.message(), whole);
         }
-        int64_t lo = 0, hi = 0, step = 1;
-        std::string rest = part.substr(dots + 2);
-        const size_t colon = rest.find(':');
-        if (colon != std::string::npos) {
-            if (!parse_int(rest.substr(colon + 1), step) || step <= 0)
-                fail("bad step in '" + part + "' (a positive integer after ':')", whole);
-            rest = rest.substr(0, colon);
-        }
-        if (!parse_int(part.substr(0, dots), lo) || !parse_int(rest, hi))
-            fail("bad range '" + part + "' (expected a..b or a..b:step)", whole);
-        if (hi < lo) fail("empty range '" + part + "'", whole);
-        if ((hi - lo) / step > 1000000) fail("range '" + part + "' is too long", whole);
-        for (int64_t v = lo; v <= hi; v += step) out.push_back(v);
+        out.insert(out.end(), values.begin(), values.end());
     }
     return out;
 }
@@ -138,7 +112,7 @@ DimTerm term_of(const std::string& tok, const std::string& whole) {
     DimTerm t;
     std::string s = trim(tok);
     int64_t v = 0;
-    if (parse_int(s, v)) {
+    if (tools::parse_int64(s, v)) {
         t.value = v;
         return t;
     }
@@ -474,7 +448,7 @@ Attributes parse_attrs(const std::vector<AttrSpec>& schema,
         switch (spec->type) {
             case AttrType::Int: {
                 int64_t i = 0;
-                if (!parse_int(v, i)) throw bad("an integer");
+                if (!tools::parse_int64(v, i)) throw bad("an integer");
                 out.set(key, i);
                 break;
             }
@@ -495,7 +469,7 @@ Attributes parse_attrs(const std::vector<AttrSpec>& schema,
                 std::vector<int64_t> xs;
                 for (const std::string& p : list()) {
                     int64_t i = 0;
-                    if (!parse_int(p, i)) throw bad("a list of integers");
+                    if (!tools::parse_int64(p, i)) throw bad("a list of integers");
                     xs.push_back(i);
                 }
                 out.set(key, xs);

@@ -9,8 +9,9 @@
 #include "dynrt/error.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/program.hpp"
-#include "harness.hpp"
 #include "onnx_import.hpp"
+#include "single_node.hpp"
+#include "tensor_compare.hpp"
 
 namespace fs = std::filesystem;
 
@@ -65,37 +66,25 @@ RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const En
                        const Mapped& m, const std::vector<const HostTensor*>& node_values, bool dynamic) {
     const OnnxNode& node = model.nodes[0];
     const RegisteredOp& def = registry->op(m.op);
-    auto program = std::make_shared<Program>(registry, model.file);
-    std::vector<std::string> names;
-    std::vector<std::pair<std::string, const HostTensor*>> feeds;
+    tools::SingleNode one;
+    one.op = m.op;
+    one.attrs = m.attrs;
+    one.program_name = model.file;
+    one.where = in_file(model.file);
+    one.where.node = node.name.empty() ? node.op_type : node.name;
+    one.where.op = m.op;
     for (size_t j = 0; j < m.inputs.size(); ++j) {
-        const std::string name = "in" + std::to_string(j);
         const std::string& onnx_name = node.inputs[m.inputs[j]];
-        const HostTensor* value = node_values[m.inputs[j]];
-        const bool value_input =
-            std::find(def.def.value_inputs.begin(), def.def.value_inputs.end(), j) != def.def.value_inputs.end();
-        ErrorContext where = in_file(model.file);
-        where.field = onnx_name;
-        if (model.initializers.count(onnx_name) || (!dynamic && value_input)) {
-            program->add_constant(name, *value, where);
-        } else if (dynamic) {
-            // Value inputs keep their (1-D) length: it is the output rank.
-            const PartialShape shape =
-                value_input ? PartialShape(value->shape()) : PartialShape::dynamic_of_rank(value->shape().size());
-            program->add_input(name, Layout(shape, value->dtype()), where);
-            feeds.emplace_back(name, value);
-        } else {
-            program->add_input(name, value->layout(), where);
-            feeds.emplace_back(name, value);
-        }
-        names.push_back(name);
+        const auto& vi = def.def.value_inputs;
+        const bool value_input = std::find(vi.begin(), vi.end(), j) != vi.end();
+        const tools::InputRole role = model.initializers.count(onnx_name) ? tools::InputRole::constant
+                                      : value_input                      ? tools::InputRole::shape_values
+                                                                         : tools::InputRole::data;
+        one.inputs.push_back(tools::node_input(*node_values[m.inputs[j]], role, dynamic));
+        one.inputs.back().where = in_file(model.file);
+        one.inputs.back().where.field = onnx_name;
     }
-    ErrorContext where = in_file(model.file);
-    where.node = node.name.empty() ? node.op_type : node.name;
-    where.op = m.op;
-    program->add_node("node", m.op, names, m.attrs, where);
-    program->add_output("node");
-    program->build();
+    auto program = tools::build_single_node(registry, one);
     NetworkOptions opts;
     opts.use_dynamic_impls = dynamic;
     // Without background builds core runs critical ops (gemm, convolution) on
@@ -104,12 +93,12 @@ RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const En
     opts.async_compile = dynamic;
     auto net = Network::create(program, engine, opts);
     InferRequest req(net);
-    for (const auto& [name, value] : feeds) req.set_input(name, *value);
+    tools::feed(req, one);
     req.infer();
     RunOutcome out;
     out.outputs.push_back(req.get_output(0));
     for (const NodeStats& s : req.last_run().nodes)
-        if (s.node == "node") out.impl = s.impl;
+        if (s.node == tools::kSingleNodeName) out.impl = s.impl;
     return out;
 }
 
@@ -180,7 +169,7 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
         return;
     }
 
-    harness::Tolerance tol{opt.rtol, opt.atol};
+    tools::Tolerance tol{opt.rtol, opt.atol};
     if (!is_floating(expected[0].dtype())) tol = {0, 0};
     for (bool dynamic : {false, true}) {
         if (dynamic && !opt.dynamic_pass) break;
@@ -194,7 +183,7 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
             return;
         }
         (dynamic ? r.impl_dynamic : r.impl_static) = o.impl;
-        const harness::Comparison c = harness::compare(o.outputs[0], expected[0], tol);
+        const tools::Comparison c = tools::compare(o.outputs[0], expected[0], tol);
         r.max_abs = std::max(r.max_abs, c.max_abs);
         if (!c.ok) {
             r.status = "FAIL";

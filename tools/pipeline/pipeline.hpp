@@ -25,6 +25,7 @@
 #include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
 #include "dynrt/shape_predictor.hpp"
+#include "json_writer.hpp"
 
 namespace dynrt::pipeline {
 
@@ -118,9 +119,6 @@ Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> 
 Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
                             std::shared_ptr<const Registry> registry);
 
-// "7", "1..256" (step 1), "1..256:4" (step 4), both ends inclusive. Throws on
-// malformed text, an empty range or a step < 1.
-std::vector<int64_t> parse_range(const std::string& text);
 
 // Closest names to `name` among `candidates` (edit distance), best first.
 std::vector<std::string> close_names(const std::string& name, const std::vector<std::string>& candidates,
@@ -200,7 +198,7 @@ std::string summary_table(const RunResult& r, bool all_shapes = false);
 // Writes `content` to `path` through `path.tmp-<pid>` and a rename, so readers
 // never see half a file.
 void write_file_atomic(const std::string& path, const std::string& content);
-// JSON string literal with escaping ("a\"b" -> "\"a\\\"b\"").
-std::string json_quote(const std::string& s);
+// JSON string literal with escaping (tools/common/json_writer.hpp).
+using tools::json_quote;
 
 }  // namespace dynrt::pipeline

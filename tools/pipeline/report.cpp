@@ -15,90 +15,9 @@
 
 namespace dynrt::pipeline {
 
-std::string json_quote(const std::string& s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (c < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += static_cast<char>(c);   // UTF-8 passes through
-                }
-        }
-    }
-    return out + "\"";
-}
-
 namespace {
 
-// A small streaming JSON writer: tracks whether a comma is due at each level.
-class Json {
-public:
-    std::string str() const { return out_.str(); }
-    Json& begin_object() { return open('{'); }
-    Json& end_object() { return close('}'); }
-    Json& begin_array() { return open('['); }
-    Json& end_array() { return close(']'); }
-    Json& key(const std::string& k) {
-        comma();
-        out_ << json_quote(k) << ": ";
-        after_key_ = true;
-        return *this;
-    }
-    Json& value(const std::string& s) { return raw(json_quote(s)); }
-    Json& value(const char* s) { return raw(json_quote(s)); }
-    Json& value(bool b) { return raw(b ? "true" : "false"); }
-    Json& value(uint64_t v) { return raw(std::to_string(v)); }
-    Json& value(int64_t v) { return raw(std::to_string(v)); }
-    Json& value(double v) {
-        if (!std::isfinite(v)) return raw("null");
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.6g", v);
-        return raw(buf);
-    }
-    template <typename T> Json& field(const std::string& k, const T& v) { return key(k).value(v); }
-
-private:
-    Json& raw(const std::string& text) {
-        comma();
-        out_ << text;
-        return *this;
-    }
-    void comma() {
-        if (after_key_) {
-            after_key_ = false;
-            return;
-        }
-        if (!first_.empty()) {
-            if (!first_.back()) out_ << ", ";
-            first_.back() = false;
-        }
-    }
-    Json& open(char c) {
-        comma();
-        out_ << c;
-        first_.push_back(true);
-        return *this;
-    }
-    Json& close(char c) {
-        first_.pop_back();
-        out_ << c;
-        return *this;
-    }
-    std::ostringstream out_;
-    std::vector<bool> first_;
-    bool after_key_ = false;
-};
+using Json = tools::JsonWriter;
 
 void counters(Json& j, const Counters& c, bool skip_zero) {
     j.begin_object();

@@ -3,45 +3,12 @@
 #include <algorithm>
 #include <set>
 
+#include "int_range.hpp"
 #include "yaml_util.hpp"
 
 namespace dynrt::pipeline {
 
 using detail::Source;
-
-std::vector<int64_t> parse_range(const std::string& text) {
-    auto bad = [&](const std::string& why) -> Error {
-        return Error("bad range '" + text + "': " + why + " (expected N, A..B or A..B:STEP)");
-    };
-    auto number = [&](const std::string& s) {
-        size_t used = 0;
-        int64_t v = 0;
-        try {
-            v = std::stoll(s, &used);
-        } catch (const std::exception&) {
-            throw bad("'" + s + "' is not an integer");
-        }
-        if (used != s.size() || s.empty()) throw bad("'" + s + "' is not an integer");
-        return v;
-    };
-    const size_t dots = text.find("..");
-    if (dots == std::string::npos) return {number(text)};
-    const std::string lo = text.substr(0, dots);
-    std::string hi = text.substr(dots + 2);
-    int64_t step = 1;
-    const size_t colon = hi.find(':');
-    if (colon != std::string::npos) {
-        step = number(hi.substr(colon + 1));
-        hi = hi.substr(0, colon);
-        if (step < 1) throw bad("the step must be >= 1");
-    }
-    const int64_t a = number(lo), b = number(hi);
-    if (b < a) throw bad("the end is below the start");
-    if ((b - a) / step >= 1000000) throw bad("more than a million values");
-    std::vector<int64_t> out;
-    for (int64_t v = a; v <= b; v += step) out.push_back(v);
-    return out;
-}
 
 std::string RunSpec::label() const {
     std::string out;
@@ -71,7 +38,7 @@ std::vector<int64_t> read_values(const Source& src, const YAML::Node& v, const s
         out.push_back(i);
     } else if (v.IsScalar()) {
         try {
-            out = parse_range(v.Scalar());
+            out = tools::parse_int_range(v.Scalar());
         } catch (const Error& e) {
             src.fail(v, "symbol '" + sym + "': " + e.message(), sym);
         }
