@@ -51,7 +51,14 @@ endfunction()
 
 # In-tree op: dynrt_add_op(NAME <op> SOURCES <src>... [TESTS <test src>...])
 # builds libdynrt_op_<op>.so into the module folder and one test executable
-# test_op_<op> run by ctest. Only used inside the dynrt source tree.
+# test_op_<op> (linked with the op test library, tests/support/op_test.hpp) run
+# by ctest. Only used inside the dynrt source tree.
+#
+# A sweep file sweep.txt in the op's folder (docs/test-op.md) is installed as
+# share/dynrt/sweeps/<op>.txt and run by ctest through `dynrt test-op <op>
+# --sweep-file`: as sweep_<op>_cpu on the cpu impls and, when the op has
+# KERNELS, as sweep_<op>_ocl on its OpenCL impls (skipped without an OpenCL
+# platform).
 #
 # KERNELS <file.cl>...: each OpenCL source is embedded at build time as a
 # header "<stem>_cl.hpp" defining `static const char <stem>_cl[]` (the file's
@@ -82,5 +89,23 @@ function(dynrt_add_op)
     target_compile_options(test_op_${ARG_NAME} PRIVATE ${DYNRT_WARNINGS})
     add_dependencies(test_op_${ARG_NAME} dynrt_modules)
     gtest_discover_tests(test_op_${ARG_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS op)
+  endif()
+  set(_sweep ${CMAKE_CURRENT_SOURCE_DIR}/sweep.txt)
+  if(EXISTS ${_sweep})
+    install(FILES ${_sweep} DESTINATION ${CMAKE_INSTALL_DATADIR}/dynrt/sweeps RENAME ${ARG_NAME}.txt)
+    if(DYNRT_BUILD_TESTS)
+      set(_devices cpu)
+      if(ARG_KERNELS)
+        list(APPEND _devices ocl)
+      endif()
+      foreach(_dev ${_devices})
+        add_test(NAME sweep_${ARG_NAME}_${_dev}
+          COMMAND dynrt_cli test-op ${ARG_NAME} --sweep-file ${_sweep} --device ${_dev}
+                  --modules-dir ${DYNRT_MODULE_OUTPUT_DIR})
+        # The harness notes an impl type whose engine cannot be created.
+        set_tests_properties(sweep_${ARG_NAME}_${_dev} PROPERTIES LABELS "op;sweep" TIMEOUT 120
+          SKIP_REGULAR_EXPRESSION "skipped, (no 'ocl' engine|cannot create the 'ocl' engine)")
+      endforeach()
+    endif()
   endif()
 endfunction()

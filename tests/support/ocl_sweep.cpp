@@ -4,9 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
 #include <set>
 
 #include "dynrt/error.hpp"
@@ -15,53 +12,6 @@
 #include "test_support.hpp"
 
 namespace dynrt::test {
-
-namespace {
-
-class OclCacheDir {
-public:
-    OclCacheDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
-        if (mkdtemp(tmpl.data()) != nullptr) {
-            dir_ = tmpl;
-            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
-        }
-    }
-    ~OclCacheDir() {
-        std::error_code ec;
-        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    }
-
-private:
-    std::string dir_;
-};
-
-}  // namespace
-
-EnginePtr ocl_engine() {
-    static const OclCacheDir cache_dir;
-    if (!registry()->has_engine("ocl")) return nullptr;
-    try {
-        return engine("ocl");
-    } catch (const Error&) {
-        return nullptr;   // no OpenCL platform or device
-    }
-}
-
-// Every element: |got - want| <= atol + rtol * |want|; NaN matches NaN.
-void expect_close(const HostTensor& got, const HostTensor& want, double rtol, double atol) {
-    ASSERT_EQ(got.dtype(), want.dtype());
-    ASSERT_EQ(got.shape(), want.shape());
-    size_t bad = 0;
-    for (size_t i = 0; i < want.count(); ++i) {
-        const double g = got.get_as_double(i), w = want.get_as_double(i);
-        if (std::isnan(w) && std::isnan(g)) continue;
-        if (g == w) continue;   // also equal infinities
-        if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)) && bad++ < 5)
-            ADD_FAILURE() << "element " << i << ": ocl " << g << ", cpu " << w;
-    }
-    EXPECT_EQ(bad, 0u) << "elements out of tolerance (rtol " << rtol << ", atol " << atol << ")";
-}
 
 // Inputs of one run, by input name.
 using OclInputs = std::vector<std::pair<std::string, HostTensor>>;

@@ -1,10 +1,7 @@
-// OpenCL test support: the ocl engine (or nullptr when there is no OpenCL
-// module or platform), element-wise comparison with tolerances, and the sweep
-// that runs one program on ONE ocl InferRequest and one cpu InferRequest over a
-// list of sizes, comparing output 0 and checking which ocl impl ran.
-//
-// The first call of ocl_engine() points DYNRT_CACHE_DIR at a temp folder of
-// the test program (removed at exit), so no run depends on a user's cache.
+// OpenCL test support: the sweep that runs one program on ONE ocl InferRequest
+// and one cpu InferRequest over a list of sizes, comparing output 0 and
+// checking which ocl impl ran. ocl_engine() and expect_close() come from the
+// op test library (op_test.hpp).
 #pragma once
 
 #include <cstdint>
@@ -17,13 +14,9 @@
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/memory.hpp"
 #include "dynrt/program.hpp"
+#include "op_test.hpp"   // ocl_engine(), expect_close()
 
 namespace dynrt::test {
-
-EnginePtr ocl_engine();
-
-// Every element: |got - want| <= atol + rtol * |want|; NaN matches NaN.
-void expect_close(const HostTensor& got, const HostTensor& want, double rtol, double atol);
 
 // Inputs of one run, by input name.
 using OclInputs = std::vector<std::pair<std::string, HostTensor>>;

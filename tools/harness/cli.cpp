@@ -16,9 +16,9 @@ namespace {
 
 bool file_exists(const std::string& p) { return static_cast<bool>(std::ifstream(p)); }
 
-// configs/sweeps/<op>.txt under the working folder, else the installed copy.
+// ops/<op>/sweep.txt under the working folder, else the installed copy.
 std::string default_sweep_file(const std::string& op) {
-    const std::string local = "configs/sweeps/" + op + ".txt";
+    const std::string local = "ops/" + op + "/sweep.txt";
     if (file_exists(local)) return local;
     const std::string mod = dynrt::ModuleLoader::default_module_dir();   // <prefix>/lib/dynrt
     const std::string installed = mod + "/../../share/dynrt/sweeps/" + op + ".txt";
@@ -34,7 +34,7 @@ int dynrt_test_op_main(int argc, char** argv) {
         "usage: dynrt test-op OP [options]\n\n"
         "Builds a one-node network for OP, runs the reference impl and every other\n"
         "registered impl that validates over a shape sweep and compares them\n"
-        "(docs/test-op.md). Without --shapes or --sweep-file, configs/sweeps/OP.txt\n"
+        "(docs/test-op.md). Without --shapes or --sweep-file, ops/OP/sweep.txt\n"
         "is used when it exists.\n\noptions");
     std::vector<std::string> attrs, shapes, devices, impls, modules_dirs;
     desc.add_options()
@@ -42,7 +42,7 @@ int dynrt_test_op_main(int argc, char** argv) {
         ("attr", po::value<std::vector<std::string>>(&attrs)->composing(), "attribute k=v (repeatable)")
         ("shapes", po::value<std::vector<std::string>>(&shapes)->composing(),
          "cases, e.g. \"[2,1..64,16]\", \"x=[b,k] w=[n,k] b=1..4 k=16 n=8\", \"[1,3];[2,5]\" (repeatable)")
-        ("sweep-file", po::value<std::string>(), "sweep file (configs/sweeps/<op>.txt format)")
+        ("sweep-file", po::value<std::string>(), "sweep file (ops/<op>/sweep.txt format)")
         ("random", po::value<size_t>()->default_value(0), "N random cases per template instead of every combination")
         ("seed", po::value<uint64_t>()->default_value(1), "seed of random cases and input data")
         ("dtype", po::value<std::string>()->default_value("f32"), "data type of inputs without their own :dtype")

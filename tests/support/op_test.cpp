@@ -1,0 +1,350 @@
+// The op test library (see op_test.hpp).
+#include "op_test.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "dynrt/error.hpp"
+#include "dynrt/program.hpp"
+#include "dynrt/registry.hpp"
+
+namespace dynrt::test {
+
+namespace {
+
+// DYNRT_CACHE_DIR for the test program: a temp folder removed at exit.
+class CacheDir {
+public:
+    CacheDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
+        if (mkdtemp(tmpl.data()) != nullptr) {
+            dir_ = tmpl;
+            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
+        }
+    }
+    ~CacheDir() {
+        std::error_code ec;
+        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    }
+    CacheDir(const CacheDir&) = delete;
+    CacheDir& operator=(const CacheDir&) = delete;
+
+private:
+    std::string dir_;
+};
+
+// A registry with every op and impl of registry(), except that `op` has only
+// `only` (nullptr: none), so the flow cannot pick another impl for it.
+std::shared_ptr<Registry> view_with(const std::string& op, const RegisteredImpl* only) {
+    auto view = std::make_shared<Registry>();
+    for (const std::string& name : registry()->op_names()) {
+        view->add_op(*registry()->find_op(name));
+        for (const RegisteredImpl* impl : registry()->all_impls(name))
+            if (name != op || impl == only) view->add_impl(*impl);
+    }
+    return view;
+}
+
+const RegisteredImpl* reference_impl(const std::string& op) {
+    const RegisteredImpl* last_static_cpu = nullptr;
+    for (const RegisteredImpl* r : registry()->all_impls(op)) {
+        if (r->entry.impl_type != "cpu" || r->entry.shape_type != ShapeType::static_shape) continue;
+        if (r->entry.reference || r->entry.name == "cpu_ref_static") return r;
+        last_static_cpu = r;
+    }
+    return last_static_cpu;
+}
+
+// Layouts of one run: the run's static shapes, constants as they are.
+std::vector<Layout> static_layouts(const OpSetup& s, const Run& run) {
+    std::vector<Layout> out;
+    size_t k = 0;
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+        auto c = s.constants.find(i);
+        out.push_back(c != s.constants.end() ? c->second.layout() : run.at(k++).layout());
+    }
+    return out;
+}
+
+std::shared_ptr<Program> program_of(std::shared_ptr<const Registry> reg, const OpSetup& s,
+                                    const std::vector<Layout>& layouts) {
+    auto program = std::make_shared<Program>(reg, s.op);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < layouts.size(); ++i) {
+        names.push_back("in" + std::to_string(i));
+        auto c = s.constants.find(i);
+        if (c != s.constants.end()) program->add_constant(names.back(), c->second);
+        else program->add_input(names.back(), layouts[i]);
+    }
+    program->add_node("node", s.op, names, s.attrs);
+    const size_t outputs = reg->op(s.op).def.num_outputs;
+    for (size_t k = 0; k < outputs; ++k) program->add_output(k == 0 ? "node" : "node:" + std::to_string(k));
+    program->build();
+    return program;
+}
+
+void set_inputs(InferRequest& req, const OpSetup& s, const Run& run) {
+    size_t k = 0;
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+        if (!s.constants.count(i)) req.set_input("in" + std::to_string(i), run.at(k++));
+}
+
+std::vector<HostTensor> outputs_of(const InferRequest& req, size_t n) {
+    std::vector<HostTensor> out;
+    for (size_t k = 0; k < n; ++k) out.push_back(req.get_output(k));
+    return out;
+}
+
+void expect_outputs(const std::vector<HostTensor>& got, const std::vector<HostTensor>& want,
+                    std::optional<Tolerance> tol) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+        SCOPED_TRACE("output " + std::to_string(k));
+        expect_close(got[k], want[k], tol.value_or(tolerance(want[k].dtype())));
+    }
+}
+
+const NodeStats* stats_of(const InferRequest& req) {
+    for (const NodeStats& st : req.last_run().nodes)
+        if (st.node == "node") return &st;
+    return nullptr;
+}
+
+// The input shapes of a run, as the key of "seen before".
+std::vector<Shape> shapes_of(const Run& run) {
+    std::vector<Shape> out;
+    for (const HostTensor& t : run) out.push_back(t.shape());
+    return out;
+}
+
+std::string describe(const Run& run) {
+    std::string out;
+    for (const HostTensor& t : run) out += (out.empty() ? "" : " ") + t.layout().to_string();
+    return out;
+}
+
+KernelParams params_of(const Program& p, Engine* engine) {
+    const Node& n = p.nodes()[p.node_index("node")];
+    KernelParams kp;
+    kp.node = n.name;
+    kp.op = &n.def->def;
+    kp.attrs = &n.attrs;
+    for (const NodeInput& in : n.inputs) kp.inputs.push_back(p.nodes()[in.node].out_layouts[in.output]);
+    kp.outputs = n.out_layouts;
+    kp.engine = engine;
+    return kp;
+}
+
+EnginePtr engine_for(const std::string& type) { return type == "ocl" ? ocl_engine() : engine(type); }
+
+}  // namespace
+
+Tolerance tolerance(DataType t) {
+    if (t == DataType::f32) return {1e-4, 1e-5};
+    if (t == DataType::f16) return {1e-2, 1e-3};
+    return {0, 0};
+}
+
+void expect_close(const HostTensor& got, const HostTensor& want, double rtol, double atol) {
+    ASSERT_EQ(got.dtype(), want.dtype());
+    ASSERT_EQ(got.shape(), want.shape());
+    size_t bad = 0;
+    for (size_t i = 0; i < want.count(); ++i) {
+        const double g = got.get_as_double(i), w = want.get_as_double(i);
+        if (std::isnan(w) && std::isnan(g)) continue;
+        if (g == w) continue;   // also equal infinities
+        if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)) && bad++ < 5)
+            ADD_FAILURE() << "element " << i << ": got " << g << ", want " << w;
+    }
+    EXPECT_EQ(bad, 0u) << "elements out of tolerance (rtol " << rtol << ", atol " << atol << ")";
+}
+
+EnginePtr ocl_engine() {
+    static const CacheDir cache_dir;
+    if (!registry()->has_engine("ocl")) return nullptr;
+    try {
+        return engine("ocl");
+    } catch (const Error&) {
+        return nullptr;   // no OpenCL platform or device
+    }
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "<no error>";
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+Attributes attrs(std::initializer_list<std::pair<const std::string, AttrValue>> values) {
+    Attributes a;
+    for (const auto& [k, v] : values) a.set(k, v);
+    return a;
+}
+
+std::vector<Layout> infer_shapes(const std::string& op, const std::vector<Layout>& inputs, const Attributes& raw,
+                                 const std::map<size_t, HostTensor>& values) {
+    const OpDefinition& def = registry()->op(op).def;
+    const Attributes validated = Attributes::validate(def.attrs, raw);
+    std::vector<const HostTensor*> known(inputs.size(), nullptr);
+    for (const auto& [i, v] : values) known.at(i) = &v;
+    const std::string node = "node";
+    ShapeInferContext ctx{node, inputs, validated, known};
+    return def.infer(ctx);
+}
+
+void expect_shapes(const std::string& op, const std::vector<ShapeRow>& rows) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+        const ShapeRow& row = rows[r];
+        std::string ins;
+        for (const Layout& l : row.inputs) ins += " " + l.to_string();
+        SCOPED_TRACE(op + " row " + std::to_string(r) + ":" + ins);
+        if (!row.error.empty()) {
+            const std::string msg = error_of([&] { infer_shapes(op, row.inputs, row.attrs, row.values); });
+            for (const std::string& word : row.error) EXPECT_NE(msg.find(word), std::string::npos) << msg;
+            continue;
+        }
+        std::vector<Layout> got;
+        const std::string msg = error_of([&] { got = infer_shapes(op, row.inputs, row.attrs, row.values); });
+        ASSERT_EQ(msg, "<no error>");
+        EXPECT_EQ(got, row.outputs);
+    }
+}
+
+std::vector<Run> random_runs(DataType t, const std::vector<std::vector<Shape>>& shapes, uint64_t seed, double low,
+                             double high) {
+    std::vector<Run> out;
+    for (const auto& row : shapes) {
+        Run run;
+        for (const Shape& s : row) run.push_back(random_tensor(t, s, seed++, low, high));
+        out.push_back(std::move(run));
+    }
+    return out;
+}
+
+std::vector<HostTensor> reference_outputs(const OpSetup& s, const Run& run) {
+    const RegisteredImpl* ref = reference_impl(s.op);
+    if (!ref) throw Error("op '" + s.op + "' has no static cpu impl to serve as the reference");
+    const auto program = program_of(view_with(s.op, ref), s, static_layouts(s, run));
+    NetworkOptions opts;
+    opts.use_dynamic_impls = false;
+    InferRequest req(Network::create(program, engine("cpu"), opts));
+    set_inputs(req, s, run);
+    req.infer();
+    return outputs_of(req, program->outputs().size());
+}
+
+std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const std::vector<Run>& runs,
+                                                      std::optional<Tolerance> tol,
+                                                      const std::vector<std::string>& may_skip) {
+    std::vector<std::vector<HostTensor>> want;
+    for (const Run& run : runs) want.push_back(reference_outputs(s, run));
+    std::vector<std::string> ran_impls;
+    for (const RegisteredImpl* impl : registry()->all_impls(s.op)) {
+        const ImplEntry& e = impl->entry;
+        const EnginePtr eng = engine_for(e.impl_type);
+        if (!eng) {
+            std::printf("note: %s: impl %s skipped, no %s engine here\n", s.op.c_str(), e.name.c_str(),
+                        e.impl_type.c_str());
+            continue;
+        }
+        const bool dynamic = e.shape_type == ShapeType::dynamic_shape;
+        const auto view = view_with(s.op, impl);
+        NetworkOptions opts;
+        opts.use_dynamic_impls = dynamic;
+        opts.async_compile = false;   // the view has no static impl to build
+        std::optional<InferRequest> seq;   // dynamic impls: one request for every run
+        if (dynamic) seq.emplace(Network::create(program_of(view, s, s.inputs), eng, opts));
+        size_t taken = 0;
+        for (size_t r = 0; r < runs.size(); ++r) {
+            SCOPED_TRACE(s.op + " impl " + e.name + " run " + std::to_string(r) + ": " + describe(runs[r]));
+            const auto program = program_of(view, s, static_layouts(s, runs[r]));
+            if (!e.check(params_of(*program, eng.get())).empty()) continue;
+            ++taken;
+            std::optional<InferRequest> fresh;
+            if (!dynamic) fresh.emplace(Network::create(program, eng, opts));
+            InferRequest& req = dynamic ? *seq : *fresh;
+            set_inputs(req, s, runs[r]);
+            req.infer();
+            const NodeStats* st = stats_of(req);
+            if (st && !st->impl.empty()) {
+                EXPECT_EQ(st->dynamic_impl, dynamic) << "ran " << st->impl;
+            }
+            expect_outputs(outputs_of(req, program->outputs().size()), want[r], tol);
+        }
+        if (taken > 0) ran_impls.push_back(e.name);
+        else if (std::find(may_skip.begin(), may_skip.end(), e.name) == may_skip.end())
+            ADD_FAILURE() << s.op << ": impl " << e.name << " took none of the " << runs.size()
+                          << " runs (widen the matrix, or list it in may_skip)";
+    }
+    return ran_impls;
+}
+
+void expect_sequence(const OpSetup& s, const std::vector<Run>& runs, const SequenceOptions& o) {
+    const EnginePtr eng = engine_for(o.engine);
+    if (!eng) {
+        std::printf("note: %s: sequence on %s skipped, no such engine here\n", s.op.c_str(), o.engine.c_str());
+        return;
+    }
+    const bool critical = registry()->op(s.op).def.traits.critical;
+    NetworkOptions opts = o.network;
+    opts.use_dynamic_impls = o.mode != Mode::static_only;
+    opts.async_compile = o.mode == Mode::dynamic_async;
+    if (critical) opts.async_compile_after = 1;   // queue each new shape's build on its first run
+    const auto program = program_of(registry(), s, s.inputs);
+    const auto network = Network::create(program, eng, opts);
+    InferRequest req(network);
+    std::set<std::vector<Shape>> seen;
+    std::vector<Shape> prev;
+    bool prev_new = false;
+    for (size_t step = 0; step < runs.size(); ++step) {
+        SCOPED_TRACE(s.op + " on " + o.engine + ", step " + std::to_string(step) + ": " + describe(runs[step]));
+        const std::vector<Shape> key = shapes_of(runs[step]);
+        const bool same = step > 0 && key == prev, revisit = seen.count(key) > 0;
+        set_inputs(req, s, runs[step]);
+        req.infer();
+        if (critical && o.mode == Mode::dynamic_async) network->wait_for_background_builds();
+        const std::vector<HostTensor> got = outputs_of(req, program->outputs().size());
+        expect_outputs(got, reference_outputs(s, runs[step]), o.tol);
+        // The flow skips a node whose output is empty: no counters to check.
+        const bool empty = std::all_of(got.begin(), got.end(), [](const HostTensor& t) { return t.count() == 0; });
+        const NodeStats* st = stats_of(req);
+        if (!o.impl_suffix.empty() && st && !st->impl.empty()) {
+            EXPECT_TRUE(ends_with(st->impl, o.impl_suffix)) << "ran " << st->impl << ", want *" << o.impl_suffix;
+        }
+        if (o.check_counters && !empty) {
+            const Counters& c = node_counters(req, "node");
+            if (!critical) {
+                expect_sweep_counters(c, o.mode != Mode::static_only, same, revisit, step);
+            } else {
+                EXPECT_EQ(c.executions, 1u);
+                EXPECT_EQ(c.shape_changes, same ? 0u : 1u);
+                EXPECT_EQ(c.skip_shape_unchanged, same ? 1u : 0u);
+                expect_impl_counters(o.mode, c, same, revisit, prev_new, step);
+            }
+        }
+        if (o.on_step) o.on_step(req, step);
+        prev_new = !same && !revisit;
+        seen.insert(key);
+        prev = key;
+    }
+}
+
+const std::vector<int64_t>& tail_sizes() {
+    static const std::vector<int64_t> sizes = {1, 3, 13, 13, 16, 17, 255, 257, 16, 1, 257};
+    return sizes;
+}
+
+}  // namespace dynrt::test
