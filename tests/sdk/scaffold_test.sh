@@ -33,29 +33,35 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/dynrt_scaffold_test.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 name=my_op   # the name docs/adding-an-op.md uses
 dir="$tmp/$name"
-# Entries of $tmp other than the op folder and our *.log files (staging
+# Entries of $tmp other than the op folder, our *.log files and generated/ (staging
 # folders of the scaffold would show up here).
 stray() {
     local e out=""
     for e in "$tmp"/* "$tmp"/.[!.]*; do
         [[ -e "$e" ]] || continue
-        case "$(basename "$e")" in "$name" | *.log) ;; *) out+=" $(basename "$e")" ;; esac
+        case "$(basename "$e")" in "$name" | *.log | generated) ;; *) out+=" $(basename "$e")" ;; esac
     done
     echo "$out"
 }
 
-# 1. It creates the four files.
+# 1. It creates the six files.
 bash "$scaffold" --into "$tmp" "$name" > "$tmp/out.log" 2>&1 || { cat "$tmp/out.log" >&2; fail "new_op.sh $name"; }
-for f in CMakeLists.txt "${name}_op.cpp" README.md "test_${name}.cpp"; do
+for f in CMakeLists.txt "${name}_op.cpp" "${name}.cl" sweep.txt README.md "test_${name}.cpp"; do
     [[ -s "$dir/$f" ]] || fail "new_op.sh did not write $dir/$f"
 done
-grep -q "dynrt_add_op(NAME $name SOURCES ${name}_op.cpp TESTS test_${name}.cpp)" "$dir/CMakeLists.txt" ||
-    fail "CMakeLists.txt does not call dynrt_add_op for $name: $(cat "$dir/CMakeLists.txt")"
+grep -q "dynrt_add_op(NAME $name SOURCES ${name}_op.cpp KERNELS ${name}.cl TESTS test_${name}.cpp)" \
+    "$dir/CMakeLists.txt" || fail "CMakeLists.txt does not call dynrt_add_op for $name: $(cat "$dir/CMakeLists.txt")"
+grep -q "KERNEL(${name}_ref)" "$dir/${name}.cl" || fail "${name}.cl has no kernel ${name}_ref"
 grep -q "DYNRT_MODULE(\"$name\"" "$dir/${name}_op.cpp" || fail "${name}_op.cpp has no DYNRT_MODULE(\"$name\", ...)"
 if grep -rq "@NAME@\|@CAMEL@" "$dir"; then fail "placeholders left in $dir: $(grep -rl '@NAME@\|@CAMEL@' "$dir")"; fi
 [[ -z "$(stray)" ]] || fail "new_op.sh left stray files:$(stray)"
 
-# 2. The op and its test compile, warnings as errors.
+# 2. The op and its test compile, warnings as errors (the kernel embedded as
+# dynrt_add_op does it, into the header the op includes).
+mkdir -p "$tmp/generated"
+"${CMAKE:-cmake}" -DIN="$dir/${name}.cl" -DOUT="$tmp/generated/${name}_cl.hpp" -DVAR="${name}_cl" \
+    -P "$source_dir/cmake/EmbedKernel.cmake" > "$tmp/embed.log" 2>&1 || { cat "$tmp/embed.log" >&2; fail "embedding ${name}.cl"; }
+includes+=("-I$tmp/generated")
 for f in "${name}_op.cpp" "test_${name}.cpp"; do
     # shellcheck disable=SC2086 # cxx_flags is a list of flags
     "$cxx" -std=c++17 -fsyntax-only -Wall -Wextra -Wpedantic -Wshadow -Werror $cxx_flags \
