@@ -18,10 +18,10 @@ bool file_exists(const std::string& p) { return static_cast<bool>(std::ifstream(
 
 // ops/<op>/sweep.txt under the working folder, else the installed copy.
 std::string default_sweep_file(const std::string& op) {
-    const std::string local = "ops/" + op + "/sweep.txt";
+    std::string local = "ops/" + op + "/sweep.txt";
     if (file_exists(local)) return local;
     const std::string mod = dynrt::ModuleLoader::default_module_dir();   // <prefix>/lib/dynrt
-    const std::string installed = mod + "/../../share/dynrt/sweeps/" + op + ".txt";
+    std::string installed = mod + "/../../share/dynrt/sweeps/" + op + ".txt";
     if (file_exists(installed)) return installed;
     return {};
 }

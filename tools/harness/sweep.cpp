@@ -423,7 +423,11 @@ std::vector<SweepSection> parse_sweep_file(const std::string& path) {
 Attributes parse_attrs(const std::vector<AttrSpec>& schema,
                        const std::vector<std::pair<std::string, std::string>>& raw) {
     Attributes out;
-    for (const auto& [key, value] : raw) {
+    for (const auto& kv : raw) {
+        // Named copies, not a structured binding: lambdas below capture them,
+        // which C++17 does not allow for bindings (clang rejects it).
+        const std::string& key = kv.first;
+        const std::string& value = kv.second;
         ErrorContext ctx;
         ctx.field = key;
         auto spec = std::find_if(schema.begin(), schema.end(), [&](const AttrSpec& s) { return s.name == key; });

@@ -316,7 +316,7 @@ struct Entry {
 };
 
 const std::map<std::string, Entry>& table() {
-    static const std::map<std::string, Entry> t = {
+    static const std::map<std::string, Entry> kTable = {
         {"Abs", {"activation", unary("abs")}},
         {"Add", {"eltwise", binary("add", false)}},
         {"Clip", {"activation", map_clip}},
@@ -350,7 +350,7 @@ const std::map<std::string, Entry>& table() {
         {"Sum", {"eltwise", binary("add", true)}},
         {"Tanh", {"activation", unary("tanh")}},
     };
-    return t;
+    return kTable;
 }
 
 }  // namespace

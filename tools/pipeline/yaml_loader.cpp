@@ -84,7 +84,7 @@ DimSpec read_dim(const Source& src, const YAML::Node& n, const std::string& what
         return d;
     }
     if (!n.IsScalar()) src.fail(n, what + ": a dim must be a number, a symbol name, '?' or 'min..max'");
-    const std::string text = n.Scalar();
+    const std::string& text = n.Scalar();
     if (text == "?") {
         d.kind = DimSpec::Kind::anonymous;
     } else if (parse_bounds(text, d.bounds)) {
@@ -350,7 +350,7 @@ struct Loader {
                 return b;
             case AttrType::String: {
                 if (!v.IsScalar()) fail_type("a string");
-                const std::string s = v.Scalar();
+                const std::string& s = v.Scalar();
                 if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
                     std::string msg = "attribute '" + spec.name + "': '" + s + "' is not allowed";
                     const auto close = close_names(s, spec.allowed, 1);
