@@ -1,7 +1,7 @@
 # Shared by bootstrap.sh and test.sh: package check and the build.
 set -euo pipefail
 DYNRT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DYNRT_PACKAGES=(g++ cmake make pkg-config python3
+DYNRT_PACKAGES=(g++ clang clang-tidy clang-format cmake make pkg-config python3
   libboost-dev libboost-program-options-dev libyaml-cpp-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libgtest-dev libbenchmark-dev libclblast-dev

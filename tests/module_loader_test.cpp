@@ -12,6 +12,7 @@
 #include "dynrt/module_abi.hpp"
 #include "dynrt/module_loader.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "dynrt/primitive_inst.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -376,6 +377,73 @@ TEST(Registry, HostStaticImpl_RefusesOtherLayouts) {
     padded.inputs[0].padding.lower = {1};
     padded.inputs[0].padding.upper = {0};
     EXPECT_NE(impls[0]->entry.check(padded).find("padded"), std::string::npos);
+}
+
+// A registry with the op "tm_priority_op" (defined here) and the two priority
+// test modules loaded in the given order.
+std::shared_ptr<Registry> priority_registry(bool high_first) {
+    auto reg = std::make_shared<Registry>();
+    ModuleRegistrar in_process(*reg, nullptr);
+    OpDefinition def;
+    def.name = "tm_priority_op";
+    def.infer = [](const ShapeInferContext& ctx) { return std::vector<Layout>{ctx.inputs.at(0)}; };
+    in_process.add_op(def);
+    in_process.commit();
+    ModuleLoader::load_file(*reg, test::module_dir() + "/libdynrt_op_parameter.so");
+    const std::string low = case_file("priority", "tm_aaa_low_priority");
+    const std::string high = case_file("priority", "tm_zzz_high_priority");
+    ModuleLoader::load_file(*reg, high_first ? high : low);
+    ModuleLoader::load_file(*reg, high_first ? low : high);
+    return reg;
+}
+
+TEST(Registry, ImplOrder_IsPriorityThenNameWhateverTheLoadOrder) {
+    for (bool high_first : {true, false}) {
+        SCOPED_TRACE(high_first ? "high-priority module loaded first" : "low-priority module loaded first");
+        auto reg = priority_registry(high_first);
+        const auto impls = reg->impls("tm_priority_op", "cpu");
+        ASSERT_EQ(impls.size(), 2u);
+        // "aaa_low" sorts first by name and by one load order: only the priority
+        // puts "zzz_high" ahead in both.
+        EXPECT_EQ(impls[0]->entry.name, "zzz_high");
+        EXPECT_EQ(impls[1]->entry.name, "aaa_low");
+        const auto all = reg->all_impls("tm_priority_op");
+        ASSERT_EQ(all.size(), 2u);
+        EXPECT_EQ(all[0]->entry.name, "zzz_high");
+
+        // The flow runs the higher-priority impl (out = in + 100, not in + 1).
+        auto program = std::make_shared<Program>(reg);
+        program->add_input("x", Layout(PartialShape{Dimension::dynamic()}, DataType::f32));
+        program->add_node("y", "tm_priority_op", {"x"});
+        program->add_output("y");
+        program->build();
+        InferRequest req(Network::create(program, test::engine("cpu")));
+        HostTensor x(DataType::f32, Shape{3});
+        for (size_t i = 0; i < 3; ++i) x.as<float>()[i] = static_cast<float>(i);
+        req.set_input("x", x);
+        req.infer();
+        EXPECT_EQ(req.output(0).as<float>()[2], 102.0f);
+        EXPECT_EQ(req.inst("y").impl()->name(), "zzz_high");
+    }
+}
+
+TEST(Registry, DefaultPriorities_DeviceStaticThenDeviceDynamicThenReference) {
+    ImplEntry device_static, device_dynamic, reference;
+    device_dynamic.shape_type = ShapeType::dynamic_shape;
+    reference.reference = true;
+    EXPECT_EQ(device_static.effective_priority(), kPriorityDeviceStatic);
+    EXPECT_EQ(device_dynamic.effective_priority(), kPriorityDeviceDynamic);
+    EXPECT_EQ(reference.effective_priority(), kPriorityReference);
+    // Host reference impls tie: the dynamic one comes first by name, as before
+    // priorities existed.
+    const auto host = test::registry()->impls("cumsum", "cpu");
+    ASSERT_GE(host.size(), 2u);
+    EXPECT_EQ(host[0]->entry.name, "cpu_ref_dynamic");
+    EXPECT_EQ(host[1]->entry.name, "cpu_ref_static");
+    const auto ocl = test::registry()->impls("cumsum", "ocl");
+    if (!ocl.empty()) {
+        EXPECT_EQ(ocl[0]->entry.name, "ocl_static");
+    }
 }
 
 TEST(Registry, RealModuleFolder_LoadsAndProvidesCpuEngine) {

@@ -86,6 +86,7 @@ void register_reorder(dynrt::ModuleRegistrar& reg) {
     for (bool dynamic : {true, false}) {
         dynrt::ImplEntry e;
         e.name = dynamic ? "cpu_ref_dynamic" : "cpu_ref_static";
+        e.reference = true;
         e.impl_type = "cpu";
         e.shape_type = dynamic ? dynrt::ShapeType::dynamic_shape : dynrt::ShapeType::static_shape;
         e.validate = check_dense;

@@ -31,6 +31,17 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
     return out;
 }
 
+// The impl order (docs/architecture.md, "Impl priority"): effective priority,
+// highest first; ties by impl name, then module name. Load order and file
+// names never decide.
+bool tried_before(const RegisteredImpl& a, const RegisteredImpl& b) {
+    const int pa = a.entry.effective_priority(), pb = b.entry.effective_priority();
+    if (pa != pb) return pa > pb;
+    if (a.entry.name != b.entry.name) return a.entry.name < b.entry.name;
+    const std::string ma = a.module ? a.module->name : std::string(), mb = b.module ? b.module->name : std::string();
+    return ma < mb;
+}
+
 std::string dtype_list(const std::vector<DataType>& v) {
     std::vector<std::string> names;
     for (DataType t : v) names.emplace_back(to_string(t));
@@ -242,7 +253,9 @@ void Registry::add_impl(RegisteredImpl impl) {
                         ctx);
         }
     }
-    list.push_back(std::move(impl));
+    // Kept in priority order, so that lookups hand out the list as it is.
+    const auto at = std::upper_bound(list.begin(), list.end(), impl, tried_before);
+    list.insert(at, std::move(impl));
 }
 
 void Registry::add_engine(const std::string& type, EngineFactory f, std::shared_ptr<const ModuleRecord> m,

@@ -183,7 +183,11 @@ void print_ops_json(const Registry& registry, const LoadReport& report) {
                        ", \"shape\": " + json_quote(to_string(impl->entry.shape_type)) + ", \"dtypes\": [";
                 for (size_t d = 0; d < impl->entry.dtypes.size(); ++d)
                     out += (d ? ", " : "") + json_quote(to_string(impl->entry.dtypes[d]));
-                out += "]}";
+                out += "], \"priority\": " + std::to_string(impl->entry.effective_priority()) +
+                       ", \"reference\": " + (impl->entry.reference ? "true" : "false") + ", \"formats\": [";
+                for (size_t f = 0; f < impl->entry.formats.size(); ++f)
+                    out += (f ? ", " : "") + json_quote(to_string(impl->entry.formats[f]));
+                out += "], \"weights_format\": " + json_quote(to_string(impl->entry.weights_format)) + "}";
             }
             out += "]}";
         }
@@ -218,7 +222,12 @@ void print_ops_text(const Registry& registry, const LoadReport& report) {
                 if (impl->entry.dtypes.empty()) std::cout << "any";
                 for (size_t d = 0; d < impl->entry.dtypes.size(); ++d)
                     std::cout << (d ? "," : "") << to_string(impl->entry.dtypes[d]);
-                std::cout << "\n";
+                std::cout << ", formats ";
+                if (impl->entry.formats.empty()) std::cout << "any";
+                for (size_t f = 0; f < impl->entry.formats.size(); ++f)
+                    std::cout << (f ? "," : "") << to_string(impl->entry.formats[f]);
+                std::cout << ", weights " << to_string(impl->entry.weights_format) << ", priority "
+                          << impl->entry.effective_priority() << (impl->entry.reference ? " (reference)" : "") << "\n";
             }
         }
     }

@@ -58,9 +58,11 @@ public:
 
     const RegisteredOp* find_op(const std::string& name) const;
     const RegisteredOp& op(const std::string& name) const;     // throws "unknown op"
-    // Impls of `op` for engine type `impl_type` in priority order.
+    // Impls of `op` for engine type `impl_type`, in the order they are tried:
+    // ImplEntry::effective_priority() descending, ties by impl name, then by
+    // module name (never by load order).
     std::vector<const RegisteredImpl*> impls(const std::string& op, const std::string& impl_type) const;
-    std::vector<const RegisteredImpl*> all_impls(const std::string& op) const;
+    std::vector<const RegisteredImpl*> all_impls(const std::string& op) const;   // same order, every type
     std::vector<std::string> op_names() const;
     std::vector<std::string> engine_names() const;
     bool has_engine(const std::string& type) const;
