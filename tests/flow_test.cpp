@@ -3,6 +3,7 @@
 // engine comes from the real plugin module.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -131,6 +132,7 @@ struct Env {
     Env() {
         for (const char* m : {"libdynrt_cpu.so", "libdynrt_op_parameter.so", "libdynrt_op_constant.so"})
             ModuleLoader::load_file(*registry, test::module_dir() + "/" + m);
+        ModuleLoader::load_file(*registry, std::string(DYNRT_TEST_MODULES_DIR) + "/scratch/libtm_scratch.so");
         auto rec = std::make_shared<ModuleRecord>();
         rec->path = "<flow_test>";
         rec->name = "flow_test";
@@ -562,6 +564,49 @@ TEST(Flow, TwoRequestsOnTwoThreads_MatchSequentialResults) {
         EXPECT_EQ(test::max_abs_diff(seq1[i], par1[i]), 0.0) << i;
         EXPECT_EQ(test::max_abs_diff(seq2[i], par2[i]), 0.0) << i;
     }
+}
+
+// tm_scratch_op (tests/modules/scratch_module.cpp): scratch of n floats and
+// 64 + n bytes; out = 2 * in + executions of this request's impl state.
+TEST(Flow, ImplScratch_FollowsTheShapesAndStateIsPerRequest) {
+    auto net = chain("tm_scratch_op");
+    InferRequest a(net), b(net);
+    const std::vector<int64_t> sizes{4, 16, 16, 7, 40};
+    for (size_t k = 0; k < sizes.size(); ++k) {
+        SCOPED_TRACE("run " + std::to_string(k));
+        const int64_t n = sizes[k];
+        a.set_input("x", iota({n}));
+        a.infer();
+        const PrimitiveInst& inst = a.inst("n");
+        ASSERT_EQ(inst.scratch().size(), 2u);
+        EXPECT_EQ(inst.scratch()[0]->layout().bytes(), size_t(n) * sizeof(float));
+        EXPECT_EQ(inst.scratch()[1]->layout().bytes(), 64 + size_t(n));
+        EXPECT_GE(inst.scratch()[0]->capacity(), size_t(n) * sizeof(float));
+        // The state counts every execution of this request: 1, 2, 3 ...
+        const HostTensor out = a.get_output(0);
+        for (int64_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(out.as<float>()[i], 2.f * float(i) + float(k + 1));
+        // Scratch grows with the shape (and is counted as an allocation),
+        // a smaller or equal shape reuses it.
+        const bool grows = k == 0 || n > *std::max_element(sizes.begin(), sizes.begin() + k);
+        EXPECT_EQ(node_counters(a, "n").allocations, grows ? 3u : 0u);
+    }
+    b.set_input("x", iota({3}));
+    b.infer();
+    // Another request starts its own state: one execution so far.
+    EXPECT_FLOAT_EQ(b.get_output(0).as<float>()[2], 2.f * 2.f + 1.f);
+    ASSERT_NE(a.inst("n").impl_state(), nullptr);
+    ASSERT_NE(b.inst("n").impl_state(), nullptr);
+    EXPECT_NE(a.inst("n").impl_state(), b.inst("n").impl_state());
+    EXPECT_NE(a.inst("n").scratch()[0]->buffer(), b.inst("n").scratch()[0]->buffer());
+}
+
+TEST(Flow, ImplWithoutScratchOrState_GetsNull) {
+    auto net = chain("t_unary");
+    InferRequest r(net);
+    r.set_input("x", iota({5}));
+    r.infer();
+    EXPECT_TRUE(r.inst("n").scratch().empty());
+    EXPECT_EQ(r.inst("n").impl_state(), nullptr);
 }
 
 TEST(FlowErrors, BadInputs_ClearErrors) {

@@ -151,43 +151,59 @@ InferRequest::InferRequest(std::shared_ptr<Network> network) : network_(std::mov
 // (such producers moved right before their target, so that the first of them can
 // infer every producer's shape) and the lifetimes the memory pool shares by.
 void InferRequest::plan() {
-    const Program& program = network_->program();
-    const auto& nodes = program.nodes();
-    const bool inplace = network_->options().inplace_concat;
+    const std::vector<std::vector<size_t>> producers_of = plan_inplace_targets();
+    plan_order(producers_of);
+    wire_fusion();
+    wire_inplace(producers_of);
+    plan_lifetimes(producers_of);
+}
 
+// For each in-place target, the producers that write into it (empty: none).
+std::vector<std::vector<size_t>> InferRequest::plan_inplace_targets() const {
+    const auto& nodes = network_->program().nodes();
     std::vector<std::vector<size_t>> producers_of(nodes.size());
-    std::vector<bool> moved(nodes.size(), false);
-    for (size_t c = 0; c < nodes.size() && inplace; ++c) {
+    if (!network_->options().inplace_concat) return producers_of;
+    for (size_t c = 0; c < nodes.size(); ++c) {
         const Node& n = nodes[c];
-        const OpDefinition& def = n.def->def;
-        if (!def.inplace_axis || !n.is_dynamic || n.in_shape_of_subgraph || n.out_layouts.size() != 1 ||
+        if (!n.def->def.inplace_axis || !n.is_dynamic || n.in_shape_of_subgraph || n.out_layouts.size() != 1 ||
             n.out_layouts[0].shape.rank() == 0)
             continue;
         bool ok = !n.inputs.empty();
         std::vector<size_t> prods;
         for (const NodeInput& in : n.inputs) {
-            const Node& p = nodes[in.node];
-            const OpTraits& t = p.def->def.traits;
-            // A producer writes into the target only when nobody else reads its
-            // output, its output size is known before it runs, and it is not a
-            // target itself (no cascades).
-            ok = ok && in.output == 0 && p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output &&
-                 !t.is_input && !t.is_constant && !t.data_dependent_output && !t.shape_of_like &&
-                 !t.writes_state && !p.in_shape_of_subgraph && !p.def->def.inplace_axis &&
-                 network_->fused_into(in.node) == Network::kNotFused && network_->fused_chain(in.node).empty() &&
-                 p.out_layouts[0].dtype == n.out_layouts[0].dtype &&
+            ok = ok && in.output == 0 && can_write_in_place(in.node, n) &&
                  std::find(prods.begin(), prods.end(), in.node) == prods.end();
             prods.push_back(in.node);
         }
-        if (!ok) continue;
-        producers_of[c] = prods;
-        for (size_t p : prods) moved[p] = true;
+        if (ok) producers_of[c] = std::move(prods);
     }
-    // A fused chain runs as one block right before its last node: the
-    // producer applies the post-ops, so their other inputs must be ready when
-    // it runs (they are: each came before its fused op in the program order).
-    std::vector<std::vector<size_t>> chain_before(nodes.size());
-    for (size_t p = 0; p < nodes.size(); ++p) {
+    return producers_of;
+}
+
+// A producer writes into the target only when nobody else reads its output,
+// its output size is known before it runs, and it is not a target itself (no
+// cascades).
+bool InferRequest::can_write_in_place(size_t producer, const Node& target) const {
+    const Node& p = network_->program().nodes()[producer];
+    const OpTraits& t = p.def->def.traits;
+    return p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output && !t.is_input && !t.is_constant &&
+           !t.data_dependent_output && !t.shape_of_like && !t.writes_state && !p.in_shape_of_subgraph &&
+           !p.def->def.inplace_axis && network_->fused_into(producer) == Network::kNotFused &&
+           network_->fused_chain(producer).empty() && p.out_layouts[0].dtype == target.out_layouts[0].dtype;
+}
+
+// The program order, with in-place producers right before their target. A
+// fused chain runs as one block right before its last node: the producer
+// applies the post-ops, so their other inputs must be ready when it runs (they
+// are: each came before its fused op in the program order).
+void InferRequest::plan_order(const std::vector<std::vector<size_t>>& producers_of) {
+    const Program& program = network_->program();
+    const size_t count = program.nodes().size();
+    std::vector<bool> moved(count, false);
+    for (const auto& prods : producers_of)
+        for (size_t p : prods) moved[p] = true;
+    std::vector<std::vector<size_t>> chain_before(count);
+    for (size_t p = 0; p < count; ++p) {
         const std::vector<size_t>& chain = network_->fused_chain(p);
         if (chain.empty()) continue;
         std::vector<size_t> block{p};
@@ -202,7 +218,10 @@ void InferRequest::plan() {
         for (size_t p : producers_of[idx]) exec_order_.push_back(p);
         exec_order_.push_back(idx);
     }
-    for (size_t p = 0; p < nodes.size(); ++p) {
+}
+
+void InferRequest::wire_fusion() {
+    for (size_t p = 0; p < insts_.size(); ++p) {
         const std::vector<size_t>& chain = network_->fused_chain(p);
         if (chain.empty()) continue;
         std::vector<PrimitiveInst*> fused;
@@ -214,6 +233,10 @@ void InferRequest::plan() {
         }
         insts_[p]->set_fused(std::move(fused), std::move(mains));
     }
+}
+
+void InferRequest::wire_inplace(const std::vector<std::vector<size_t>>& producers_of) {
+    const auto& nodes = network_->program().nodes();
     for (size_t c = 0; c < nodes.size(); ++c) {
         if (producers_of[c].empty()) continue;
         std::vector<PrimitiveInst*> prods;
@@ -224,12 +247,16 @@ void InferRequest::plan() {
         const size_t rank = nodes[c].out_layouts[0].shape.rank();
         insts_[c]->set_inplace_producers(std::move(prods), nodes[c].def->def.inplace_axis(nodes[c].attrs, rank));
     }
+}
 
-    // Lifetimes: from the node's position to its last user's. Values that must
-    // outlive the run (outputs, inputs, constants, state, shape_of values kept
-    // across runs) are pinned.
+// Lifetimes: from the node's position to its last user's. Values that must
+// outlive the run (outputs, inputs, constants, state, shape_of values kept
+// across runs) are pinned.
+void InferRequest::plan_lifetimes(const std::vector<std::vector<size_t>>& producers_of) {
+    const auto& nodes = network_->program().nodes();
     std::vector<size_t> pos(nodes.size(), 0);
     for (size_t k = 0; k < exec_order_.size(); ++k) pos[exec_order_[k]] = k;
+    auto writes_state = [&](size_t u) { return nodes[u].def->def.traits.writes_state; };
     std::vector<MemoryPool::Lifetime> lt(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) {
         const Node& n = nodes[i];
@@ -241,14 +268,14 @@ void InferRequest::plan() {
         for (size_t p : producers_of[i]) l.first = std::min(l.first, pos[p]);
         bool pinned = n.is_output || t.is_input || t.is_constant || t.shape_of_like || n.in_shape_of_subgraph ||
                       t.reads_state || t.writes_state;
-        for (size_t u : n.users) pinned = pinned || nodes[u].def->def.traits.writes_state;
+        for (size_t u : n.users) pinned = pinned || writes_state(u);
         // A producer running its fused chain holds the chain's result: its
         // buffer lives as long as the last fused node's.
         for (size_t f : network_->fused_chain(i)) {
             l.last = std::max(l.last, pos[f]);
             for (size_t u : nodes[f].users) {
                 l.last = std::max(l.last, pos[u]);
-                pinned = pinned || nodes[u].def->def.traits.writes_state;
+                pinned = pinned || writes_state(u);
             }
             pinned = pinned || nodes[f].is_output;
         }
@@ -301,12 +328,27 @@ void InferRequest::infer() {
     for (auto& kv : staged_) variables_[kv.first] = std::move(kv.second);
     staged_.clear();
 
-    // The report is rebuilt in place: one entry per node in program order, whose
-    // node and op names are set once and whose impl name is asked for only
-    // when the node's impl changed (no strings built per node and run).
+    update_report();
+    last_.peak_bytes = engine.peak_bytes();
+    last_.used_bytes = engine.used_bytes();
+    last_.pool_peak_bytes = pool_->peak_bytes();
+    last_.tensor_bytes = live;
+    pool_->end_run();
+    last_.pool_bytes = pool_->used_bytes();
+    last_.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    last_.submit_ms = std::chrono::duration<double, std::milli>(submit_end - t0).count();
+    cumulative_ += last_.totals;
+    ++run_index_;
+    for (auto& inst : insts_) inst->begin_run();
+}
+
+// The report is rebuilt in place: one entry per node in program order, whose
+// node and op names are set once and whose impl name is asked for only when
+// the node's impl changed (no strings built per node and run).
+void InferRequest::update_report() {
     std::vector<NodeStats> nodes = std::move(last_.nodes);
     last_ = RunStats{};
-    const std::vector<size_t>& order = program.order();
+    const std::vector<size_t>& order = network_->program().order();
     if (nodes.size() != order.size()) {
         nodes.assign(order.size(), NodeStats{});
         report_impls_.assign(order.size(), nullptr);
@@ -333,17 +375,6 @@ void InferRequest::infer() {
         last_.totals += ns.counters;
     }
     last_.nodes = std::move(nodes);
-    last_.peak_bytes = engine.peak_bytes();
-    last_.used_bytes = engine.used_bytes();
-    last_.pool_peak_bytes = pool_->peak_bytes();
-    last_.tensor_bytes = live;
-    pool_->end_run();
-    last_.pool_bytes = pool_->used_bytes();
-    last_.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    last_.submit_ms = std::chrono::duration<double, std::milli>(submit_end - t0).count();
-    cumulative_ += last_.totals;
-    ++run_index_;
-    for (auto& inst : insts_) inst->begin_run();
 }
 
 uint64_t InferRequest::tensor_bytes() const {

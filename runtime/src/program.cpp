@@ -118,45 +118,52 @@ void Program::build() {
         n.shape_of_roots.clear();
         n.in_shape_of_subgraph = false;
     }
+    for (size_t i = 0; i < nodes_.size(); ++i) resolve_node(i);
+    order_topologically();
+    for (size_t idx : order_) infer_node(nodes_[idx]);
+    resolve_outputs();
+    mark_shape_of_subgraphs();
+    built_ = true;
+}
 
-    // 1. ops, attributes, input references
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-        Node& n = nodes_[i];
-        n.def = registry_->find_op(n.op);
-        if (!n.def) {
-            std::string known;
-            for (const auto& name : registry_->op_names()) known += (known.empty() ? "" : ", ") + name;
-            throw Error("unknown op '" + n.op + "' (loaded ops: " + known + ")", node_ctx(n, "op"));
-        }
-        const OpDefinition& def = n.def->def;
-        if ((def.traits.is_input || def.traits.is_constant) && !n.input_names.empty())
-            throw Error("op '" + n.op + "' takes no inputs", node_ctx(n, "inputs"));
-        if (def.traits.is_constant && !n.constant)
-            throw Error("constant node without a value", node_ctx(n));
-        const size_t nin = n.input_names.size();
-        if (nin < def.min_inputs || nin > def.max_inputs) {
-            std::string expect = def.min_inputs == def.max_inputs
-                                     ? std::to_string(def.min_inputs)
-                                     : std::to_string(def.min_inputs) + ".." +
-                                           (def.max_inputs == SIZE_MAX ? std::string("any")
-                                                                       : std::to_string(def.max_inputs));
-            throw Error("op '" + n.op + "' takes " + expect + " inputs, got " + std::to_string(nin),
-                        node_ctx(n, "inputs"));
-        }
-        try {
-            n.attrs = Attributes::validate(def.attrs, n.attrs);
-        } catch (const Error& e) {
-            throw e.with_context(node_ctx(n));
-        }
-        for (const auto& ref : n.input_names) {
-            NodeInput in = resolve(ref, node_ctx(n, "inputs"));
-            if (in.node == i) throw Error("node '" + n.name + "' uses itself as input", node_ctx(n, "inputs"));
-            n.inputs.push_back(in);
-        }
-        if (def.traits.is_input) inputs_.push_back(i);
+// The node's op, attributes and input references.
+void Program::resolve_node(size_t i) {
+    Node& n = nodes_[i];
+    n.def = registry_->find_op(n.op);
+    if (!n.def) {
+        std::string known;
+        for (const auto& name : registry_->op_names()) known += (known.empty() ? "" : ", ") + name;
+        throw Error("unknown op '" + n.op + "' (loaded ops: " + known + ")", node_ctx(n, "op"));
     }
+    const OpDefinition& def = n.def->def;
+    if ((def.traits.is_input || def.traits.is_constant) && !n.input_names.empty())
+        throw Error("op '" + n.op + "' takes no inputs", node_ctx(n, "inputs"));
+    if (def.traits.is_constant && !n.constant) throw Error("constant node without a value", node_ctx(n));
+    const size_t nin = n.input_names.size();
+    if (nin < def.min_inputs || nin > def.max_inputs) {
+        std::string expect = def.min_inputs == def.max_inputs
+                                 ? std::to_string(def.min_inputs)
+                                 : std::to_string(def.min_inputs) + ".." +
+                                       (def.max_inputs == SIZE_MAX ? std::string("any")
+                                                                   : std::to_string(def.max_inputs));
+        throw Error("op '" + n.op + "' takes " + expect + " inputs, got " + std::to_string(nin),
+                    node_ctx(n, "inputs"));
+    }
+    try {
+        n.attrs = Attributes::validate(def.attrs, n.attrs);
+    } catch (const Error& e) {
+        throw e.with_context(node_ctx(n));
+    }
+    for (const auto& ref : n.input_names) {
+        NodeInput in = resolve(ref, node_ctx(n, "inputs"));
+        if (in.node == i) throw Error("node '" + n.name + "' uses itself as input", node_ctx(n, "inputs"));
+        n.inputs.push_back(in);
+    }
+    if (def.traits.is_input) inputs_.push_back(i);
+}
 
-    // 2. topological order (Kahn, stable by declaration order); a cycle is an error
+// Kahn's algorithm, stable by declaration order; a cycle is an error.
+void Program::order_topologically() {
     std::vector<size_t> indeg(nodes_.size(), 0);
     for (size_t i = 0; i < nodes_.size(); ++i)
         for (const auto& in : nodes_[i].inputs) {
@@ -185,47 +192,46 @@ void Program::build() {
         std::sort(n.users.begin(), n.users.end());
         n.users.erase(std::unique(n.users.begin(), n.users.end()), n.users.end());
     }
+}
 
-    // 3. partial shape inference in order
-    for (size_t idx : order_) {
-        Node& n = nodes_[idx];
-        const OpDefinition& def = n.def->def;
-        std::vector<Layout> in_layouts;
-        for (const auto& in : n.inputs) {
-            const Node& p = nodes_[in.node];
-            if (in.output >= p.out_layouts.size())
-                throw Error("node '" + p.name + "' has no output " + std::to_string(in.output),
-                            node_ctx(n, "inputs"));
-            in_layouts.push_back(p.out_layouts[in.output]);
-        }
-        if (def.traits.is_input) {
-            n.out_layouts = {n.declared};
-        } else if (def.traits.is_constant) {
-            n.out_layouts = {n.constant->layout()};
-        } else {
-            ShapeInferContext ctx{n.name, in_layouts, n.attrs, {}};
-            ctx.values.assign(n.inputs.size(), nullptr);
-            for (size_t v : def.value_inputs) {
-                if (v < n.inputs.size() && nodes_[n.inputs[v].node].constant)
-                    ctx.values[v] = nodes_[n.inputs[v].node].constant.get();
-            }
-            try {
-                n.out_layouts = def.infer(ctx);
-            } catch (const Error& e) {
-                throw Error(e.message() + " (inputs: " + join_layouts(in_layouts) + ")", node_ctx(n))
-                    .with_context(e.context());
-            }
-            if (n.out_layouts.size() != def.num_outputs)
-                throw Error("shape inference returned " + std::to_string(n.out_layouts.size()) +
-                                " outputs, op declares " + std::to_string(def.num_outputs),
-                            node_ctx(n));
-        }
-        n.is_dynamic = false;
-        for (const auto& l : in_layouts) n.is_dynamic |= l.shape.is_dynamic();
-        for (const auto& l : n.out_layouts) n.is_dynamic |= l.shape.is_dynamic();
+// Partial shape inference of one node (its producers are done).
+void Program::infer_node(Node& n) {
+    const OpDefinition& def = n.def->def;
+    std::vector<Layout> in_layouts;
+    for (const auto& in : n.inputs) {
+        const Node& p = nodes_[in.node];
+        if (in.output >= p.out_layouts.size())
+            throw Error("node '" + p.name + "' has no output " + std::to_string(in.output), node_ctx(n, "inputs"));
+        in_layouts.push_back(p.out_layouts[in.output]);
     }
+    if (def.traits.is_input) {
+        n.out_layouts = {n.declared};
+    } else if (def.traits.is_constant) {
+        n.out_layouts = {n.constant->layout()};
+    } else {
+        ShapeInferContext ctx{n.name, in_layouts, n.attrs, {}};
+        ctx.values.assign(n.inputs.size(), nullptr);
+        for (size_t v : def.value_inputs) {
+            if (v < n.inputs.size() && nodes_[n.inputs[v].node].constant)
+                ctx.values[v] = nodes_[n.inputs[v].node].constant.get();
+        }
+        try {
+            n.out_layouts = def.infer(ctx);
+        } catch (const Error& e) {
+            throw Error(e.message() + " (inputs: " + join_layouts(in_layouts) + ")", node_ctx(n))
+                .with_context(e.context());
+        }
+        if (n.out_layouts.size() != def.num_outputs)
+            throw Error("shape inference returned " + std::to_string(n.out_layouts.size()) +
+                            " outputs, op declares " + std::to_string(def.num_outputs),
+                        node_ctx(n));
+    }
+    n.is_dynamic = false;
+    for (const auto& l : in_layouts) n.is_dynamic |= l.shape.is_dynamic();
+    for (const auto& l : n.out_layouts) n.is_dynamic |= l.shape.is_dynamic();
+}
 
-    // 4. outputs
+void Program::resolve_outputs() {
     if (output_names_.empty()) throw Error("the program has no outputs", ErrorContext{});
     for (size_t i = 0; i < output_names_.size(); ++i) {
         ErrorContext where = output_where_[i];
@@ -236,9 +242,6 @@ void Program::build() {
         nodes_[o.node].is_output = true;
         outputs_.push_back(o);
     }
-
-    mark_shape_of_subgraphs();
-    built_ = true;
 }
 
 // A node belongs to a shape_of subgraph when everything it reads is a constant,

@@ -166,6 +166,13 @@ public:
 private:
     void copy_outputs();
     void plan();                 // execution order, in-place targets, lifetimes
+    std::vector<std::vector<size_t>> plan_inplace_targets() const;
+    bool can_write_in_place(size_t producer, const Node& target) const;
+    void plan_order(const std::vector<std::vector<size_t>>& producers_of);
+    void wire_fusion();
+    void wire_inplace(const std::vector<std::vector<size_t>>& producers_of);
+    void plan_lifetimes(const std::vector<std::vector<size_t>>& producers_of);
+    void update_report();        // last_.nodes and totals from the insts' counters
     uint64_t tensor_bytes() const;
 
     std::shared_ptr<Network> network_;

@@ -67,6 +67,11 @@ public:
 
 private:
     NodeInput resolve(const std::string& ref, const ErrorContext& where) const;
+    // build()'s steps, in order.
+    void resolve_node(size_t i);
+    void order_topologically();
+    void infer_node(Node& n);
+    void resolve_outputs();
     void mark_shape_of_subgraphs();
 
     std::shared_ptr<const Registry> registry_;
