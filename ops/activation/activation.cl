@@ -17,22 +17,6 @@
 // same grid-stride loop over elements instead of vectors. OUTPUT0_PADDED is a
 // literal 0 in static builds of dense outputs, so that path compiles out there;
 // in the shape-agnostic build it is a uniform branch on shape_info.
-#define KERNEL(name) __kernel void name
-
-// DATA_F16 (from the host): f16 data is read and written with vload_half /
-// vstore_half_rte and computed in float, so no cl_khr_fp16 is needed.
-#if DATA_F16
-#define LOAD(p, i) vload_half((i), (p))
-#define STORE(p, i, v) vstore_half_rte((float)(v), (i), (p))
-#define LOAD4(p, i) vload_half4((i), (p))
-#define STORE4(p, i, v) vstore_half4_rte((v), (i), (p))
-#else
-#define LOAD(p, i) ((p)[(i)])
-#define STORE(p, i, v) ((p)[(i)] = (v))
-#define LOAD4(p, i) (((__global const float4*)(p))[(i)])
-#define STORE4(p, i, v) (((__global float4*)(p))[(i)] = (v))
-#endif
-
 inline float act(float x) { return FUNC_EXPR; }
 
 KERNEL(activation_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global OUTPUT0_TYPE* output0) {
@@ -45,8 +29,8 @@ KERNEL(activation_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input
         return;
     }
     for (ulong i = gid; i < n4; i += gs) {
-        const float4 x = LOAD4(input0, i);
-        STORE4(output0, i, (float4)(act(x.s0), act(x.s1), act(x.s2), act(x.s3)));
+        const float4 x = LOAD4(INPUT0_TYPE, input0, i);
+        STORE4(OUTPUT0_TYPE, output0, i, (float4)(act(x.s0), act(x.s1), act(x.s2), act(x.s3)));
     }
     const ulong t = n4 * 4 + gid;
     if (t < n) STORE(output0, t, act(LOAD(input0, t)));

@@ -120,11 +120,6 @@ void kernel(dynrt::HostCall& call) {
 
 // ---- OpenCL ---------------------------------------------------------------
 
-// DATA_F16 selects the kernels' LOAD / STORE (defined in the .cl): f16 goes
-// through vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
-// needed) and is computed in float; other types are plain accesses.
-void add_data_f16(dynrt::JitDefines& d, DataType t) { d.emplace_back("DATA_F16", t == DataType::f16 ? "1" : "0"); }
-
 // An exact OpenCL C float literal (hex float, so no digits are lost).
 std::string float_literal(double v) {
     const float f = static_cast<float>(v);
@@ -172,7 +167,7 @@ dynrt::OclKernelSpec ocl_spec() {
         dynrt::JitDefines d{{"FUNC_EXPR", ocl_func(parse_func(p.attrs->get_string("func"), p.node))},
                             {"ALPHA", float_literal(p.attrs->get_float("alpha"))},
                             {"BETA", float_literal(p.attrs->get_float("beta"))}};
-        add_data_f16(d, p.inputs.at(0).dtype);
+        d.push_back(dynrt::jit_data_f16(p.inputs.at(0).dtype));
         return d;
     };
     // Grid-stride over float4 vectors; at least one work-item per tail element.

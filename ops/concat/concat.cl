@@ -23,10 +23,6 @@
 // INNER (product of the dims after the axis) and OUTER (before it). Elements
 // move as unsigned integers of the element's width (ELEM_T), so every data
 // type is one kernel.
-#define KERNEL(name) __kernel void name
-
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #define ELEM_VEC CAT(ELEM_T, 4)
 
 // Copies src[0, len) to dst[start, start + len), grid-stride over vectors.

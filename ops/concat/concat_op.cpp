@@ -102,15 +102,6 @@ const char* ocl_bits_type(DataType t) {
     }
 }
 
-// "(NAME_DIMa*...*NAME_DIMb-1)" over the right-aligned JIT dims of dims
-// [from, to) of a rank-`rank` tensor; "(1)" when empty.
-std::string dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
-    std::string s;
-    for (size_t d = from; d < to; ++d)
-        s += (s.empty() ? "" : "*") + name + "_DIM" + std::to_string(kShapeInfoDims - rank + d);
-    return "(" + (s.empty() ? std::string("1") : s) + ")";
-}
-
 // OpenCL kernels take at most a few hundred bytes of arguments on some
 // devices; more inputs than this run on the host impl.
 constexpr size_t kMaxOclInputs = 64;
@@ -128,15 +119,15 @@ OclKernelSpec concat_ocl_spec() {
         std::string args, picks;
         std::string copies;
         JitDefines d{{"ELEM_T", ocl_bits_type(out.dtype)},
-                     {"OUT_AXIS_LEN", dims_product("OUTPUT0", rank, axis, axis + 1)},
-                     {"INNER", dims_product("OUTPUT0", rank, axis + 1, rank)},
-                     {"OUTER", dims_product("OUTPUT0", rank, 0, axis)}};
+                     {"OUT_AXIS_LEN", jit_dims_product("OUTPUT0", rank, axis, axis + 1)},
+                     {"INNER", jit_dims_product("OUTPUT0", rank, axis + 1, rank)},
+                     {"OUTER", jit_dims_product("OUTPUT0", rank, 0, axis)}};
         for (size_t k = 0; k < p.inputs.size(); ++k) {
             const std::string ks = std::to_string(k);
             args += "__global const ELEM_T* input" + ks + ", ";
             picks += "CONCAT_PICK(" + ks + ") ";
             copies += "CONCAT_COPY(" + ks + ") ";
-            d.emplace_back("IN_AXIS_LEN_" + ks, dims_product("INPUT" + ks, rank, axis, axis + 1));
+            d.emplace_back("IN_AXIS_LEN_" + ks, jit_dims_product("INPUT" + ks, rank, axis, axis + 1));
         }
         d.emplace_back("CONCAT_INPUT_ARGS", args);
         d.emplace_back("CONCAT_PICKS", picks);

@@ -5,15 +5,6 @@
 // both builds); the dims are literals in the static build, so the kernel loops
 // have constant trip counts, and shape_info reads in the dynamic build. Input
 // taps that fall into the padding read as zero.
-#define KERNEL(name) __kernel void name
-
-// Fused post-ops (dynrt/ocl_fused_ops.hpp): defined by the impl when it has
-// fused ops; nothing otherwise.
-#ifndef FUSED_OPS_ARGS
-#define FUSED_OPS_ARGS
-#define FUSED_OPS
-#endif
-
 KERNEL(convolution)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global const float* input1,
 #if INPUTS_COUNT > 2
                     __global const float* input2,

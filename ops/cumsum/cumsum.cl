@@ -10,26 +10,6 @@
 // the device has fp64, else float; uint / ulong for i32 / i64, so overflow
 // wraps like the host impl's two's-complement result), DATA_F16, AXIS_LEN,
 // INNER, OUTER_INNER (the number of lines), EXCLUSIVE and REVERSE.
-#define KERNEL(name) __kernel void name
-
-// DATA_F16 (from the host): f16 data is read and written with vload_half /
-// vstore_half_rte and computed in float, so no cl_khr_fp16 is needed.
-#if DATA_F16
-#define LOAD(p, i) vload_half((i), (p))
-#define STORE(p, i, v) vstore_half_rte((float)(v), (i), (p))
-#else
-#define LOAD(p, i) ((p)[(i)])
-#define STORE(p, i, v) ((p)[(i)] = (OUTPUT0_TYPE)(v))
-#endif
-
-// The float accumulator: double where the device offers it.
-#ifdef cl_khr_fp64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#define FLOAT_ACC double
-#else
-#define FLOAT_ACC float
-#endif
-
 KERNEL(cumsum_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global OUTPUT0_TYPE* output0) {
     const ulong w = get_global_id(0);
     if (w >= (ulong)(OUTER_INNER)) return;   // the global size is rounded up

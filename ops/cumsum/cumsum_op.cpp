@@ -97,20 +97,6 @@ void cumsum_kernel(HostCall& call) {
 
 // ---- OpenCL ---------------------------------------------------------------
 
-// DATA_F16 selects the kernels' LOAD / STORE (defined in the .cl): f16 goes
-// through vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
-// needed) and is computed in float; other types are plain accesses.
-void add_data_f16(JitDefines& d, DataType t) { d.emplace_back("DATA_F16", t == DataType::f16 ? "1" : "0"); }
-
-// "(NAME_DIMa*...*NAME_DIMb-1)" over the right-aligned JIT dims of dims
-// [from, to) of a rank-`rank` tensor; "(1)" when empty.
-std::string dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
-    std::string s;
-    for (size_t d = from; d < to; ++d)
-        s += (s.empty() ? "" : "*") + name + "_DIM" + std::to_string(kShapeInfoDims - rank + d);
-    return "(" + (s.empty() ? std::string("1") : s) + ")";
-}
-
 // Lines along `axis` of the (runtime) input: outer * inner.
 size_t line_count(const Shape& s, size_t axis) {
     size_t n = 1;
@@ -133,13 +119,13 @@ OclKernelSpec cumsum_ocl_spec() {
         const size_t rank = p.inputs.at(0).shape.rank();
         const size_t axis = cumsum_axis(p);
         JitDefines d{{"ACC_T", t == DataType::i32 ? "uint" : t == DataType::i64 ? "ulong" : "FLOAT_ACC"},
-                     {"AXIS_LEN", dims_product("INPUT0", rank, axis, axis + 1)},
-                     {"INNER", dims_product("INPUT0", rank, axis + 1, rank)},
-                     {"OUTER_INNER", "(" + dims_product("INPUT0", rank, 0, axis) + "*" +
-                                         dims_product("INPUT0", rank, axis + 1, rank) + ")"},
+                     {"AXIS_LEN", jit_dims_product("INPUT0", rank, axis, axis + 1)},
+                     {"INNER", jit_dims_product("INPUT0", rank, axis + 1, rank)},
+                     {"OUTER_INNER", "(" + jit_dims_product("INPUT0", rank, 0, axis) + "*" +
+                                         jit_dims_product("INPUT0", rank, axis + 1, rank) + ")"},
                      {"EXCLUSIVE", p.attrs->get_bool("exclusive") ? "1" : "0"},
                      {"REVERSE", p.attrs->get_bool("reverse") ? "1" : "0"}};
-        add_data_f16(d, t);
+        d.push_back(jit_data_f16(t));
         return d;
     };
     // One work-item per line; a shape with an empty axis still has lines but

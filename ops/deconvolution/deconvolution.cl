@@ -6,15 +6,6 @@
 // flow reordered them into. Strides, pads, dilations and groups are JIT
 // constants in both builds; the dims are literals in the static build and
 // shape_info reads in the dynamic one.
-#define KERNEL(name) __kernel void name
-
-// Fused post-ops (dynrt/ocl_fused_ops.hpp): defined by the impl when it has
-// fused ops; nothing otherwise.
-#ifndef FUSED_OPS_ARGS
-#define FUSED_OPS_ARGS
-#define FUSED_OPS
-#endif
-
 KERNEL(deconvolution)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global const float* input1,
 #if INPUTS_COUNT > 2
                       __global const float* input2,

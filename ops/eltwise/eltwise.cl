@@ -24,34 +24,15 @@
 // overflow wraps to the same low bits as the host's two's-complement result;
 // min/max compare the long values. Integer div and pow are left to the host
 // impl.
-#define KERNEL(name) __kernel void name
-
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define IN0_VEC CAT(INPUT0_TYPE, 4)
-#define IN1_VEC CAT(INPUT1_TYPE, 4)
-#define OUT_VEC CAT(OUTPUT0_TYPE, 4)
-
-// DATA_F16 (from the host): f16 data is read and written with vload_half /
-// vstore_half_rte and computed in float, so no cl_khr_fp16 is needed.
+// Vector types of the 4-element path: f16 computes in float4.
 #if DATA_F16
-#define LOAD(p, i) vload_half((i), (p))
-#define STORE(p, i, v) vstore_half_rte((float)(v), (i), (p))
-#define LOAD4_0(p, i) vload_half4((i), (p))
-#define LOAD4_1(p, i) vload_half4((i), (p))
-#define STORE4(p, i, v) vstore_half4_rte((v), (i), (p))
 #define A_VEC float4
 #define B_VEC float4
 #define VEC_T float4
 #else
-#define LOAD(p, i) ((p)[(i)])
-#define STORE(p, i, v) ((p)[(i)] = (OUTPUT0_TYPE)(v))
-#define LOAD4_0(p, i) (((__global const IN0_VEC*)(p))[(i)])
-#define LOAD4_1(p, i) (((__global const IN1_VEC*)(p))[(i)])
-#define STORE4(p, i, v) (((__global OUT_VEC*)(p))[(i)] = (v))
-#define A_VEC IN0_VEC
-#define B_VEC IN1_VEC
-#define VEC_T OUT_VEC
+#define A_VEC CAT(INPUT0_TYPE, 4)
+#define B_VEC CAT(INPUT1_TYPE, 4)
+#define VEC_T CAT(OUTPUT0_TYPE, 4)
 #endif
 
 inline COMPUTE_T op(COMPUTE_T a, COMPUTE_T b) { return OP_EXPR; }
@@ -59,11 +40,6 @@ inline COMPUTE_T op(COMPUTE_T a, COMPUTE_T b) { return OP_EXPR; }
 // Fused post-ops (dynrt/ocl_fused_ops.hpp; f32 outputs only): applied to each
 // value before it is stored, `oi` its row-major output index. With them the
 // no-broadcast case takes the element-wise path.
-#ifndef FUSED_OPS_ARGS
-#define HAS_FUSED_OPS 0
-#define FUSED_OPS_ARGS
-#define FUSED_OPS
-#endif
 #if HAS_FUSED_OPS
 #define STORE_F(p, i, oi, v)                 \
     do {                                     \
@@ -105,9 +81,9 @@ KERNEL(eltwise_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, 
         }
         const ulong n4 = n / 4;
         for (ulong i = gid; i < n4; i += gs) {
-            const A_VEC a4 = LOAD4_0(input0, i);
-            const B_VEC b4 = LOAD4_1(input1, i);
-            STORE4(output0, i, (VEC_T)(OP_LANE(s0), OP_LANE(s1), OP_LANE(s2), OP_LANE(s3)));
+            const A_VEC a4 = LOAD4(INPUT0_TYPE, input0, i);
+            const B_VEC b4 = LOAD4(INPUT1_TYPE, input1, i);
+            STORE4(OUTPUT0_TYPE, output0, i, (VEC_T)(OP_LANE(s0), OP_LANE(s1), OP_LANE(s2), OP_LANE(s3)));
         }
         const ulong t = n4 * 4 + gid;
         if (t < n) STORE(output0, t, op((COMPUTE_T)LOAD(input0, t), (COMPUTE_T)LOAD(input1, t)));

@@ -195,11 +195,6 @@ void kernel(dynrt::HostCall& call) {
 
 // ---- OpenCL ---------------------------------------------------------------
 
-// DATA_F16 selects the kernels' LOAD / STORE (defined in the .cl): f16 goes
-// through vload_half / vstore_half_rte (core OpenCL 1.2, no cl_khr_fp16
-// needed) and is computed in float; other types are plain accesses.
-void add_data_f16(dynrt::JitDefines& d, DataType t) { d.emplace_back("DATA_F16", t == DataType::f16 ? "1" : "0"); }
-
 // OP_EXPR of the kernel, in `a` and `b`. Floats: float math. Integers: COMPUTE_T is long;
 // add/sub/mul go through ulong so overflow wraps (the host's int64
 // two's-complement result truncated to the type has the same low bits).
@@ -229,7 +224,7 @@ dynrt::OclKernelSpec ocl_spec() {
         const bool integer = is_integer_type(p.inputs.at(0).dtype);
         dynrt::JitDefines d{{"COMPUTE_T", integer ? "long" : "float"},
                             {"OP_EXPR", ocl_op(parse_mode(p.attrs->get_string("mode")), integer)}};
-        add_data_f16(d, p.inputs.at(0).dtype);
+        d.push_back(dynrt::jit_data_f16(p.inputs.at(0).dtype));
         return d;
     };
     // The kernel's test, on the runtime layouts: same element counts (no

@@ -12,8 +12,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "gemm_cl.hpp"
-#include "matmul_ocl.hpp"
+#include "dynrt/ocl_matmul.hpp"
 
 namespace {
 
@@ -115,29 +114,29 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     opts.dtypes = {DataType::f32, DataType::f16};
     dynrt::add_host_impls(reg, "fully_connected", kernel, opts);
 
-    // OpenCL: the matrix-product kernels of gemm (ops/gemm/gemm.cl) with FC=1:
-    // the leading dims of x collapse into M, w [N, K] is op(b) transposed, the
-    // bias is c broadcast over rows; M <= 16 (decode) runs the skinny kernel.
-    namespace mm = dynrt::matmul_ocl;
-    mm::OpHooks hooks;
+    // OpenCL: the SDK's matrix-product kernels (dynrt/ocl_matmul.hpp) with
+    // FC=1: the leading dims of x collapse into M, w [N, K] is op(b)
+    // transposed, the bias is c broadcast over rows; M <= 16 (decode) runs a
+    // skinny kernel.
+    dynrt::OclMatmulHooks hooks;
     hooks.fake_align_rows = 8;   // rows rounded up to 8 (fake alignment)
     hooks.variant = [](const dynrt::KernelParams&) {
-        mm::Variant v;
+        dynrt::OclMatmulVariant v;
         v.fc = true;
         v.tb = true;
         return v;
     };
     hooks.sizes = [](const dynrt::KernelParams& p) {
-        // Reads the dims without building Shapes (this runs on every execution).
+        // Reads the dims without building Shapes.
         const dynrt::PartialShape& xs = p.inputs[0].shape;
-        mm::Sizes s;
+        dynrt::OclMatmulSizes s;
         s.M = 1;
         for (size_t d = 0; d + 1 < xs.rank(); ++d) s.M *= static_cast<size_t>(xs[d].get_length());
         s.N = static_cast<size_t>(p.inputs[1].shape[0].get_length());
         s.batches = 1;
         return s;
     };
-    mm::register_impls(reg, "fully_connected", gemm_cl, hooks);
+    dynrt::add_ocl_matmul_impls(reg, "fully_connected", hooks);
 }
 
 }  // namespace

@@ -11,8 +11,6 @@
 // From the host: ELEM_T, AXIS_LEN (data dim at the axis) and INNER, both
 // written in terms of the INPUT0_DIMj constants (literals in the static build,
 // shape_info reads in the shape-agnostic one).
-#define KERNEL(name) __kernel void name
-
 KERNEL(gather_ref)(OPTIONAL_SHAPE_INFO_ARG __global const ELEM_T* input0, __global const INPUT1_TYPE* input1,
                    __global ELEM_T* output0) {
     const ulong o = get_global_id(0);

@@ -93,15 +93,6 @@ const char* ocl_bits_type(DataType t) {
     }
 }
 
-// "(NAME_DIMa*...*NAME_DIMb-1)" over the right-aligned JIT dims of dims
-// [from, to) of a rank-`rank` tensor; "(1)" when empty.
-std::string dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
-    std::string s;
-    for (size_t d = from; d < to; ++d)
-        s += (s.empty() ? "" : "*") + name + "_DIM" + std::to_string(kShapeInfoDims - rank + d);
-    return "(" + (s.empty() ? std::string("1") : s) + ")";
-}
-
 OclKernelSpec gather_ocl_spec() {
     OclKernelSpec spec;
     spec.source = gather_cl;
@@ -113,8 +104,8 @@ OclKernelSpec gather_ocl_spec() {
         const size_t rank = data.shape.rank();
         const auto axis = static_cast<size_t>(normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(rank)));
         return JitDefines{{"ELEM_T", ocl_bits_type(data.dtype)},
-                          {"AXIS_LEN", dims_product("INPUT0", rank, axis, axis + 1)},
-                          {"INNER", dims_product("INPUT0", rank, axis + 1, rank)}};
+                          {"AXIS_LEN", jit_dims_product("INPUT0", rank, axis, axis + 1)},
+                          {"INNER", jit_dims_product("INPUT0", rank, axis + 1, rank)}};
     };
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
         return dispatch_1d(p.outputs.at(0).count(), limits);

@@ -13,8 +13,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "gemm_cl.hpp"
-#include "matmul_ocl.hpp"
+#include "dynrt/ocl_matmul.hpp"
 
 namespace {
 
@@ -185,12 +184,11 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
     opts.dtypes = {DataType::f32, DataType::f16};
     dynrt::add_host_impls(reg, "gemm", kernel, opts);
 
-    // OpenCL: the kernels of gemm.cl (tiled for large M, skinny for decode
-    // shapes) through matmul_ocl.hpp; f16 falls back to the host impls.
-    namespace mm = dynrt::matmul_ocl;
-    mm::OpHooks hooks;
+    // OpenCL: the SDK's matrix-product kernels (tiled for large M, skinny for
+    // decode shapes; dynrt/ocl_matmul.hpp); f16 falls back to the host impls.
+    dynrt::OclMatmulHooks hooks;
     hooks.variant = [](const dynrt::KernelParams& p) {
-        mm::Variant v;
+        dynrt::OclMatmulVariant v;
         v.ta = p.attrs->get_bool("transpose_a");
         v.tb = p.attrs->get_bool("transpose_b");
         v.alpha = p.attrs->get_float("alpha");
@@ -198,21 +196,21 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
         return v;
     };
     hooks.sizes = [](const dynrt::KernelParams& p) {
-        // Reads the dims without building Shapes (this runs on every execution).
+        // Reads the dims without building Shapes.
         const bool ta = p.attrs->get_bool("transpose_a");
         const bool tb = p.attrs->get_bool("transpose_b");
         const dynrt::PartialShape& as = p.inputs[0].shape;
         const dynrt::PartialShape& bs = p.inputs[1].shape;
         const dynrt::PartialShape& os = p.outputs[0].shape;
         const size_t ra = as.rank(), rb = bs.rank();
-        mm::Sizes s;
+        dynrt::OclMatmulSizes s;
         s.M = static_cast<size_t>((ta ? as[ra - 1] : as[ra - 2]).get_length());
         s.N = static_cast<size_t>((tb ? bs[rb - 2] : bs[rb - 1]).get_length());
         s.batches = 1;
         for (size_t d = 0; d + 2 < os.rank(); ++d) s.batches *= static_cast<size_t>(os[d].get_length());
         return s;
     };
-    mm::register_impls(reg, "gemm", gemm_cl, hooks);
+    dynrt::add_ocl_matmul_impls(reg, "gemm", hooks);
 }
 
 }  // namespace

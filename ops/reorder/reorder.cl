@@ -6,8 +6,6 @@
 // last osv16 slice is written too. IN_BLOCK / OUT_BLOCK (from the host) are the
 // formats' dim-0 block sizes (1 = plain); the scalars are the logical dim 0
 // (dim0), the elements per dim-0 index (inner) and the output's storage count.
-#define KERNEL(name) __kernel void name
-
 // Logical (o, r) -> storage index for block size b.
 inline ulong storage_index(ulong o, ulong r, ulong inner, ulong b) {
     return ((o / b) * inner + r) * b + o % b;

@@ -121,4 +121,5 @@ void register_reorder(dynrt::ModuleRegistrar& reg) {
 
 }  // namespace
 
+    ocl.formats = {dynrt::Format::plain, dynrt::Format::osv16};   // the kernel indexes both
 DYNRT_MODULE("reorder", register_reorder)

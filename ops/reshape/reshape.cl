@@ -7,10 +7,6 @@
 // the LENGTH % 4 tail elements go to work-items 0..2. Elements move as unsigned
 // integers of the element's width (ELEM_T), so every data type is one kernel.
 // Input 1, the target shape, is only used by shape inference.
-#define KERNEL(name) __kernel void name
-
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
 #define ELEM_VEC CAT(ELEM_T, 4)
 
 KERNEL(reshape_ref)(OPTIONAL_SHAPE_INFO_ARG __global const ELEM_T* input0,

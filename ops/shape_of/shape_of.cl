@@ -3,8 +3,6 @@
 //
 // Static build: INPUT0_DIMj are literals. Shape-agnostic build: they read
 // shape_info, so one program serves every input shape of the same rank.
-#define KERNEL(name) __kernel void name
-
 // Dim `i` of the input counted from the left (0 .. INPUT0_RANK-1). The JIT dims
 // are right-aligned in 8 slots, so the left-most real dim is slot 8 - RANK.
 inline int input_dim(OPTIONAL_SHAPE_INFO_ARG uint i) {

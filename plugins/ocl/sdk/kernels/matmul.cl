@@ -1,6 +1,7 @@
-// Matrix product kernels of gemm and fully_connected (OpenCL C 1.2, f32):
+// The matrix-product kernel family of the OpenCL op SDK (OpenCL C 1.2, f32),
+// used by gemm and fully_connected (dynrt/ocl_matmul.hpp):
 //   y[b, m, n] = ALPHA * sum_k op(a)[b, m, k] * op(b)[b, k, n] + BETA * c[b, m, n]
-// The host picks the kernel by M (ops/gemm/matmul_ocl.hpp):
+// The host picks the kernel by M (the SDK's ocl_matmul.cpp):
 //   - M <= 16 ("skinny", decode shapes): matmul_skinny_<MM>, MM the row
 //     bucket. A work-group owns a block of output columns; its work-items split
 //     K into strided slices, each keeps MM partial sums (per column, or per
@@ -28,14 +29,6 @@
 // (dynrt/ocl_fused_ops.hpp). In the static build every dim is a
 // literal, so loops get constant trip counts; in the dynamic build the dims are
 // read from shape_info and the same body runs.
-#define KERNEL(name) __kernel void name
-
-#ifndef FUSED_OPS_ARGS
-#define FUSED_OPS_ARGS
-#define FUSED_OPS_PASS
-#define FUSED_OPS
-#endif
-
 #define HAS_C (INPUTS_COUNT > 2)
 
 // Element (m, k) of op(a) and (k, n) of op(b); the pointers are already offset

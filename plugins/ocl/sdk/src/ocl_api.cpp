@@ -5,6 +5,7 @@
 #include "dynrt/ocl_api.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -190,6 +191,23 @@ JitDefines tensor_jit_defines(const std::string& name, const Layout& layout, int
     else phys_def = "(" + name + "_PADDED ? (" + phys + ") : (ulong)(i))";
     d.emplace_back(name + "_PHYS(i)", phys_def);
     return d;
+}
+
+std::string jit_float_literal(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "((float)(%.17g))", v);
+    return buf;
+}
+
+std::pair<std::string, std::string> jit_data_f16(DataType t) {
+    return {"DATA_F16", t == DataType::f16 ? "1" : "0"};
+}
+
+std::string jit_dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
+    std::string s;
+    for (size_t d = from; d < to; ++d)
+        s += (s.empty() ? "" : "*") + name + "_DIM" + std::to_string(kShapeInfoDims - rank + d);
+    return "(" + (s.empty() ? std::string("1") : s) + ")";
 }
 
 std::array<size_t, 3> pick_local_size(const size_t work[3], size_t dims, const OclDeviceLimits& limits) {

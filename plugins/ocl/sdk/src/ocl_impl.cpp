@@ -1,12 +1,13 @@
-// Generic single-kernel OpenCL impls (see ocl_impl.hpp).
+// Generic OpenCL impls of one or several kernels (see ocl_impl.hpp).
 #include "dynrt/ocl_impl.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <memory>
 
 #include "dynrt/error.hpp"
 #include "dynrt/ocl_fused_ops.hpp"
 #include "dynrt/op_registry.hpp"
+#include "ocl_common_cl.hpp"
 
 namespace dynrt {
 
@@ -16,10 +17,34 @@ Layout all_dynamic(const Layout& l) {
     return Layout(PartialShape::dynamic_of_rank(l.shape.rank()), l.dtype, l.format);
 }
 
-class OclKernelImpl final : public Impl {
+// Everything one request derives from a run of one impl and reuses on the
+// next: the impl itself stays read-only after construction.
+class OclImplState final : public ImplState {
 public:
-    OclKernelImpl(const KernelParams& p, const OclKernelSpec& spec, bool dynamic)
-        : spec_(spec), dynamic_(dynamic), op_(p.op ? p.op->name : std::string("?")) {
+    const void* owner = nullptr;   // the impl that made it (catches a state handed to another impl)
+    bool have_last = false;
+    std::vector<Layout> last_inputs, last_outputs;
+    std::vector<OclStageRun> runs;   // one per stage
+    OclShapeInfo shape_info;
+    std::vector<int32_t> packed;
+    std::vector<OclArg> args;        // rebuilt in place for every launch
+    std::vector<size_t> scratch_sizes;
+    std::vector<MemoryPtr> own_scratch;   // when the caller passes no scratch
+};
+
+// The spec with its full source (ocl_common.cl + the op's), shared by every
+// impl created from one registration.
+struct BuiltSpec {
+    OclMultiKernelSpec spec;
+    std::string source;
+};
+
+class OclMultiImpl final : public Impl {
+public:
+    OclMultiImpl(const KernelParams& p, std::shared_ptr<const BuiltSpec> built, bool dynamic, Format wf)
+        : built_(std::move(built)), dynamic_(dynamic), op_(p.op ? p.op->name : std::string("?")),
+          weights_format_(wf) {
+        const OclMultiKernelSpec& spec = built_->spec;
         device_ = OclDevice::from(*p.engine);
         if (!device_) throw Error("ocl impl created on a non-ocl engine");
         JitDefines defs = shape_agnostic_defines(dynamic);
@@ -28,7 +53,8 @@ public:
         std::vector<Layout> extras = fused_extra_layouts(p);
         fused_ = !p.fused_ops.empty();
         if (dynamic) {
-            for (auto& l : ins) l = all_dynamic(l);
+            for (size_t i = 0; i < ins.size(); ++i)
+                ins[i] = spec.dynamic_input ? spec.dynamic_input(p, i) : all_dynamic(ins[i]);
             for (auto& l : outs) l = all_dynamic(l);
             for (auto& l : extras) l = all_dynamic(l);
         }
@@ -44,86 +70,160 @@ public:
             defs.insert(defs.end(), d.begin(), d.end());
         }
         defs.emplace_back("INPUTS_COUNT", std::to_string(ins.size()));
-        if (spec_.fused_ops) {
+        if (spec.fused_ops) {
             const std::vector<int> slots(plan_.input_slots.begin() + static_cast<std::ptrdiff_t>(ins.size()),
                                          plan_.input_slots.end());
             auto d = fused_ops_defines(p, extras, slots);
             defs.insert(defs.end(), d.begin(), d.end());
         }
-        if (spec_.defines) {
-            auto d = spec_.defines(p, dynamic);
+        if (spec.defines) {
+            auto d = spec.defines(p, dynamic);
             defs.insert(defs.end(), d.begin(), d.end());
         }
-        kernel_ = device_->build_kernel(spec_.source, spec_.kernel_name, defs);
-        if (dynamic) shape_info_ = OclShapeInfo(plan_.bytes());
+        stages_ = spec.stages(p, dynamic);
+        if (stages_.empty()) throw Error("ocl impl of '" + op_ + "' has no kernel");
+        // Every entry point comes from one program: the first build compiles
+        // it, the others hit the device's program cache.
+        for (const OclStage& s : stages_) {
+            kernels_.push_back(device_->build_kernel(built_->source, s.kernel_name, defs));
+            for (const OclArgRef& a : s.args)
+                if (a.kind == OclArgRef::Kind::scratch) scratch_count_ = std::max(scratch_count_, a.index + 1);
+        }
+        if (scratch_count_ && !spec.scratch_bytes)
+            throw Error("ocl impl of '" + op_ + "' binds scratch buffers but declares no scratch_bytes");
         if (!dynamic) {
             bound_inputs_ = p.inputs;
             bound_outputs_ = p.outputs;
         }
     }
 
+    std::unique_ptr<ImplState> create_state() const override { return make_state(); }
+
+    std::vector<size_t> scratch_bytes(const KernelParams& p) const override {
+        return built_->spec.scratch_bytes ? built_->spec.scratch_bytes(p) : std::vector<size_t>{};
+    }
+
     // Per-run host work is kept to comparisons: when the layouts equal the
-    // last run's (the common case, shape unchanged), the dispatch, the scalars
-    // and shape_info of that run are reused without recomputing or repacking
-    // them, and the argument list is rebuilt in place in a member vector (no
-    // allocation). The device's launch() then skips the clSetKernelArg calls
-    // whose values did not change.
+    // state's last run (the common case, shape unchanged), the dispatch, the
+    // scalars and shape_info of that run stand, and each stage's argument
+    // list is rebuilt in the state's vector (no allocation). The device's
+    // launch() then skips the clSetKernelArg calls whose values did not change.
     void execute(ExecContext& ctx) override {
+        std::unique_ptr<OclImplState> local;
+        OclImplState* s = static_cast<OclImplState*>(ctx.state);
+        if (!s) {
+            local = make_state();   // the caller keeps no state: correct, slower
+            s = local.get();
+        } else if (s->owner != this) {
+            throw Error("ocl impl '" + name() + "' executed with another impl's state");
+        }
         const KernelParams& p = ctx.params;
         // Fused ops' other inputs may change shape alone: no shortcut then.
-        const bool same = have_last_ && !fused_ && !shape_info_.needs_region(ctx.stream) &&
-                          same_layouts(p.inputs, last_inputs_) && same_layouts(p.outputs, last_outputs_);
-        if (!same) {
-            if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
-                throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
-            dispatch_ = spec_.dispatch(p, device_->limits());
-            scalars_.clear();
-            if (spec_.scalars) scalars_ = spec_.scalars(p);
-            if (!shape_info_.empty()) {
-                pack_shape_info_fused(plan_, p, packed_);   // fused ops' other inputs follow the inputs
-                // Ordered on the in-order queue after the previous run's kernels.
-                shape_info_.update(*device_, ctx.stream, packed_);
-            }
-            last_inputs_ = p.inputs;
-            last_outputs_ = p.outputs;
-            have_last_ = true;
-        }
-        const OclDispatch& d = dispatch_;
-        if (d.gws[0] == 0 || d.gws[1] == 0 || d.gws[2] == 0) return;   // nothing to do for this shape
+        const bool same = s->have_last && !fused_ && !s->shape_info.needs_region(ctx.stream) &&
+                          same_layouts(p.inputs, s->last_inputs) && same_layouts(p.outputs, s->last_outputs);
+        if (!same) update(ctx, *s);
 
-        args_.clear();
-        shape_info_.push_args(args_);
-        for (const auto& m : ctx.inputs) args_.push_back(OclArg::mem(*m));
-        for (const auto& m : ctx.outputs) args_.push_back(OclArg::mem(*m));
-        if (fused_ && ctx.fused_inputs)
-            for (const auto& m : *ctx.fused_inputs) args_.push_back(OclArg::mem(*m));
-        args_.insert(args_.end(), scalars_.begin(), scalars_.end());
-        device_->launch(ctx.stream, *kernel_, args_, d);
+        const std::vector<MemoryPtr>* scratch = scratch_count_ ? scratch_for(ctx, *s) : nullptr;
+        for (size_t k = 0; k < stages_.size(); ++k) {
+            const OclStageRun& run = s->runs[k];
+            if (dispatch_empty(run.dispatch)) continue;   // nothing to do for this shape
+            std::vector<OclArg>& args = s->args;
+            args.clear();
+            s->shape_info.push_args(args);
+            for (const OclArgRef& a : stages_[k].args) push_args(a, ctx, run, scratch, args);
+            device_->launch(ctx.stream, *kernels_[k], args, run.dispatch);
+        }
     }
 
     std::string name() const override { return op_ + (dynamic_ ? "_ocl_dynamic" : "_ocl_static"); }
     bool is_dynamic() const override { return dynamic_; }
     Format weights_format() const override { return weights_format_; }
-    void set_weights_format(Format f) { weights_format_ = f; }
 
 private:
-    OclKernelSpec spec_;
+    std::unique_ptr<OclImplState> make_state() const {
+        auto s = std::make_unique<OclImplState>();
+        s->owner = this;
+        s->runs.resize(stages_.size());
+        if (dynamic_) s->shape_info = OclShapeInfo(plan_.bytes());
+        return s;
+    }
+
+    // update_dispatch_data and shape_info, for new runtime layouts.
+    void update(ExecContext& ctx, OclImplState& s) const {
+        const KernelParams& p = ctx.params;
+        if (!dynamic_ && (p.inputs != bound_inputs_ || p.outputs != bound_outputs_))
+            throw Error("static ocl impl of '" + op_ + "' executed with other layouts than it was built for");
+        built_->spec.update(p, device_->limits(), s.runs);
+        if (!s.shape_info.empty()) {
+            pack_shape_info_fused(plan_, p, s.packed);   // fused ops' other inputs follow the inputs
+            // Ordered on the in-order queue after the previous run's kernels.
+            s.shape_info.update(*device_, ctx.stream, s.packed);
+        }
+        if (scratch_count_) s.scratch_sizes = built_->spec.scratch_bytes(p);
+        s.last_inputs = p.inputs;
+        s.last_outputs = p.outputs;
+        s.have_last = true;
+    }
+
+    // The caller's scratch buffers when it passes them (they must be large
+    // enough), else the state's own, grown to the current sizes.
+    const std::vector<MemoryPtr>* scratch_for(ExecContext& ctx, OclImplState& s) const {
+        const std::vector<size_t>& want = s.scratch_sizes;
+        if (want.size() < scratch_count_)
+            throw Error("ocl impl '" + name() + "': scratch_bytes gives " + std::to_string(want.size()) +
+                        " buffers, its kernels bind " + std::to_string(scratch_count_));
+        if (ctx.scratch) {
+            const std::vector<MemoryPtr>& got = *ctx.scratch;
+            for (size_t i = 0; i < want.size(); ++i)
+                if (i >= got.size() || !got[i] || got[i]->capacity() < want[i])
+                    throw Error("ocl impl '" + name() + "': scratch buffer " + std::to_string(i) + " needs " +
+                                std::to_string(want[i]) + " bytes, got " +
+                                (i < got.size() && got[i] ? std::to_string(got[i]->capacity()) : "none"));
+            return ctx.scratch;
+        }
+        s.own_scratch.resize(want.size());
+        for (size_t i = 0; i < want.size(); ++i) {
+            MemoryPtr& m = s.own_scratch[i];
+            if (!m || m->capacity() < want[i]) {
+                const size_t bytes = std::max<size_t>(want[i], 1);
+                m = std::make_shared<Memory>(ctx.params.engine->allocate(bytes),
+                                             Layout(PartialShape{Dimension(int64_t(bytes))}, DataType::u8));
+            }
+        }
+        return &s.own_scratch;
+    }
+
+    void push_args(const OclArgRef& a, const ExecContext& ctx, const OclStageRun& run,
+                   const std::vector<MemoryPtr>* scratch, std::vector<OclArg>& args) const {
+        switch (a.kind) {
+            case OclArgRef::Kind::input: args.push_back(OclArg::mem(*ctx.inputs.at(a.index))); break;
+            case OclArgRef::Kind::output: args.push_back(OclArg::mem(*ctx.outputs.at(a.index))); break;
+            case OclArgRef::Kind::scratch: args.push_back(OclArg::mem(*scratch->at(a.index))); break;
+            case OclArgRef::Kind::inputs:
+                for (const auto& m : ctx.inputs) args.push_back(OclArg::mem(*m));
+                break;
+            case OclArgRef::Kind::outputs:
+                for (const auto& m : ctx.outputs) args.push_back(OclArg::mem(*m));
+                break;
+            case OclArgRef::Kind::fused_inputs:
+                if (fused_ && ctx.fused_inputs)
+                    for (const auto& m : *ctx.fused_inputs) args.push_back(OclArg::mem(*m));
+                break;
+            case OclArgRef::Kind::scalars: args.insert(args.end(), run.scalars.begin(), run.scalars.end()); break;
+        }
+    }
+
+    std::shared_ptr<const BuiltSpec> built_;
     bool dynamic_;
     bool fused_ = false;   // built with fused post-ops
     std::string op_;
+    Format weights_format_;
     OclDevice* device_ = nullptr;
-    std::shared_ptr<OclKernel> kernel_;
+    std::vector<OclStage> stages_;
+    std::vector<std::shared_ptr<OclKernel>> kernels_;   // one per stage
+    size_t scratch_count_ = 0;                         // scratch buffers the stages bind
     ShapeInfoPlan plan_;
-    OclShapeInfo shape_info_;
-    std::vector<int32_t> packed_;
-    std::vector<Layout> bound_inputs_, bound_outputs_;
-    // Last run's layouts and what was derived from them.
-    bool have_last_ = false;
-    std::vector<Layout> last_inputs_, last_outputs_;
-    OclDispatch dispatch_;
-    std::vector<OclArg> scalars_;
-    std::vector<OclArg> args_;   // reused every run
-    Format weights_format_ = Format::plain;
+    std::vector<Layout> bound_inputs_, bound_outputs_;   // static impls
 };
 
 std::string check_plain(const KernelParams& p, bool padded_outputs) {
@@ -139,11 +239,63 @@ std::string check_plain(const KernelParams& p, bool padded_outputs) {
     return {};
 }
 
+std::shared_ptr<const BuiltSpec> build_spec(OclMultiKernelSpec spec) {
+    auto b = std::make_shared<BuiltSpec>();
+    b->source = ocl_full_source(spec.source);
+    b->spec = std::move(spec);
+    return b;
+}
+
 }  // namespace
+
+const char* ocl_common_source() { return ocl_common_cl; }
+
+std::string ocl_full_source(const char* source) {
+    // `#line 1` restarts the numbering, so build logs give the op's .cl lines.
+    return std::string(ocl_common_cl) + "\n#line 1\n" + source;
+}
+
+OclMultiKernelSpec to_multi_kernel_spec(OclKernelSpec spec) {
+    if (!spec.source || spec.kernel_name.empty() || !spec.dispatch)
+        throw Error("ocl kernel spec: source, kernel_name and dispatch are required");
+    OclMultiKernelSpec m;
+    m.source = spec.source;
+    m.defines = spec.defines;
+    m.fused_ops = spec.fused_ops;
+    m.padded_outputs = spec.padded_outputs;
+    const std::string name = spec.kernel_name;
+    m.stages = [name](const KernelParams&, bool) { return std::vector<OclStage>{OclStage{name}}; };
+    auto dispatch = spec.dispatch;
+    auto scalars = spec.scalars;
+    m.update = [dispatch, scalars](const KernelParams& p, const OclDeviceLimits& lim, std::vector<OclStageRun>& runs) {
+        runs[0].dispatch = dispatch(p, lim);
+        if (scalars) runs[0].scalars = scalars(p);
+    };
+    return m;
+}
+
+std::unique_ptr<Impl> create_ocl_impl(const KernelParams& p, const OclMultiKernelSpec& spec, bool dynamic,
+                                      Format weights_format) {
+    return std::make_unique<OclMultiImpl>(p, build_spec(spec), dynamic, weights_format);
+}
 
 void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec spec, OclImplOptions options) {
     if (!spec.source || spec.kernel_name.empty() || !spec.dispatch)
         throw Error("add_ocl_impls('" + op + "'): source, kernel_name and dispatch are required");
+    add_ocl_multi_impls(reg, op, to_multi_kernel_spec(std::move(spec)), std::move(options));
+}
+
+void add_ocl_multi_impls(ModuleRegistrar& reg, const std::string& op, OclMultiKernelSpec spec,
+                         OclImplOptions options) {
+    if (!spec.source || !spec.stages || !spec.update)
+        throw Error("add_ocl_multi_impls('" + op + "'): source, stages and update are required");
+    if (options.formats.empty())
+        throw Error("add_ocl_multi_impls('" + op + "'): an OpenCL impl must list the formats it takes");
+    std::vector<Format> formats = options.formats;
+    if (std::find(formats.begin(), formats.end(), options.weights_format) == formats.end())
+        formats.push_back(options.weights_format);
+    const bool padded_outputs = spec.padded_outputs;
+    const std::shared_ptr<const BuiltSpec> built = build_spec(std::move(spec));
     for (bool dynamic : {true, false}) {
         if (dynamic && !options.register_dynamic) continue;
         if (!dynamic && !options.register_static) continue;
@@ -152,10 +304,11 @@ void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec sp
         e.impl_type = "ocl";
         e.shape_type = dynamic ? ShapeType::dynamic_shape : ShapeType::static_shape;
         e.dtypes = options.dtypes;
-        e.fused_ops = spec.fused_ops;
+        e.formats = formats;
+        e.fused_ops = built->spec.fused_ops;
         e.weights_format = options.weights_format;
+        e.fake_align_rows = options.fake_align_rows;
         auto extra = options.validate;
-        const bool padded_outputs = spec.padded_outputs;
         e.validate = [extra, padded_outputs](const KernelParams& p) {
             std::string why = check_plain(p, padded_outputs);
             if (why.empty() && !p.fused_ops.empty()) why = check_ocl_fused_ops(p);
@@ -163,10 +316,8 @@ void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec sp
             return why;
         };
         const Format wf = options.weights_format;
-        e.create = [spec, dynamic, wf](const KernelParams& p) -> std::unique_ptr<Impl> {
-            auto impl = std::make_unique<OclKernelImpl>(p, spec, dynamic);
-            impl->set_weights_format(wf);
-            return impl;
+        e.create = [built, dynamic, wf](const KernelParams& p) -> std::unique_ptr<Impl> {
+            return std::make_unique<OclMultiImpl>(p, built, dynamic, wf);
         };
         reg.add_impl(op, std::move(e));
     }

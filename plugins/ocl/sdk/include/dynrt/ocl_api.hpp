@@ -287,6 +287,16 @@ private:
 JitDefines tensor_jit_defines(const std::string& name, const Layout& layout, int slot);
 const char* ocl_type_name(DataType t);   // float, half, int, long, uchar, char, uchar
 
+// Small JIT helpers the ops share.
+// A double as an OpenCL float literal, exact to 17 digits: "((float)(0.5))".
+std::string jit_float_literal(double v);
+// DATA_F16 (1 for f16, else 0): selects ocl_common.cl's LOAD / STORE / LOAD4 /
+// STORE4 (vload_half / vstore_half_rte for f16, computed in float).
+std::pair<std::string, std::string> jit_data_f16(DataType t);
+// "(NAME_DIMa*...*NAME_DIMb-1)": the product of dims [from, to) of a rank-`rank`
+// tensor, over its right-aligned JIT dims; "(1)" when empty.
+std::string jit_dims_product(const std::string& name, size_t rank, size_t from, size_t to);
+
 // ---- work sizes --------------------------------------------------------------
 //
 // PoCL compiles a work-group function per distinct local size (25-33 ms each),

@@ -1,27 +1,44 @@
-// OpenCL impls of one kernel, static and shape-agnostic, for op modules.
+// OpenCL impls for op modules: one or several kernels per execution, static and
+// shape-agnostic, stateless and shared.
 //
-// Most device impls are one kernel over the op's inputs and outputs. An op
-// describes it with an OclKernelSpec (its .cl source, the kernel name, extra JIT
-// constants from attributes, the work size for given layouts) and calls
-// add_ocl_impls(), which registers:
+// An op describes its kernels and calls add_ocl_impls() (one kernel, the common
+// case: OclKernelSpec) or add_ocl_multi_impls() (several kernels, scratch
+// buffers: OclMultiKernelSpec). Both register:
 //   - "ocl_dynamic": shape-agnostic. Built once per primitive with every tensor's
-//     dims read from shape_info (IS_DYNAMIC 1); on every execution shape_info is
-//     repacked (written only when it changed, ordered on the stream's queue) and
-//     the dispatch recomputed (update_dispatch_data); an empty dispatch skips
-//     the kernel.
+//     dims read from shape_info (IS_DYNAMIC 1); when the runtime layouts change
+//     shape_info is repacked (written only when it changed, ordered on the
+//     stream's queue) and each stage's dispatch recomputed
+//     (update_dispatch_data); a stage with an empty dispatch is skipped.
 //   - "ocl_static": built for one set of layouts with every dim a JIT constant
 //     (IS_DYNAMIC 0), kept in the impl cache.
+// Every kernel is built from dynrt/ocl_common.cl (KERNEL, CAT, LOAD/STORE by
+// DATA_F16, LOAD4/STORE4, FLOAT_ACC, the fused post-op defaults) followed by
+// the op's source.
+//
+// The rule for shared impls: an impl object is shared by every infer request
+// of a network (the impl cache) and may execute on several threads at once, so
+// execute() keeps no per-run state in the impl. Everything derived from a run
+// (last layouts, dispatch, scalars, packed shape_info, the shape_info region,
+// the argument vector) lives in the ImplState that create_state() returns and
+// the flow hands back in ExecContext::state. Without a state (a caller that
+// does not keep one) execute() uses a local one: correct, but it repacks and
+// rewrites shape_info every run. Scratch buffers come from ExecContext::scratch,
+// sized by scratch_bytes(); without them the state allocates its own.
 //
 // Kernel signature convention, in this order:
+//   KERNEL(name)(OPTIONAL_SHAPE_INFO_ARG <the stage's args, OclStage::args>)
+// by default
 //   KERNEL(name)(OPTIONAL_SHAPE_INFO_ARG
-//                __global const INPUT0_TYPE* input0, ..., __global OUTPUT0_TYPE* output0, ...,
-//                <scalars from OclKernelSpec::scalars>)
+//                __global const INPUT0_TYPE* input0, ..., __global OUTPUT0_TYPE* output0, ...
+//                FUSED_OPS_ARGS, <scalars>)
 // with INPUTk_* / OUTPUTk_* constants from tensor_jit_defines (TYPE, RANK,
 // DIM0..DIM7 right-aligned, LENGTH). Optional inputs that are absent get
 // INPUTk_PRESENT 0 and no argument.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +48,7 @@
 
 namespace dynrt {
 
+// One kernel: the single-kernel description most ops use.
 struct OclKernelSpec {
     const char* source = nullptr;      // OpenCL C 1.2 (embedded .cl)
     std::string kernel_name;
@@ -52,8 +70,63 @@ struct OclKernelSpec {
     bool padded_outputs = false;
 };
 
+// Where one kernel argument comes from on every run (after shape_info).
+struct OclArgRef {
+    enum class Kind : uint8_t { input, output, scratch, inputs, outputs, fused_inputs, scalars };
+    Kind kind = Kind::inputs;
+    size_t index = 0;
+    static OclArgRef input(size_t i) { return {Kind::input, i}; }
+    static OclArgRef output(size_t i) { return {Kind::output, i}; }
+    static OclArgRef scratch(size_t i) { return {Kind::scratch, i}; }   // ExecContext::scratch[i]
+    static OclArgRef inputs() { return {Kind::inputs, 0}; }             // every input, in order
+    static OclArgRef outputs() { return {Kind::outputs, 0}; }
+    static OclArgRef fused_inputs() { return {Kind::fused_inputs, 0}; }  // fused ops' other inputs (if any)
+    static OclArgRef scalars() { return {Kind::scalars, 0}; }           // OclStageRun::scalars
+};
+
+// One kernel of a multi-kernel impl, fixed when the impl is created.
+struct OclStage {
+    std::string kernel_name;   // entry point in the spec's source
+    std::vector<OclArgRef> args{OclArgRef::inputs(), OclArgRef::outputs(), OclArgRef::fused_inputs(),
+                                OclArgRef::scalars()};
+};
+
+// What update_dispatch_data gives one stage for the runtime layouts. The
+// vectors are reused from run to run: clear() and refill them.
+struct OclStageRun {
+    OclDispatch dispatch;           // a zero global size skips the stage on this run
+    std::vector<OclArg> scalars;    // scalar arguments (no memory/buffer kinds)
+};
+
+// Several kernels run one after another on the stream (in stage order), e.g. a
+// split reduction: partial results into a scratch buffer, then a final pass.
+struct OclMultiKernelSpec {
+    const char* source = nullptr;   // OpenCL C 1.2 holding every stage's entry point
+    std::function<JitDefines(const KernelParams&, bool is_dynamic)> defines;
+    // The stages built for `p` (once, when the impl is created: a static impl
+    // may build only the kernels its shapes need).
+    std::function<std::vector<OclStage>(const KernelParams& p, bool is_dynamic)> stages;
+    // update_dispatch_data, called only when the runtime layouts change:
+    // fill `runs` (one per stage, already sized) for `p`.
+    std::function<void(const KernelParams& p, const OclDeviceLimits&, std::vector<OclStageRun>& runs)> update;
+    // Scratch buffers in bytes for the runtime layouts (Impl::scratch_bytes),
+    // bound with OclArgRef::scratch(i). Empty function: none.
+    std::function<std::vector<size_t>(const KernelParams&)> scratch_bytes;
+    // The layout the shape-agnostic build compiles input `i` for. Default:
+    // every dim dynamic. An op may keep dims it knows are the same on every
+    // run (KernelParams::node_inputs) as literals.
+    std::function<Layout(const KernelParams&, size_t i)> dynamic_input;
+    bool fused_ops = false;         // as OclKernelSpec::fused_ops
+    bool padded_outputs = false;    // as OclKernelSpec::padded_outputs
+};
+
 struct OclImplOptions {
     std::vector<DataType> dtypes;      // empty = any
+    // Formats of the tensors the kernels read and write (ImplEntry::formats).
+    // Plain unless the kernel indexes a blocked layout itself; weights_format
+    // is added when it is not plain. Never empty: a blocked tensor must get a
+    // reorder (or a clear refusal), not a kernel that reads it as plain.
+    std::vector<Format> formats{Format::plain};
     bool register_static = true;
     bool register_dynamic = true;
     // Extra check (empty string = ok).
@@ -61,9 +134,17 @@ struct OclImplOptions {
     // Weightable ops: the format the kernel reads the weights in
     // (ImplEntry::weights_format; the flow reorders constant weights into it).
     Format weights_format = Format::plain;
+    size_t fake_align_rows = 0;        // ImplEntry::fake_align_rows
 };
 
 void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec spec, OclImplOptions options = {});
+void add_ocl_multi_impls(ModuleRegistrar& reg, const std::string& op, OclMultiKernelSpec spec,
+                         OclImplOptions options = {});
+// The impl add_ocl_multi_impls registers, made directly (tests, benchmarks).
+std::unique_ptr<Impl> create_ocl_impl(const KernelParams& p, const OclMultiKernelSpec& spec, bool dynamic,
+                                      Format weights_format = Format::plain);
+// The one-stage multi-kernel spec of a single-kernel spec.
+OclMultiKernelSpec to_multi_kernel_spec(OclKernelSpec spec);
 
 // Dispatch over `n` work items in one dimension (rounded up to the local size).
 OclDispatch dispatch_1d(size_t n, const OclDeviceLimits& limits);
@@ -77,5 +158,13 @@ OclDispatch dispatch_nd(std::array<size_t, 3> work, size_t dims, const OclDevice
 // item (a strided walk per work-item would defeat the caches there). Memory-
 // bound kernels use it with 4-element vectors as items.
 OclDispatch dispatch_grid_stride(size_t n, const OclDeviceLimits& limits);
+// True when the dispatch launches nothing (a zero global size).
+inline bool dispatch_empty(const OclDispatch& d) { return d.gws[0] == 0 || d.gws[1] == 0 || d.gws[2] == 0; }
+
+// The shared device-side helpers (dynrt/ocl_common.cl) the SDK puts ahead of
+// every kernel source it builds.
+const char* ocl_common_source();
+// ocl_common_source(), then `source` numbered from line 1 again.
+std::string ocl_full_source(const char* source);
 
 }  // namespace dynrt

@@ -1,0 +1,391 @@
+// The OpenCL op SDK (plugins/ocl/sdk): a multi-kernel impl with a scratch
+// buffer (a two-pass row sum: partial sums of chunks into scratch, then a final
+// pass) over changing shapes, through the flow and with no per-request state
+// or scratch from the caller; two infer requests of one network on two threads
+// giving the results of sequential runs (shared impls keep no per-run state);
+// OpenCL impl entries that list their formats, so a blocked input to eltwise
+// gets a clear error or a reorder, never garbage. Skips without an ocl engine.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dynrt/error.hpp"
+#include "dynrt/module_loader.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/op_sdk.hpp"
+#include "dynrt/primitive_inst.hpp"
+#include "dynrt/registry.hpp"
+#include "ocl_sweep.hpp"
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+// ---- a two-kernel op with scratch ---------------------------------------------
+
+// y[r] = sum_c x[r, c]. Stage 1: work-item (j, r) sums chunk j of row r into
+// scratch 0; stage 2: work-item r sums its row's chunk sums into y. Without
+// the scratch binding or the second stage y is not the sum.
+constexpr int kChunk = 16;
+const char kRowSumSource[] = R"CL(
+#define ROWS ((int)INPUT0_DIM6)
+#define COLS ((int)INPUT0_DIM7)
+#define CHUNKS ((COLS + CHUNK - 1) / CHUNK)
+KERNEL(rowsum_partial)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global float* partial) {
+    const int j = get_global_id(0), r = get_global_id(1);
+    if (j >= CHUNKS || r >= ROWS) return;
+    float s = 0.0f;
+    for (int c = j * CHUNK; c < min(COLS, (j + 1) * CHUNK); ++c) s += input0[r * COLS + c];
+    partial[r * CHUNKS + j] = s;
+}
+KERNEL(rowsum_final)(OPTIONAL_SHAPE_INFO_ARG __global const float* partial, __global float* output0) {
+    const int r = get_global_id(0);
+    if (r >= ROWS) return;
+    float s = 0.0f;
+    for (int j = 0; j < CHUNKS; ++j) s += partial[r * CHUNKS + j];
+    output0[r] = s;
+}
+)CL";
+
+size_t rows_of(const KernelParams& p) { return size_t(p.inputs[0].shape[0].get_length()); }
+size_t chunks_of(const KernelParams& p) {
+    return (size_t(p.inputs[0].shape[1].get_length()) + kChunk - 1) / kChunk;
+}
+
+OclMultiKernelSpec rowsum_spec() {
+    OclMultiKernelSpec s;
+    s.source = kRowSumSource;
+    s.defines = [](const KernelParams&, bool) { return JitDefines{{"CHUNK", std::to_string(kChunk)}}; };
+    s.stages = [](const KernelParams&, bool) {
+        return std::vector<OclStage>{{"rowsum_partial", {OclArgRef::input(0), OclArgRef::scratch(0)}},
+                                     {"rowsum_final", {OclArgRef::scratch(0), OclArgRef::output(0)}}};
+    };
+    s.update = [](const KernelParams& p, const OclDeviceLimits& lim, std::vector<OclStageRun>& runs) {
+        runs[0].dispatch = dispatch_nd({chunks_of(p), rows_of(p), 1}, 2, lim);
+        runs[1].dispatch = dispatch_1d(rows_of(p), lim);
+    };
+    s.scratch_bytes = [](const KernelParams& p) {
+        return std::vector<size_t>{rows_of(p) * chunks_of(p) * sizeof(float)};
+    };
+    return s;
+}
+
+void register_rowsum(ModuleRegistrar& reg) {
+    OpDefinition def;
+    def.name = "t_rowsum";
+    def.infer = [](const ShapeInferContext& ctx) {
+        const Layout& x = ctx.inputs.at(0);
+        return std::vector<Layout>{Layout(PartialShape{x.shape[0]}, x.dtype)};
+    };
+    reg.add_op(def);
+    add_host_impls(reg, "t_rowsum", [](HostCall& c) {
+        const size_t rows = size_t(c.in_shape(0)[0]), cols = size_t(c.in_shape(0)[1]);
+        for (size_t r = 0; r < rows; ++r) {
+            double s = 0;
+            for (size_t k = 0; k < cols; ++k) s += c.get(0, r * cols + k);
+            c.set(0, r, s);
+        }
+    });
+    OclImplOptions o;
+    o.dtypes = {DataType::f32};
+    add_ocl_multi_impls(reg, "t_rowsum", rowsum_spec(), o);
+}
+
+struct SdkEnv {
+    std::shared_ptr<Registry> registry = std::make_shared<Registry>();
+    EnginePtr engine;
+    SdkEnv() {
+        test::ocl_engine();   // points the binary cache at the test's temp folder
+        for (const char* m : {"libdynrt_ocl.so", "libdynrt_op_parameter.so"})
+            ModuleLoader::load_file(*registry, test::module_dir() + "/" + m);
+        auto rec = std::make_shared<ModuleRecord>();
+        rec->path = "<ocl_sdk_test>";
+        rec->name = "ocl_sdk_test";
+        ModuleRegistrar r(*registry, rec);
+        register_rowsum(r);
+        r.commit();
+        try {
+            EngineConfig cfg;
+            cfg.device = "ocl";
+            engine = registry->create_engine("ocl", cfg);
+        } catch (const Error&) {
+            engine = nullptr;   // no OpenCL platform
+        }
+    }
+};
+
+SdkEnv& sdk_env() {
+    static SdkEnv e;
+    return e;
+}
+
+// Small integers: every partial and total sum is exact in float.
+HostTensor int_valued(const Shape& s, uint64_t seed) {
+    HostTensor t = test::random_tensor(DataType::f32, s, seed, -8.0, 8.0);
+    for (size_t i = 0; i < t.count(); ++i) t.as<float>()[i] = float(int(t.as<float>()[i]));
+    return t;
+}
+
+std::vector<float> row_sums(const HostTensor& x) {
+    const size_t rows = size_t(x.shape()[0]), cols = size_t(x.shape()[1]);
+    std::vector<float> y(rows, 0.0f);
+    for (size_t r = 0; r < rows; ++r)
+        for (size_t c = 0; c < cols; ++c) y[r] += x.as<float>()[r * cols + c];
+    return y;
+}
+
+const std::vector<Shape> kRowSumShapes = {{3, 40}, {1, 1}, {17, 257}, {3, 40}, {64, 16}, {5, 17}, {2, 1000}};
+
+TEST(OclSdk, TwoKernelsWithScratch_RowSumMatchesHostOverChangingShapes) {
+    if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "shape-agnostic" : "static");
+        auto program = std::make_shared<Program>(sdk_env().registry, "rowsum");
+        program->add_input("x", Layout(PartialShape{Dimension(), Dimension()}, DataType::f32));
+        program->add_node("node", "t_rowsum", {"x"});
+        program->add_output("node");
+        program->build();
+        NetworkOptions opts;
+        opts.use_dynamic_impls = dynamic;
+        InferRequest req(Network::create(program, sdk_env().engine, opts));
+        uint64_t seed = 1;
+        for (const Shape& s : kRowSumShapes) {
+            SCOPED_TRACE(s.to_string());
+            const HostTensor x = int_valued(s, seed++);
+            req.set_input("x", x);
+            req.infer();
+            EXPECT_EQ(req.inst("node").impl()->name(), dynamic ? "t_rowsum_ocl_dynamic" : "t_rowsum_ocl_static");
+            const HostTensor y = req.get_output(0);
+            const std::vector<float> want = row_sums(x);
+            ASSERT_EQ(y.count(), want.size());
+            for (size_t r = 0; r < want.size(); ++r) ASSERT_EQ(y.as<float>()[r], want[r]) << "row " << r;
+        }
+    }
+}
+
+// The impl made directly and run with neither a state nor scratch from the
+// caller: it falls back to a local state that allocates its own scratch.
+TEST(OclSdk, TwoKernelsWithScratch_RunWithoutStateOrScratchFromTheCaller) {
+    if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
+    Engine& eng = *sdk_env().engine;
+    auto stream = eng.create_stream();
+    KernelParams p;
+    p.node = "node";
+    p.op = &sdk_env().registry->op("t_rowsum").def;
+    p.inputs = {Layout(PartialShape{Dimension(), Dimension()}, DataType::f32)};
+    p.outputs = {Layout(PartialShape{Dimension()}, DataType::f32)};
+    p.engine = &eng;
+    auto impl = create_ocl_impl(p, rowsum_spec(), true);
+    uint64_t seed = 100;
+    for (const Shape& s : kRowSumShapes) {
+        SCOPED_TRACE(s.to_string());
+        const HostTensor x = int_valued(s, seed++);
+        p.inputs = {x.layout()};
+        p.outputs = {Layout(PartialShape{s[0]}, DataType::f32)};
+        EXPECT_EQ(impl->scratch_bytes(p), std::vector<size_t>{size_t(s[0]) * chunks_of(p) * 4});
+        auto in = std::make_shared<Memory>(eng.allocate(x.bytes()), x.layout());
+        in->buffer()->write(*stream, x.data(), 0, x.bytes());
+        auto out = std::make_shared<Memory>(eng.allocate(p.outputs[0].bytes()), p.outputs[0]);
+        std::vector<MemoryPtr> ins{in}, outs{out};
+        ExecContext ctx{*stream, p, ins, outs};
+        impl->execute(ctx);
+        std::vector<float> y(static_cast<size_t>(s[0]));
+        out->buffer()->read(*stream, y.data(), 0, y.size() * 4);
+        EXPECT_EQ(y, row_sums(x));
+    }
+}
+
+// A state belongs to the impl that made it; scratch from the caller must be
+// as large as scratch_bytes() says.
+TEST(OclSdk, ForeignStateOrShortScratch_IsAnErrorNotGarbage) {
+    if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
+    Engine& eng = *sdk_env().engine;
+    auto stream = eng.create_stream();
+    KernelParams p;
+    p.node = "node";
+    p.op = &sdk_env().registry->op("t_rowsum").def;
+    p.inputs = {Layout(PartialShape{4, 64}, DataType::f32)};
+    p.outputs = {Layout(PartialShape{4}, DataType::f32)};
+    p.engine = &eng;
+    auto a = create_ocl_impl(p, rowsum_spec(), false);
+    auto b = create_ocl_impl(p, rowsum_spec(), false);
+    auto in = std::make_shared<Memory>(eng.allocate(p.inputs[0].bytes()), p.inputs[0]);
+    auto out = std::make_shared<Memory>(eng.allocate(p.outputs[0].bytes()), p.outputs[0]);
+    std::vector<MemoryPtr> ins{in}, outs{out};
+    std::unique_ptr<ImplState> state_of_b = b->create_state();
+    ASSERT_NE(state_of_b, nullptr);
+    ExecContext ctx{*stream, p, ins, outs};
+    ctx.state = state_of_b.get();
+    EXPECT_THROW(a->execute(ctx), Error);
+    std::vector<MemoryPtr> small{std::make_shared<Memory>(eng.allocate(8), Layout(PartialShape{8}, DataType::u8))};
+    std::unique_ptr<ImplState> state_of_a = a->create_state();
+    ctx.state = state_of_a.get();
+    ctx.scratch = &small;   // 4 rows x 4 chunks x 4 bytes wanted
+    try {
+        a->execute(ctx);
+        ADD_FAILURE() << "expected a dynrt::Error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("needs 64 bytes"), std::string::npos) << e.what();
+    }
+}
+
+// ---- two requests, two threads ------------------------------------------------
+
+// x [?, 32] -> fully_connected (constant w [24, 32]) -> eltwise add with
+// z [?, 24] -> "sum"; and gemm(x, constant b [32, 16]) -> "prod".
+std::shared_ptr<Program> fc_gemm_program() {
+    auto p = std::make_shared<Program>(test::registry(), "two_threads");
+    p->add_input("x", Layout(PartialShape{Dimension(), 32}, DataType::f32));
+    p->add_input("z", Layout(PartialShape{Dimension(), 24}, DataType::f32));
+    p->add_constant("w", test::random_tensor(DataType::f32, Shape{24, 32}, 7));
+    p->add_constant("b", test::random_tensor(DataType::f32, Shape{32, 16}, 8));
+    p->add_node("fc", "fully_connected", {"x", "w"});
+    Attributes add;
+    add.set("mode", std::string("add"));
+    p->add_node("sum", "eltwise", {"fc", "z"}, add);
+    p->add_node("prod", "gemm", {"x", "b"});
+    p->add_output("sum");
+    p->add_output("prod");
+    p->build();
+    return p;
+}
+
+using Outputs = std::vector<std::vector<char>>;   // raw bytes of every output of every run
+
+Outputs run_sequence(InferRequest& req, const std::vector<int64_t>& rows, uint64_t seed) {
+    Outputs out;
+    for (int64_t m : rows) {
+        req.set_input("x", test::random_tensor(DataType::f32, Shape{m, 32}, seed + uint64_t(m)));
+        req.set_input("z", test::random_tensor(DataType::f32, Shape{m, 24}, seed + 1000 + uint64_t(m)));
+        req.infer();
+        for (size_t k = 0; k < 2; ++k) {
+            const HostTensor t = req.get_output(k);
+            const char* d = static_cast<const char*>(t.data());
+            out.emplace_back(d, d + t.bytes());
+        }
+    }
+    return out;
+}
+
+TEST(OclSdk, TwoRequestsOnTwoThreads_MatchSequentialRunsBitForBit) {
+    const EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    // Different shape sequences, so the shared impls see both threads' shapes
+    // interleaved: decode rows (skinny kernels), tiled rows, tails.
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "shape-agnostic impls" : "static impls");
+        // Static impls compile per shape: fewer shapes, still shared by both.
+        const std::vector<int64_t> rows_a = dynamic ? std::vector<int64_t>{1, 5, 17, 3, 40, 1, 9, 33, 2, 17, 64, 7}
+                                                    : std::vector<int64_t>{1, 17, 3, 17, 1};
+        const std::vector<int64_t> rows_b = dynamic ? std::vector<int64_t>{33, 2, 8, 1, 16, 70, 3, 5, 1, 24, 9, 40}
+                                                    : std::vector<int64_t>{3, 1, 17, 3, 1};
+        NetworkOptions opts;
+        opts.use_dynamic_impls = dynamic;
+        opts.async_compile_after = 1000;   // the shared dynamic impls serve every run
+        const auto program = fc_gemm_program();
+        Outputs want_a, want_b;
+        {
+            auto net = Network::create(program, eng, opts);
+            InferRequest ra(net), rb(net);
+            want_a = run_sequence(ra, rows_a, 1);
+            want_b = run_sequence(rb, rows_b, 2);
+        }
+        for (int round = 0; round < 2; ++round) {
+            auto net = Network::create(program, eng, opts);
+            InferRequest ra(net), rb(net);
+            Outputs got_a, got_b;
+            std::thread ta([&] { got_a = run_sequence(ra, rows_a, 1); });
+            std::thread tb([&] { got_b = run_sequence(rb, rows_b, 2); });
+            ta.join();
+            tb.join();
+            ASSERT_EQ(got_a.size(), want_a.size());
+            ASSERT_EQ(got_b.size(), want_b.size());
+            for (size_t i = 0; i < want_a.size(); ++i) EXPECT_TRUE(got_a[i] == want_a[i]) << "request a, output " << i;
+            for (size_t i = 0; i < want_b.size(); ++i) EXPECT_TRUE(got_b[i] == want_b[i]) << "request b, output " << i;
+            EXPECT_EQ(ra.inst("fc").impl()->name(), dynamic ? "fully_connected_ocl_dynamic" : "fully_connected_ocl_static");
+            EXPECT_EQ(rb.inst("prod").impl()->name(), dynamic ? "gemm_ocl_dynamic" : "gemm_ocl_static");
+        }
+    }
+}
+
+// ---- formats ------------------------------------------------------------------
+
+TEST(OclSdk, EveryOclImplEntry_ListsTheFormatsItTakes) {
+    const auto reg = test::registry();
+    size_t entries = 0;
+    for (const std::string& op : reg->op_names())
+        for (const RegisteredImpl* c : reg->impls(op, "ocl")) {
+            if (c->entry.impl_type != "ocl") continue;
+            ++entries;
+            EXPECT_FALSE(c->entry.formats.empty()) << op << " " << c->entry.name;
+        }
+    if (reg->has_engine("ocl")) {
+        EXPECT_GT(entries, 10u);
+    }
+}
+
+TEST(OclSdk, BlockedInputToEltwise_IsRefusedByTheOclImplWithAReason) {
+    const auto reg = test::registry();
+    const OpDefinition& def = reg->op("eltwise").def;
+    Attributes raw;
+    raw.set("mode", std::string("add"));
+    const Attributes attrs = Attributes::validate(def.attrs, raw);
+    KernelParams p;
+    p.node = "e";
+    p.op = &def;
+    p.attrs = &attrs;
+    p.inputs = {Layout(PartialShape{20, 3}, DataType::f32, Format::osv16), Layout(PartialShape{20, 3}, DataType::f32)};
+    p.outputs = {Layout(PartialShape{20, 3}, DataType::f32)};
+    size_t checked = 0;
+    for (const RegisteredImpl* c : reg->impls("eltwise", "ocl")) {
+        if (c->entry.impl_type != "ocl") continue;
+        ++checked;
+        const std::string why = c->entry.check(p);
+        EXPECT_NE(why.find("format osv16"), std::string::npos) << c->entry.name << ": '" << why << "'";
+    }
+    if (reg->has_engine("ocl")) {
+        EXPECT_GT(checked, 0u);
+    }
+}
+
+// x -> reorder to osv16 -> eltwise add with y: the blocked input gets the
+// reorder (correct sums) or a clear error that names the format; before the
+// OpenCL entries listed their formats, the kernel read osv16 as plain.
+TEST(OclSdk, BlockedInputToEltwiseOnOcl_GetsAReorderOrAClearError) {
+    const EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    auto p = std::make_shared<Program>(test::registry(), "blocked");
+    p->add_input("x", Layout(PartialShape{20, 3}, DataType::f32));
+    p->add_input("y", Layout(PartialShape{20, 3}, DataType::f32));
+    Attributes to_blocked;
+    to_blocked.set("format", std::string("osv16"));
+    p->add_node("blocked", "reorder", {"x"}, to_blocked);
+    Attributes add;
+    add.set("mode", std::string("add"));
+    p->add_node("sum", "eltwise", {"blocked", "y"}, add);
+    p->add_output("sum");
+    const HostTensor x = test::random_tensor(DataType::f32, Shape{20, 3}, 1);
+    const HostTensor y = test::random_tensor(DataType::f32, Shape{20, 3}, 2);
+    try {
+        p->build();
+        InferRequest req(Network::create(p, eng, NetworkOptions{}));
+        req.set_input("x", x);
+        req.set_input("y", y);
+        req.infer();
+        const HostTensor out = req.get_output(0);
+        ASSERT_EQ(out.count(), 60u);
+        for (size_t i = 0; i < 60; ++i)
+            ASSERT_EQ(out.as<float>()[i], x.as<float>()[i] + y.as<float>()[i]) << "element " << i;
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("osv16"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace dynrt
