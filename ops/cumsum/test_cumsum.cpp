@@ -1,57 +1,16 @@
-// cumsum: shape-inference table, reference vs hand-computed and naive values
-// (every exclusive/reverse combination, float and integer types), and one
-// network instance fed a sequence of changing shapes.
+// cumsum: shape-inference table, every impl against the reference over a
+// dtype x mode x shape matrix, one instance fed changing shapes, and the
+// reference against hand-computed and naive values (every exclusive/reverse
+// combination, float and integer types).
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <functional>
-#include <memory>
-#include <set>
-#include <string>
-#include <system_error>
-#include <utility>
-#include <vector>
-
-#include "dynrt/error.hpp"
-#include "dynrt/network.hpp"
-#include "dynrt/op_registry.hpp"
-#include "dynrt/registry.hpp"
-#include "ocl_sweep.hpp"
-#include "test_support.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
 
-using test::registry;
-
 Attributes cumsum_attrs(int64_t axis, bool exclusive = false, bool reverse = false) {
-    Attributes a;
-    a.set("axis", axis);
-    a.set("exclusive", exclusive);
-    a.set("reverse", reverse);
-    return a;
-}
-
-std::vector<Layout> infer(const Layout& in, int64_t axis) {
-    const OpDefinition& def = registry()->op("cumsum").def;
-    const Attributes attrs = Attributes::validate(def.attrs, cumsum_attrs(axis));
-    const std::vector<Layout> inputs{in};
-    const std::string node = "cs";
-    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
-}
-
-template <typename F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected a dynrt::Error";
-    return {};
+    return test::attrs({{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}});
 }
 
 // Independent of the kernel: for each output element, sum the elements of its
@@ -83,26 +42,86 @@ void expect_values(const HostTensor& got, const std::vector<double>& want, doubl
 
 // ---- 1. shape inference ----------------------------------------------------
 
-TEST(CumsumShapeInfer, OutputLayoutEqualsInput) {
+TEST(CumsumShapeInfer, OutputLayoutEqualsInputAndBadAxesAreRejected) {
+    std::vector<test::ShapeRow> rows;
     for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64}) {
         const Layout in({Dimension(), 3, Dimension(1, 8)}, t);
-        const auto out = infer(in, -1);
-        ASSERT_EQ(out.size(), 1u);
-        EXPECT_EQ(out[0].shape, in.shape);
-        EXPECT_EQ(out[0].dtype, t);
+        rows.push_back({{in}, cumsum_attrs(-1), {in}});
     }
-    EXPECT_EQ(infer(Layout({0}, DataType::f32), 0)[0].shape, PartialShape({0}));
+    rows.push_back({{Layout({0}, DataType::f32)}, cumsum_attrs(0), {Layout({0}, DataType::f32)}});
+    rows.push_back({{Layout({2, 3}, DataType::f32)}, cumsum_attrs(2), {}, {"axis"}});
+    rows.push_back({{Layout({2, 3}, DataType::f32)}, cumsum_attrs(-3), {}, {"axis"}});
+    rows.push_back({{Layout(PartialShape{}, DataType::f32)}, cumsum_attrs(0), {}, {"scalar"}});
+    test::expect_shapes("cumsum", rows);
 }
 
-TEST(CumsumShapeInfer, AxisOutOfRangeIsRejected) {
-    std::string msg = error_of([] { infer(Layout({2, 3}, DataType::f32), 2); });
-    EXPECT_NE(msg.find("axis"), std::string::npos) << msg;
-    error_of([] { infer(Layout({2, 3}, DataType::f32), -3); });
-    msg = error_of([] { infer(Layout(PartialShape{}, DataType::f32), 0); });
-    EXPECT_NE(msg.find("scalar"), std::string::npos) << msg;
+// ---- 2. every impl against the reference -------------------------------------
+
+// f32: devices accumulate in double where they have fp64, else in float: 1e-5
+// relative plus 1e-4 absolute covers float sums of up to 257 terms in [-1, 1)
+// that cancel to near zero. Integers are exact; i32 sums of values around 1e9
+// overflow and must wrap like the reference's.
+TEST(CumsumImpls, EveryImplMatchesTheReferenceInEveryModeAndDtype) {
+    const std::vector<std::vector<Shape>> shapes = {{{1, 3}}, {{257, 3}}, {{0, 3}}};
+    const test::Tolerance f32_tol{1e-5, 1e-4};
+    // f32: every axis and mode; the other dtypes: exclusive and reverse.
+    for (int64_t axis : {0, -1}) {
+        for (int mode = 0; mode < 4; ++mode) {
+            SCOPED_TRACE("f32 axis " + std::to_string(axis) + " mode " + std::to_string(mode));
+            const test::OpSetup s{"cumsum", cumsum_attrs(axis, mode & 1, mode & 2),
+                                  {Layout(PartialShape::dynamic_of_rank(2), DataType::f32)}, {}};
+            test::expect_impls_match_reference(s, test::random_runs(DataType::f32, shapes, 7), f32_tol);
+        }
+    }
+    for (DataType t : {DataType::f16, DataType::i32, DataType::i64}) {
+        SCOPED_TRACE(to_string(t));
+        const bool ints = !is_floating(t);
+        const test::OpSetup s{"cumsum", cumsum_attrs(0, true, true), {Layout(PartialShape::dynamic_of_rank(2), t)}, {}};
+        test::expect_impls_match_reference(s, test::random_runs(t, shapes, 7, ints ? 1e9 : -1, ints ? 2e9 : 1), {},
+                                           {"ocl_static", "ocl_dynamic"});
+    }
 }
 
-// ---- 2. reference values -----------------------------------------------------
+// ---- 3. one instance, changing shapes -----------------------------------------
+
+// [3, ?] summed in reverse along the dynamic axis, [?] along axis 0 and [?, 3]
+// exclusive along the dynamic axis (an empty axis included), on every engine.
+TEST(CumsumDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
+    std::vector<std::vector<Shape>> rows3n, rowsn, rowsn3;
+    for (int64_t n : test::tail_sizes()) {
+        rows3n.push_back({Shape{3, n}});
+        rowsn.push_back({Shape{n}});
+        rowsn3.push_back({Shape{n, 3}});
+    }
+    for (int64_t n : {0, 3, 0, 16}) rowsn3.push_back({Shape{n, 3}});
+    for (const char* eng : {"cpu", "ocl"}) {
+        if (std::string(eng) == "ocl" && !test::ocl_engine()) continue;
+        for (test::Mode mode : {test::Mode::dynamic_async, test::Mode::static_only}) {
+            const bool dynamic = mode != test::Mode::static_only;
+            SCOPED_TRACE(dynamic ? "dynamic impls" : "static impls");
+            test::SequenceOptions o;
+            o.engine = eng;
+            o.mode = mode;
+            o.tol = test::Tolerance{1e-5, 1e-4};
+            if (o.engine == "ocl") o.impl_suffix = dynamic ? "_ocl_dynamic" : "_ocl_static";
+            o.on_step = [&](const InferRequest& req, size_t step) {
+                // Static impls: one build per distinct shape (7 of them), no more.
+                if (step + 1 == rows3n.size()) {
+                    EXPECT_EQ(req.cumulative().static_builds, dynamic ? 0u : 7u);
+                }
+            };
+            test::expect_sequence({"cumsum", cumsum_attrs(1, false, true), {Layout({3, Dimension()}, DataType::f32)}, {}},
+                                  test::random_runs(DataType::f32, rows3n, 100), o);
+            test::expect_sequence({"cumsum", cumsum_attrs(0), {Layout({Dimension()}, DataType::f32)}, {}},
+                                  test::random_runs(DataType::f32, rowsn, 200), o);
+            o.on_step = nullptr;
+            test::expect_sequence({"cumsum", cumsum_attrs(0, true), {Layout({Dimension(), 3}, DataType::f32)}, {}},
+                                  test::random_runs(DataType::f32, rowsn3, 300), o);
+        }
+    }
+}
+
+// ---- the reference's values ----------------------------------------------------
 
 struct Hand {
     bool exclusive, reverse;
@@ -168,145 +187,6 @@ TEST(CumsumReference, RandomInputsMatchNaiveSumsForEveryModeAndDtype) {
             }
         }
     }
-}
-
-// ---- 3. one instance, changing shapes -----------------------------------------
-
-class CumsumSweep : public ::testing::TestWithParam<bool> {};
-
-// [3, ?] summed in reverse along the dynamic axis; then [?] along axis 0.
-TEST_P(CumsumSweep, OneInstanceFollowsChangingShapes) {
-    const bool dynamic_impls = GetParam();
-    for (int variant = 0; variant < 2; ++variant) {
-        SCOPED_TRACE("variant " + std::to_string(variant));
-        const PartialShape ps = variant == 0 ? PartialShape{3, Dimension()} : PartialShape{Dimension()};
-        const int64_t axis = variant == 0 ? 1 : 0;
-        const bool reverse = variant == 0;
-        const auto prog =
-            test::single_node_program("cumsum", {Layout(ps, DataType::f32)}, cumsum_attrs(axis, false, reverse));
-        NetworkOptions opts;
-        opts.use_dynamic_impls = dynamic_impls;
-        InferRequest req(Network::create(prog, test::engine(), opts));
-
-        const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257};
-        std::set<int64_t> seen;
-        int64_t prev = -1;
-        uint64_t seed = 100;
-        for (int64_t n : sizes) {
-            SCOPED_TRACE("n = " + std::to_string(n));
-            const Shape s = variant == 0 ? Shape{3, n} : Shape{n};
-            const HostTensor in = test::random_tensor(DataType::f32, s, seed++);
-            req.set_input("in0", in);
-            req.infer();
-            const HostTensor out = req.get_output(0);
-            ASSERT_EQ(out.shape(), s);
-            expect_values(out, naive_cumsum(in, axis, false, reverse), 1e-4);
-
-            const Counters& c = req.last_run().totals;
-            if (n == prev) {
-                EXPECT_EQ(c.shape_changes, 0u);
-                EXPECT_GE(c.skip_shape_unchanged, 1u);
-                EXPECT_EQ(c.static_builds, 0u);
-            } else {
-                EXPECT_GE(c.shape_changes, 1u);
-                if (dynamic_impls) {
-                    EXPECT_EQ(c.static_builds, 0u);
-                    EXPECT_GE(c.dynamic_impl_runs, 1u);
-                } else if (seen.count(n)) {
-                    EXPECT_EQ(c.impl_cache_hits, 1u);
-                    EXPECT_EQ(c.static_builds, 0u);
-                } else {
-                    EXPECT_EQ(c.static_builds, 1u);
-                }
-            }
-            seen.insert(n);
-            prev = n;
-        }
-        EXPECT_EQ(req.cumulative().static_builds, dynamic_impls ? 0u : seen.size());
-    }
-}
-
-INSTANTIATE_TEST_SUITE_P(Impls, CumsumSweep, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
-
-// ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
-//
-// Skipped when the ocl module is not built or no OpenCL platform exists
-// (helpers in tests/support/ocl_sweep.hpp).
-
-using test::expect_close;
-using test::ocl_engine;
-using test::ocl_sweep;
-using test::OclInputs;
-
-// Tail sizes, then revisits (never the same size twice in a row, so each run
-// selects an impl).
-const std::vector<int64_t> kOclSizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
-
-Attributes cumsum_ocl_attrs(int64_t axis, bool exclusive, bool reverse) {
-    Attributes a;
-    a.set("axis", axis);
-    a.set("exclusive", exclusive);
-    a.set("reverse", reverse);
-    return a;
-}
-
-// f32: the device accumulates in double where it has fp64 (then the result
-// equals the host's), else in float: 1e-5 relative plus 1e-4 absolute covers
-// float sums of up to 257 terms in [-1, 1) that cancel to near zero.
-constexpr double kF32Rtol = 1e-5, kF32Atol = 1e-4;
-
-std::function<OclInputs(int64_t, uint64_t)> cumsum_inputs(DataType t, bool axis_is_n, double low, double high) {
-    return [=](int64_t n, uint64_t seed) {
-        const Shape s = axis_is_n ? Shape{n, 3} : Shape{3, n};
-        return OclInputs{{"in0", test::random_tensor(t, s, seed, low, high)}};
-    };
-}
-
-TEST(CumsumOcl, SweepAlongAChangingAxisMatchesCpuOnDynamicAndStaticImpls) {
-    const EnginePtr eng = ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    const auto prog = test::single_node_program("cumsum", {Layout({Dimension(), 3}, DataType::f32)},
-                                                cumsum_ocl_attrs(0, false, false));
-    for (bool dynamic : {true, false})
-        ocl_sweep(eng, prog, kOclSizes, dynamic, cumsum_inputs(DataType::f32, true, -1, 1), kF32Rtol, kF32Atol);
-}
-
-TEST(CumsumOcl, ExclusiveAndReverseMatchCpuOnTheDynamicImpl) {
-    const EnginePtr eng = ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    for (bool exclusive : {false, true}) {
-        for (bool reverse : {false, true}) {
-            SCOPED_TRACE(std::string(exclusive ? "exclusive" : "inclusive") + (reverse ? " reverse" : ""));
-            // Along the last axis (lines are contiguous) of [3, n].
-            const auto prog = test::single_node_program("cumsum", {Layout({3, Dimension()}, DataType::f32)},
-                                                        cumsum_ocl_attrs(-1, exclusive, reverse));
-            ocl_sweep(eng, prog, {1, 17, 257}, true, cumsum_inputs(DataType::f32, false, -1, 1), kF32Rtol,
-                      kF32Atol);
-        }
-    }
-}
-
-// Integers are exact; i32 sums of values around 1e9 overflow and must wrap like
-// the host's int64 sum truncated to 32 bits.
-TEST(CumsumOcl, IntegersMatchCpuExactlyIncludingWrapAround) {
-    const EnginePtr eng = ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    for (DataType t : {DataType::i32, DataType::i64}) {
-        SCOPED_TRACE(to_string(t));
-        const auto prog = test::single_node_program("cumsum", {Layout({Dimension(), 3}, t)},
-                                                    cumsum_ocl_attrs(0, true, true));
-        for (bool dynamic : {true, false})
-            ocl_sweep(eng, prog, {1, 13, 16}, dynamic, cumsum_inputs(t, true, 1e9, 2e9), 0, 0);
-    }
-}
-
-TEST(CumsumOcl, EmptyAxisWritesNothingAndThenRecovers) {
-    const EnginePtr eng = ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    const auto prog = test::single_node_program("cumsum", {Layout({Dimension(), 3}, DataType::f32)},
-                                                cumsum_ocl_attrs(0, false, false));
-    ocl_sweep(eng, prog, {0, 3, 0, 16}, true, cumsum_inputs(DataType::f32, true, -1, 1), kF32Rtol, kF32Atol);
 }
 
 }  // namespace

@@ -240,6 +240,7 @@ std::vector<HostTensor> reference_outputs(const OpSetup& s, const Run& run) {
     const auto program = program_of(view_with(s.op, ref), s, static_layouts(s, run));
     NetworkOptions opts;
     opts.use_dynamic_impls = false;
+    opts.async_compile = false;   // static impls only: no background builds
     InferRequest req(Network::create(program, engine("cpu"), opts));
     set_inputs(req, s, run);
     req.infer();
