@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "dynrt/error.hpp"
 #include "onnx_import.hpp"
@@ -413,3 +414,86 @@ TEST(OnnxTest, ClaimedOps_AreThoseWhoseDynrtOpIsLoaded) {
 TEST(OnnxTest, BuiltWithoutOnnx_Skipped) { GTEST_SKIP() << "dynrt was built without the ONNX protobuf headers"; }
 
 #endif
+
+// ---- hostile input (docs/errors.md) --------------------------------------------------
+
+TEST(OnnxHostile, TensorClaimingMoreThanItHolds_IsRefusedBeforeAllocating) {
+    // 2^40 floats (4 TiB) claimed by a few bytes: refused from the dims, nothing
+    // allocated (allocating first fails with bad_alloc, not a dynrt::Error).
+    for (bool raw : {false, true}) {
+        ox::TensorProto t;
+        t.set_name("huge");
+        t.add_dims(int64_t{1} << 40);
+        t.set_data_type(ox::TensorProto::FLOAT);
+        if (raw) t.set_raw_data(std::string(16, '\0'));
+        try {
+            di::parse_tensor(t.SerializeAsString(), "huge.pb");
+            ADD_FAILURE() << "no error";
+        } catch (const Error& e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find("huge.pb"), std::string::npos) << m;
+            EXPECT_NE(m.find(raw ? "16 bytes of raw_data" : "holds 0 values"), std::string::npos) << m;
+        }
+    }
+    // Past 2^60 elements: an error naming the dims.
+    ox::TensorProto t;
+    t.add_dims(int64_t{1} << 40);
+    t.add_dims(int64_t{1} << 40);
+    t.set_data_type(ox::TensorProto::FLOAT);
+    EXPECT_THROW(di::parse_tensor(t.SerializeAsString(), "wrap.pb"), Error);
+}
+
+TEST(OnnxHostile, NodesWithTooFewInputs_AreErrorsNamingNodeAndOp) {
+    const std::vector<std::tuple<std::string, std::vector<di::MapInput>, std::string>> cases = {
+        {"MatMul", {input({2, 3})}, "has 1 input; MatMul takes 2 inputs"},
+        {"Gemm", {input({2, 3})}, "has 1 input; Gemm takes 2..3 inputs"},
+        {"Conv", {input({1, 1, 4, 4})}, "has 1 input; Conv takes 2..3 inputs"},
+        {"Gather", {input({4})}, "has 1 input; Gather takes 2 inputs"},
+        {"Add", {input({4}), input({4}), input({4})}, "has 3 inputs; Add takes 2 inputs"},
+        {"MatMul", {input({2, 3}), di::MapInput{}}, "has no input 1"},
+    };
+    for (const auto& [op, in, want] : cases) {
+        try {
+            map(op, {}, in);
+            ADD_FAILURE() << op << ": no error";
+        } catch (const Error& e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find(want), std::string::npos) << m;
+            EXPECT_EQ(e.context().op, op) << m;
+            EXPECT_EQ(e.context().node, op) << m;   // unnamed: the op type names it
+        }
+    }
+    // The model files of the fuzz regression corpus: an Error, not a crash.
+    for (const char* f : {"matmul_one_input.onnx", "gemm_one_input.onnx", "conv_one_input.onnx"}) {
+        const di::OnnxModel m = di::load_model(std::string(DYNRT_SOURCE_DIR "/fuzz/regressions/onnx/") + f);
+        ASSERT_EQ(m.nodes.size(), 1u) << f;
+        std::vector<di::MapInput> in(m.nodes[0].inputs.size());
+        for (auto& i : in) {
+            i.present = true;
+            i.layout = Layout(m.inputs[0].shape, DataType::f32);
+        }
+        try {
+            di::map_node(m.nodes[0], m.opset, in);
+            ADD_FAILURE() << f << ": no error";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("_one_input' (" + m.nodes[0].op_type + ") has 1 input"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}
+
+TEST(OnnxHostile, NonRegularFiles_AreRefused) {
+    try {
+        di::read_tensor("/dev/zero");
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("the tensor file is a character device"), std::string::npos) << e.what();
+    }
+    try {
+        di::load_model(DYNRT_SOURCE_DIR "/fuzz/regressions/onnx");
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("the model file is a directory"), std::string::npos) << e.what();
+    }
+}

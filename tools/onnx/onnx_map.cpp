@@ -313,41 +313,47 @@ bool map_gelu(Ctx& c) {
 struct Entry {
     std::string target;
     MapFn fn;
+    // ONNX inputs the op takes: the first min_inputs must be given (present),
+    // at most max_inputs may be listed. Checked before the mapping indexes them.
+    size_t min_inputs = 1;
+    size_t max_inputs = 1;
 };
+
+constexpr size_t kAny = std::numeric_limits<size_t>::max();
 
 const std::map<std::string, Entry>& table() {
     static const std::map<std::string, Entry> kTable = {
         {"Abs", {"activation", unary("abs")}},
-        {"Add", {"eltwise", binary("add", false)}},
-        {"Clip", {"activation", map_clip}},
-        {"Concat", {"concat", map_concat}},
-        {"Conv", {"convolution", map_conv}},
-        {"CumSum", {"cumsum", map_cumsum}},
-        {"Div", {"eltwise", binary("div", false)}},
+        {"Add", {"eltwise", binary("add", false), 2, 2}},
+        {"Clip", {"activation", map_clip, 1, 3}},
+        {"Concat", {"concat", map_concat, 1, kAny}},
+        {"Conv", {"convolution", map_conv, 2, 3}},
+        {"CumSum", {"cumsum", map_cumsum, 2, 2}},
+        {"Div", {"eltwise", binary("div", false), 2, 2}},
         {"Elu", {"activation", with_alpha("elu", 1.0)}},
         {"Exp", {"activation", unary("exp")}},
-        {"Gather", {"gather", map_gather}},
+        {"Gather", {"gather", map_gather, 2, 2}},
         {"Gelu", {"activation", map_gelu}},
-        {"Gemm", {"gemm", map_gemm}},
+        {"Gemm", {"gemm", map_gemm, 2, 3}},
         {"HardSwish", {"activation", unary("hswish")}},
         {"Identity", {"activation", unary("identity")}},
         {"LeakyRelu", {"activation", with_alpha("leaky_relu", 0.01)}},
         {"Log", {"activation", unary("log")}},
-        {"MatMul", {"gemm", map_matmul}},
-        {"Max", {"eltwise", binary("max", true)}},
-        {"Min", {"eltwise", binary("min", true)}},
-        {"Mul", {"eltwise", binary("mul", false)}},
+        {"MatMul", {"gemm", map_matmul, 2, 2}},
+        {"Max", {"eltwise", binary("max", true), 1, kAny}},
+        {"Min", {"eltwise", binary("min", true), 1, kAny}},
+        {"Mul", {"eltwise", binary("mul", false), 2, 2}},
         {"Neg", {"activation", unary("neg")}},
-        {"Pow", {"eltwise", binary("pow", false)}},
+        {"Pow", {"eltwise", binary("pow", false), 2, 2}},
         {"Relu", {"activation", unary("relu")}},
-        {"Reshape", {"reshape", map_reshape}},
+        {"Reshape", {"reshape", map_reshape, 1, 2}},
         {"Shape", {"shape_of", map_shape}},
         {"Sigmoid", {"activation", unary("sigmoid")}},
         {"Softmax", {"softmax", map_softmax}},
         {"Softplus", {"activation", unary("softplus")}},
         {"Sqrt", {"activation", unary("sqrt")}},
-        {"Sub", {"eltwise", binary("sub", false)}},
-        {"Sum", {"eltwise", binary("add", true)}},
+        {"Sub", {"eltwise", binary("sub", false), 2, 2}},
+        {"Sum", {"eltwise", binary("add", true), 1, kAny}},
         {"Tanh", {"activation", unary("tanh")}},
     };
     return kTable;
@@ -389,10 +395,29 @@ Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>
                             " has one)";
         return c.out;
     }
-    if (inputs.empty() || !inputs[0].present) {
-        c.out.unsupported = "input 0 is missing";
-        return c.out;
-    }
+    const Entry& entry = it->second;
+    // Input counts before any mapping indexes `inputs`: a MatMul with one input
+    // is malformed ONNX, an error naming the node and the op.
+    const size_t given = std::min(node.inputs.size(), inputs.size());
+    auto arity = [&] {
+        if (entry.max_inputs == kAny) return std::to_string(entry.min_inputs) + " or more inputs";
+        if (entry.min_inputs == entry.max_inputs)
+            return std::to_string(entry.min_inputs) + (entry.min_inputs == 1 ? " input" : " inputs");
+        return std::to_string(entry.min_inputs) + ".." + std::to_string(entry.max_inputs) + " inputs";
+    };
+    auto fail = [&](const std::string& why) {
+        ErrorContext ec;
+        ec.op = node.op_type;
+        ec.node = node.name.empty() ? node.op_type : node.name;
+        ec.field = "input";
+        throw Error("ONNX node '" + ec.node + "' (" + node.op_type + ") " + why + "; " + node.op_type + " takes " +
+                        arity(),
+                    ec);
+    };
+    if (given < entry.min_inputs || node.inputs.size() > entry.max_inputs)
+        fail("has " + std::to_string(node.inputs.size()) + (node.inputs.size() == 1 ? " input" : " inputs"));
+    for (size_t k = 0; k < entry.min_inputs; ++k)
+        if (!inputs[k].present) fail("has no input " + std::to_string(k) + " (it is empty or unknown)");
     if (!it->second.fn(c)) {
         c.out.op.clear();
         c.out.inputs.clear();

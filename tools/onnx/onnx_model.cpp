@@ -2,10 +2,10 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
+#include "file_io.hpp"
 #include "onnx_import.hpp"
 
 namespace dynrt::onnx {
@@ -19,12 +19,8 @@ ErrorContext in_file(const std::string& file, const std::string& field = {}) {
     return c;
 }
 
-std::string read_bytes(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw Error("cannot open the file", in_file(path));
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+std::string read_bytes(const std::string& path, const char* what) {
+    return tools::read_file_capped(path, tools::max_tensor_file_bytes(), what);
 }
 
 const char* supported_list() { return "FLOAT, FLOAT16, INT32, INT64, INT8, UINT8, BOOL"; }
@@ -44,20 +40,38 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
         if (d < 0) throw Error(what + " has a negative dim", in_file(file, "dims"));
         dims.push_back(d);
     }
-    HostTensor out(*dt, Shape(dims));
-    const size_t n = out.count();
+    // The size the dims claim is checked against the data present before
+    // anything is allocated: a few bytes claiming 10^9 elements are refused
+    // here, not after zeroing gigabytes.
+    const Shape shape(dims);
+    size_t n = 0;
+    if (!count_fits(dims, &n))
+        throw Error(what + " has dims " + shape.to_string() + ", more elements than fit (at most 2^60)",
+                    in_file(file, "dims"));
+    const size_t bytes = checked_mul(n, byte_size(*dt), "tensor data size");
     auto count_error = [&](size_t got) {
-        return Error(what + " holds " + std::to_string(got) + " values, its dims " + out.shape().to_string() + " need " +
+        return Error(what + " holds " + std::to_string(got) + " values, its dims " + shape.to_string() + " need " +
                          std::to_string(n),
                      in_file(file));
     };
     if (t.has_raw_data()) {
         // raw_data is little-endian, like every host dynrt runs on.
-        if (t.raw_data().size() != out.bytes()) {
+        if (t.raw_data().size() != bytes) {
             throw Error(what + " has " + std::to_string(t.raw_data().size()) + " bytes of raw_data, " +
-                            out.shape().to_string() + " of " + to_string(*dt) + " needs " + std::to_string(out.bytes()),
+                            shape.to_string() + " of " + to_string(*dt) + " needs " + std::to_string(bytes),
                         in_file(file, "raw_data"));
         }
+    } else {
+        size_t got = 0;
+        switch (*dt) {
+            case DataType::f32: got = static_cast<size_t>(t.float_data_size()); break;
+            case DataType::i64: got = static_cast<size_t>(t.int64_data_size()); break;
+            default: got = static_cast<size_t>(t.int32_data_size()); break;
+        }
+        if (got != n) throw count_error(got);
+    }
+    HostTensor out(*dt, shape);
+    if (t.has_raw_data()) {
         if (n) std::memcpy(out.data(), t.raw_data().data(), out.bytes());
         return out;
     }
@@ -169,7 +183,7 @@ HostTensor parse_tensor(const std::string& bytes, const std::string& file) {
     return decode(t, file);
 }
 
-HostTensor read_tensor(const std::string& path) { return parse_tensor(read_bytes(path), path); }
+HostTensor read_tensor(const std::string& path) { return parse_tensor(read_bytes(path, "tensor file"), path); }
 
 OnnxModel parse_model(const std::string& bytes, const std::string& file) {
     ::onnx::ModelProto m;
@@ -196,6 +210,6 @@ OnnxModel parse_model(const std::string& bytes, const std::string& file) {
     return out;
 }
 
-OnnxModel load_model(const std::string& path) { return parse_model(read_bytes(path), path); }
+OnnxModel load_model(const std::string& path) { return parse_model(read_bytes(path, "model file"), path); }
 
 }  // namespace dynrt::onnx
