@@ -2,12 +2,14 @@
 // shipped configs against independent computations, every bad-input case (by
 // message and location), and the `dynrt` CLI (exit codes, outputs, report).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "dynrt/module_loader.hpp"
@@ -748,4 +750,243 @@ TEST(PipelineCli, MissingModuleFolder_WarnsThenFailsOnTheUnknownOp) {
     EXPECT_EQ(p.code, 1);
     EXPECT_NE(p.out.find("warning"), std::string::npos) << p.out;
     EXPECT_NE(p.out.find("unknown op"), std::string::npos) << p.out;
+}
+
+// ---- hostile input (docs/errors.md, "hostile input") ---------------------------------
+
+namespace {
+
+// A .npy of `dict` followed by `data_bytes` zero bytes.
+std::string npy_bytes(const std::string& dict, size_t data_bytes) {
+    std::string header = dict;
+    header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
+    std::string b = std::string("\x93NUMPY\x01\x00", 8);
+    b += static_cast<char>(header.size() & 0xff);
+    b += static_cast<char>(header.size() >> 8);
+    return b + header + std::string(data_bytes, '\0');
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+    std::ofstream f(path, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace
+
+TEST(PipelineHostile, ScheduleExpandingPastTheCap_IsAnErrorNamingTheFieldAndTheCap) {
+    const std::string repeat = error_of_text(std::string(kTwoSymbols) + "  - {batch: 1, seq: 2, repeat: 1000000000}\n");
+    EXPECT_NE(repeat.find("pipe.yaml:8:32"), std::string::npos) << repeat;
+    EXPECT_NE(repeat.find("field 'repeat'"), std::string::npos) << repeat;
+    EXPECT_NE(repeat.find("limit of 1000000 runs"), std::string::npos) << repeat;
+
+    const char* kThree = R"(
+inputs:
+  x: {dtype: f32, shape: [a, b, c]}
+nodes:
+  - {name: act, op: activation, inputs: [x], attrs: {func: relu}}
+outputs: [act]
+schedule:
+  - {a: 1..1000000, b: 1..1000000, c: 1..1000000, mode: product}
+)";
+    const std::string product = error_of_text(kThree);
+    EXPECT_NE(product.find("expands to 1000000000000000000 runs"), std::string::npos) << product;
+    EXPECT_NE(product.find("limit of 1000000 runs"), std::string::npos) << product;
+    EXPECT_NE(product.find("field 'schedule'"), std::string::npos) << product;
+
+    // The cap counts over every entry.
+    const std::string sum = error_of_text(std::string(kTwoSymbols) + "  - {batch: 1, seq: [1, 2]}\n"
+                                                                     "  - {batch: 2, seq: 1..999999}\n");
+    EXPECT_NE(sum.find("after 2 runs of earlier entries"), std::string::npos) << sum;
+}
+
+TEST(PipelineHostile, RangeEndingAtInt64Max_EndsAtTheBound) {
+    const Pipeline p = load_text(std::string(kTwoSymbols) +
+                                 "  - {batch: 1, seq: 9223372036854775805..9223372036854775807}\n");
+    ASSERT_EQ(p.runs.size(), 3u);
+    EXPECT_EQ(p.runs[2].symbols.at("seq"), INT64_MAX);
+}
+
+TEST(PipelineHostile, NpyHeaderClaimingMoreThanTheFileHolds_IsRefusedBeforeAllocating) {
+    // 2^40 f32 elements (4 TiB) claimed by a 128-byte file: refused from the
+    // header, nothing allocated (allocating first fails with bad_alloc).
+    const std::string bytes = npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }", 16);
+    try {
+        parse_npy(bytes, "huge.npy");
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("huge.npy"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("does not match"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("4398046511104 bytes"), std::string::npos) << e.what();
+    }
+    // A count times itemsize past size_t is an overflow error, not a wrapped size.
+    EXPECT_THROW(parse_npy(npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (1152921504606846976,), }", 0),
+                           "wrap.npy"),
+                 Error);
+}
+
+TEST(PipelineHostile, NonRegularOrOversizedFiles_AreRefusedWithoutReading) {
+    TempDir dir;
+    auto message = [](const std::function<void()>& f) {
+        try {
+            f();
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    // A character device that never ends, a folder, a FIFO without writer.
+    std::string m = message([] { read_npy("/dev/zero"); });
+    EXPECT_NE(m.find("/dev/zero: the .npy file is a character device"), std::string::npos) << m;
+    m = message([&] { load_pipeline(dir.path.string(), test::registry()); });
+    EXPECT_NE(m.find("the pipeline file is a directory"), std::string::npos) << m;
+    const std::string fifo = dir / "fifo.yaml";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    m = message([&] { load_pipeline(fifo, test::registry()); });
+    EXPECT_NE(m.find("the pipeline file is a FIFO"), std::string::npos) << m;
+    m = message([] { load_pipeline("/dev/zero", test::registry()); });
+    EXPECT_NE(m.find("character device"), std::string::npos) << m;
+
+    // Pipelines: 16 MiB at most.
+    const std::string big = dir / "big.yaml";
+    write_bytes(big, "# " + std::string(17u << 20, 'x') + "\n");
+    m = message([&] { load_pipeline(big, test::registry()); });
+    EXPECT_NE(m.find("more than the limit of 16777216 bytes"), std::string::npos) << m;
+
+    // Tensors: DYNRT_MAX_TENSOR_FILE_BYTES sets the cap.
+    const std::string npy = dir / "x.npy";
+    write_bytes(npy, npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (64,), }", 256));
+    ::setenv("DYNRT_MAX_TENSOR_FILE_BYTES", "200", 1);
+    m = message([&] { read_npy(npy); });
+    ::setenv("DYNRT_MAX_TENSOR_FILE_BYTES", "bogus", 1);
+    const std::string bad_cap = message([&] { read_npy(npy); });
+    ::unsetenv("DYNRT_MAX_TENSOR_FILE_BYTES");
+    EXPECT_NE(m.find("more than the limit of 200 bytes"), std::string::npos) << m;
+    EXPECT_NE(bad_cap.find("DYNRT_MAX_TENSOR_FILE_BYTES must be a positive byte count"), std::string::npos) << bad_cap;
+    EXPECT_EQ(read_npy(npy).count(), 64u);
+}
+
+TEST(PipelineHostile, DeepYamlNestingAndAliasBombs_AreClearErrors) {
+    std::string deep = "name: [";
+    for (int i = 0; i < 100; ++i) deep += "[";
+    deep += "x";
+    for (int i = 0; i < 101; ++i) deep += "]";
+    std::string m = error_of_text(deep + "\n");
+    EXPECT_NE(m.find("YAML nesting deeper than 64 levels"), std::string::npos) << m;
+    // Past yaml-cpp's own recursion guard too.
+    std::string deeper(5000, '[');
+    m = error_of_text(deeper + "\n");
+    EXPECT_NE(m.find("YAML nesting deeper than 64 levels"), std::string::npos) << m;
+
+    // Aliases: 9 levels of 10 references each are 10^9 nodes when walked.
+    std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i <= 9; ++i) {
+        const std::string prev = "*a" + std::to_string(i - 1);
+        bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+        for (int k = 0; k < 10; ++k) bomb += (k ? ", " : "") + prev;
+        bomb += "]\n";
+    }
+    m = error_of_text(bomb);
+    EXPECT_NE(m.find("more than 1000000 nodes"), std::string::npos) << m;
+}
+
+TEST(PipelineHostile, OutOfRangeSettings_AreLocatedErrors) {
+    const char* kBase = R"(
+inputs:
+  x: {dtype: f32, shape: [2]}
+constants:
+  w: {dtype: f32, shape: [2], init: {random: {seed: SEED}}}
+nodes:
+  - {name: act, op: eltwise, inputs: [x, w], attrs: {mode: add}}
+outputs: [OUT]
+run: {compile_threads: THREADS}
+)";
+    auto text = [&](const std::string& seed, const std::string& threads, const std::string& out) {
+        std::string s = kBase;
+        s.replace(s.find("SEED"), 4, seed);
+        s.replace(s.find("OUT"), 3, out);
+        s.replace(s.find("THREADS"), 7, threads);
+        return s;
+    };
+    EXPECT_NO_THROW(load_text(text("7", "4", "act")));
+    std::string m = error_of_text(text("7", "100000", "act"));
+    EXPECT_NE(m.find("run.compile_threads must be in 1..256, got 100000"), std::string::npos) << m;
+    EXPECT_NE(m.find("field 'compile_threads'"), std::string::npos) << m;
+    m = error_of_text(text("-1", "4", "act"));
+    EXPECT_NE(m.find("init.random.seed must be >= 0, got -1"), std::string::npos) << m;
+    EXPECT_NE(m.find("pipe.yaml:5:53"), std::string::npos) << m;
+    m = error_of_text(text("7", "4", "act:12345678901234567890"));
+    EXPECT_NE(m.find("output index 12345678901234567890 is out of range"), std::string::npos) << m;
+    EXPECT_NE(m.find("field 'outputs'"), std::string::npos) << m;
+    m = error_of_text(text("7", "4", "act:99999"));
+    EXPECT_NE(m.find("out of range (at most 65535)"), std::string::npos) << m;
+}
+
+TEST(PipelineHostile, NonUtf8Names_GiveValidReportJson) {
+    RunResult r;
+    r.pipeline = "pipe\xff\xfe";
+    r.file = "dir/\xc3(.yaml";
+    RunRecord rec;
+    rec.label = "seq=\x80";
+    rec.shapes["x\xff"] = Shape{1, 2};
+    NodeStats n;
+    n.node = "node\xff";
+    n.op = "op\xc0\xaf";
+    n.impl = "impl";
+    rec.stats.nodes.push_back(n);
+    r.runs.push_back(rec);
+    const std::string json = report_json(r);
+    for (unsigned char c : json) EXPECT_LT(c, 0x80) << "raw non-ASCII byte in the report";
+    EXPECT_NE(json.find("\"pipeline\": \"pipe\\ufffd\\ufffd\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"node\": \"node\\ufffd\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"x\\ufffd\": [1, 2]"), std::string::npos) << json;
+}
+
+TEST(PipelineHostile, FailingBeforeCommit_CommitsNoOutputsAndLeavesNoStaging) {
+    TempDir dir;
+    const Pipeline p = load_pipeline(kSource + "/configs/shape_chain.yaml", test::registry());
+    RunOptions o;
+    o.device = "cpu";
+    o.use_env_prealloc = false;
+    o.max_runs = 2;
+    o.save_outputs_dir = dir / "outs";
+    o.before_commit = [](const RunResult&) { throw Error("the report cannot be written"); };
+    EXPECT_THROW(run_pipeline(p, o), Error);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 0);
+    o.before_commit = nullptr;
+    run_pipeline(p, o);
+    EXPECT_TRUE(fs::exists(dir / "outs/run_1"));
+}
+
+TEST(PipelineHostile, Cli_BadValuesExit2_UnwritableDestinationsFailBeforeRunning) {
+    const std::string cfg = kSource + "/configs/shape_chain.yaml";
+    for (const char* repeat : {"-1", "=-1", "=0", "=18446744073709551615", "=99999999999999999999", "=1000001", "=1x"}) {
+        const std::string arg = std::string(repeat)[0] == '=' ? std::string("--repeat") + repeat
+                                                              : std::string("--repeat ") + repeat;
+        const Proc p = dynrt_cli("run " + cfg + " --device cpu " + arg + modules_arg());
+        EXPECT_EQ(p.code, 2) << arg << ": " << p.out;
+        EXPECT_EQ(p.out.find("vector"), std::string::npos) << p.out;
+    }
+    // Schedule x --repeat past the cap is a command-line error too.
+    const Proc many = dynrt_cli("run " + cfg + " --device cpu --repeat 1000000" + modules_arg());
+    EXPECT_EQ(many.code, 2) << many.out;
+    EXPECT_NE(many.out.find("more than the limit of 1000000 runs"), std::string::npos) << many.out;
+
+    TempDir dir;
+    const Proc folder = dynrt_cli("run " + dir.path.string() + modules_arg());
+    EXPECT_EQ(folder.code, 1) << folder.out;
+    EXPECT_NE(folder.out.find("the pipeline file is a directory"), std::string::npos) << folder.out;
+
+    // --report into a folder that does not exist: found before any run, so
+    // --save-outputs commits nothing and leaves no staging folder.
+    const std::string out_dir = dir / "outs";
+    const Proc p = dynrt_cli("run " + cfg + " --device cpu --save-outputs " + out_dir + " --report " +
+                             (dir / "missing/report.json") + modules_arg());
+    EXPECT_EQ(p.code, 1) << p.out;
+    EXPECT_NE(p.out.find("--report: the folder"), std::string::npos) << p.out;
+    EXPECT_EQ(p.out.find("median ms"), std::string::npos) << p.out;
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 0);
+    // --report naming a folder.
+    const Proc q = dynrt_cli("run " + cfg + " --device cpu --report " + dir.path.string() + modules_arg());
+    EXPECT_EQ(q.code, 1) << q.out;
+    EXPECT_NE(q.out.find("--report: the path is a directory"), std::string::npos) << q.out;
 }

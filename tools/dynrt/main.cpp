@@ -8,7 +8,10 @@
 
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <set>
 #include <string>
@@ -16,6 +19,7 @@
 
 #include "dynrt/module_loader.hpp"
 #include "harness.hpp"
+#include "int_range.hpp"
 #include "onnx_import.hpp"
 #include "pipeline.hpp"
 
@@ -98,6 +102,49 @@ private:
     bool on_;
 };
 
+ErrorContext for_option(const std::string& path, const std::string& option) {
+    ErrorContext c;
+    c.file = path;
+    c.field = option;
+    return c;
+}
+
+// The folder that will hold `path` must exist and be writable (the file is
+// written next to it and renamed), and `path` must not be a folder.
+void check_writable_file(const std::string& path, const std::string& option) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (path.empty()) throw UsageError(option + " needs a file name");
+    if (fs::is_directory(path, ec)) throw Error(option + ": the path is a directory", for_option(path, option));
+    fs::path dir = fs::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!fs::is_directory(dir, ec))
+        throw Error(option + ": the folder " + dir.string() + " does not exist", for_option(path, option));
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        throw Error(option + ": cannot write into " + dir.string() + ": " + std::strerror(errno),
+                    for_option(path, option));
+}
+
+// `dir` is an existing writable folder, or can be created in an existing
+// writable folder (the staging folder is made next to it).
+void check_writable_folder(const std::string& dir, const std::string& option) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path d = fs::path(dir).lexically_normal();
+    if (d.filename().empty()) d = d.parent_path();
+    if (fs::exists(d, ec) && !fs::is_directory(d, ec))
+        throw Error(option + ": the path exists and is not a directory", for_option(dir, option));
+    fs::path parent = d.parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent, ec))
+        throw Error(option + ": the folder " + parent.string() + " does not exist", for_option(dir, option));
+    if (::access(parent.c_str(), W_OK | X_OK) != 0)
+        throw Error(option + ": cannot write into " + parent.string() + ": " + std::strerror(errno),
+                    for_option(dir, option));
+    if (fs::is_directory(d, ec) && ::access(d.c_str(), W_OK | X_OK) != 0)
+        throw Error(option + ": cannot write into " + d.string() + ": " + std::strerror(errno), for_option(dir, option));
+}
+
 int cmd_run(const std::vector<std::string>& args) {
     po::options_description desc(
         "usage: dynrt run PIPELINE.yaml [options]\n\n"
@@ -114,7 +161,8 @@ int cmd_run(const std::vector<std::string>& args) {
         ("prealloc", po::value<std::string>(),
          "ShapePredictor settings \"N BYTES DIFF RATIO\" (\"0 0 0 1.0\" disables); "
          "overrides DYNRT_MEM_PREALLOC and run.prealloc")
-        ("repeat", po::value<size_t>()->default_value(1), "run the whole schedule K times")
+        ("repeat", po::value<std::string>()->default_value("1"),
+         "run the whole schedule K times (1..1000000 runs in all)")
         ("verbose,v", "device choice, module folders, impl choices and progress on stderr")
         ("pipeline", po::value<std::string>(), "the pipeline YAML file");
     po::positional_options_description pos;
@@ -128,8 +176,14 @@ int cmd_run(const std::vector<std::string>& args) {
     const bool verbose = vm.count("verbose") != 0;
     pipeline::RunOptions opt;
     opt.verbose = verbose;
-    opt.repeat = vm["repeat"].as<size_t>();
-    if (opt.repeat < 1) throw UsageError("--repeat must be >= 1");
+    {
+        const std::string text = vm["repeat"].as<std::string>();
+        int64_t k = 0;
+        if (!tools::parse_int64(text, k) || k < 1 || static_cast<uint64_t>(k) > pipeline::kMaxRuns)
+            throw UsageError("--repeat must be an integer in 1.." + std::to_string(pipeline::kMaxRuns) + ", got '" +
+                             text + "'");
+        opt.repeat = static_cast<size_t>(k);
+    }
     if (vm.count("device")) opt.device = vm["device"].as<std::string>();
     if (vm.count("prealloc")) {
         opt.prealloc = vm["prealloc"].as<std::string>();
@@ -140,11 +194,27 @@ int cmd_run(const std::vector<std::string>& args) {
         }
     }
     if (vm.count("save-outputs")) opt.save_outputs_dir = vm["save-outputs"].as<std::string>();
+    // Every destination is checked before anything runs, so a report that
+    // cannot be written is not found out after the runs.
+    if (vm.count("report")) check_writable_file(vm["report"].as<std::string>(), "--report");
+    if (!opt.save_outputs_dir.empty()) check_writable_folder(opt.save_outputs_dir, "--save-outputs");
 
     auto registry = load_modules(modules_dirs, verbose, nullptr);
     const auto p = pipeline::load_pipeline(vm["pipeline"].as<std::string>(), registry);
+    if (!p.runs.empty() && opt.repeat > pipeline::kMaxRuns / p.runs.size())
+        throw UsageError("--repeat " + std::to_string(opt.repeat) + " x " + std::to_string(p.runs.size()) +
+                         " schedule runs is more than the limit of " + std::to_string(pipeline::kMaxRuns) + " runs");
     Progress progress(p.runs.size() * opt.repeat, verbose);
     opt.on_run = [&](size_t done, size_t, const pipeline::RunRecord& rec) { progress.update(done, rec); };
+    // The report is written once every run succeeded and before the saved
+    // outputs are moved into place: when it cannot be written, no outputs are
+    // committed either.
+    if (vm.count("report")) {
+        const std::string report = vm["report"].as<std::string>();
+        opt.before_commit = [report](const pipeline::RunResult& r) {
+            pipeline::write_file_atomic(report, pipeline::report_json(r));
+        };
+    }
     pipeline::RunResult result;
     try {
         result = pipeline::run_pipeline(p, opt);
@@ -152,7 +222,6 @@ int cmd_run(const std::vector<std::string>& args) {
         progress.abort();
         throw;
     }
-    if (vm.count("report")) pipeline::write_file_atomic(vm["report"].as<std::string>(), pipeline::report_json(result));
     std::cout << pipeline::summary_table(result, verbose);
     return kOk;
 }
@@ -287,6 +356,11 @@ int main(int argc, char** argv) {
         return kUsageError;
     } catch (const std::exception& e) {
         std::cerr << "dynrt: error: " << e.what() << "\n";
+        return kRunError;
+    } catch (...) {
+        // Whatever a module may throw: still unwound (staging folders and
+        // temporary files removed) and reported, never std::terminate.
+        std::cerr << "dynrt: error: unknown exception\n";
         return kRunError;
     }
 }

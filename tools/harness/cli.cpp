@@ -3,12 +3,14 @@
 // Exit codes: 0 every row passed (and at least one ran), 1 a failure, an error,
 // or nothing ran, 2 bad command line.
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 
 #include "dynrt/error.hpp"
 #include "dynrt/module_loader.hpp"
 #include "harness.hpp"
+#include "int_range.hpp"
 
 namespace po = boost::program_options;
 
@@ -43,8 +45,9 @@ int dynrt_test_op_main(int argc, char** argv) {
         ("shapes", po::value<std::vector<std::string>>(&shapes)->composing(),
          "cases, e.g. \"[2,1..64,16]\", \"x=[b,k] w=[n,k] b=1..4 k=16 n=8\", \"[1,3];[2,5]\" (repeatable)")
         ("sweep-file", po::value<std::string>(), "sweep file (ops/<op>/sweep.txt format)")
-        ("random", po::value<size_t>()->default_value(0), "N random cases per template instead of every combination")
-        ("seed", po::value<uint64_t>()->default_value(1), "seed of random cases and input data")
+        ("random", po::value<std::string>()->default_value("0"),
+         "N random cases per template instead of every combination (0..1000000)")
+        ("seed", po::value<std::string>()->default_value("1"), "seed of random cases and input data (>= 0)")
         ("dtype", po::value<std::string>()->default_value("f32"), "data type of inputs without their own :dtype")
         ("device", po::value<std::vector<std::string>>(&devices)->composing(),
          "impl types to test: cpu, ocl, all (repeatable; default all)")
@@ -54,7 +57,7 @@ int dynrt_test_op_main(int argc, char** argv) {
         ("atol", po::value<double>(), "absolute tolerance (default per dtype: f32 1e-5, f16 1e-3, integers 0)")
         ("no-revisit", "dynamic impls: run the sweep once, without the revisiting pass")
         ("bench", "time every impl on every case (median of --repeat runs)")
-        ("repeat", po::value<size_t>()->default_value(5), "timed runs per case with --bench")
+        ("repeat", po::value<std::string>()->default_value("5"), "timed runs per case with --bench (1..1000000)")
         ("json", "print the report as JSON")
         ("modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
          "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")
@@ -90,8 +93,19 @@ int dynrt_test_op_main(int argc, char** argv) {
     }
     opt.shapes = shapes;
     if (vm.count("sweep-file")) opt.sweep_file = vm["sweep-file"].as<std::string>();
-    opt.random = vm["random"].as<size_t>();
-    opt.seed = vm["seed"].as<uint64_t>();
+    // Counts as int64 in a range: boost would read "-1" as 2^64-1.
+    int64_t number = 0;
+    auto integer = [&](const char* name, int64_t min, int64_t max) {
+        const std::string text = vm[name].as<std::string>();
+        if (tools::parse_int64(text, number) && number >= min && number <= max) return true;
+        std::cerr << "dynrt test-op: --" << name << " must be an integer in " << min << ".." << max << ", got '"
+                  << text << "'\n";
+        return false;
+    };
+    if (!integer("random", 0, 1000000)) return 2;
+    opt.random = static_cast<size_t>(number);
+    if (!integer("seed", 0, INT64_MAX)) return 2;
+    opt.seed = static_cast<uint64_t>(number);
     try {
         opt.dtype = parse_data_type(vm["dtype"].as<std::string>());
     } catch (const Error& e) {
@@ -105,11 +119,8 @@ int dynrt_test_op_main(int argc, char** argv) {
     if (vm.count("atol")) opt.atol = vm["atol"].as<double>();
     opt.revisit = !vm.count("no-revisit");
     opt.bench = vm.count("bench") != 0;
-    opt.repeat = vm["repeat"].as<size_t>();
-    if (opt.repeat < 1) {
-        std::cerr << "dynrt test-op: --repeat must be >= 1\n";
-        return 2;
-    }
+    if (!integer("repeat", 1, 1000000)) return 2;
+    opt.repeat = static_cast<size_t>(number);
     opt.verbose = vm.count("verbose") != 0;
     if (opt.shapes.empty() && opt.sweep_file.empty()) opt.sweep_file = default_sweep_file(opt.op);
 

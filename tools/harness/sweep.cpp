@@ -4,12 +4,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "dynrt/error.hpp"
+#include "file_io.hpp"
 #include "harness.hpp"
 #include "int_range.hpp"
 
@@ -413,11 +413,7 @@ std::vector<SweepSection> parse_sweep_text(const std::string& text, const std::s
 }
 
 std::vector<SweepSection> parse_sweep_file(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) throw Error("cannot open the sweep file", shapes_ctx(path));
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return parse_sweep_text(ss.str(), path);
+    return parse_sweep_text(tools::read_file_capped(path, tools::kMaxTextFileBytes, "sweep file"), path);
 }
 
 Attributes parse_attrs(const std::vector<AttrSpec>& schema,

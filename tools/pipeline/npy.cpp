@@ -1,9 +1,9 @@
 // .npy reading and writing (NumPy format 1.0/2.0/3.0), little-endian, C order.
 #include <cctype>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "dynrt/checked_math.hpp"
+#include "file_io.hpp"
 #include "pipeline.hpp"
 
 namespace dynrt::pipeline {
@@ -190,23 +190,26 @@ HostTensor parse_npy(const std::string& bytes, const std::string& name) {
                     in_file(name, "fortran_order"));
 
     const Shape shape(dims);
-    HostTensor t(dtype, shape);
+    // The size the header claims, checked against the bytes present before
+    // anything is allocated: a 100-byte file claiming 10^9 elements is refused
+    // here, not after zeroing gigabytes.
+    size_t count = 0;
+    if (!count_fits(dims, &count))
+        throw Error("shape " + shape.to_string() + " has more elements than fit (at most 2^60)",
+                    in_file(name, "shape"));
+    const size_t expected = checked_mul(count, byte_size(dtype), ".npy data size");
     const size_t data_at = header_at + header_len;
-    if (bytes.size() - data_at != t.bytes())
+    if (bytes.size() - data_at != expected)
         throw Error("data size " + std::to_string(bytes.size() - data_at) + " bytes does not match " +
-                        descr + " " + shape.to_string() + " (" + std::to_string(t.bytes()) + " bytes)",
+                        descr + " " + shape.to_string() + " (" + std::to_string(expected) + " bytes)",
                     in_file(name));
+    HostTensor t(dtype, shape);
     if (t.bytes() > 0) std::memcpy(t.data(), bytes.data() + data_at, t.bytes());
     return t;
 }
 
 HostTensor read_npy(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("cannot open .npy file: " + std::string(std::strerror(errno)), in_file(path));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw Error("cannot read .npy file", in_file(path));
-    return parse_npy(ss.str(), path);
+    return parse_npy(tools::read_file_capped(path, tools::max_tensor_file_bytes(), ".npy file"), path);
 }
 
 std::string to_npy(const HostTensor& t) {

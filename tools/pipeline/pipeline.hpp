@@ -111,6 +111,14 @@ struct Pipeline {
     RunSettings run;
 };
 
+// The most runs one pipeline expands to (its schedule, every entry's values,
+// products and repeats counted) and the most runs one execution makes
+// (schedule x --repeat): beyond, loading or running is an error naming the
+// field and this cap, before anything is expanded.
+inline constexpr size_t kMaxRuns = 1000000;
+// run.compile_threads is 1..kMaxCompileThreads.
+inline constexpr int64_t kMaxCompileThreads = 256;
+
 // Parses and builds a pipeline. Relative paths (.npy) resolve against the YAML
 // file's folder. Throws dynrt::Error with file:line:column on bad input.
 Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry);
@@ -153,6 +161,8 @@ struct RunRecord {
     std::map<std::string, HostTensor> outputs;    // only with keep_outputs
 };
 
+struct RunResult;
+
 struct RunOptions {
     std::optional<std::string> device;            // overrides run.device
     std::optional<std::string> prealloc;          // --prealloc
@@ -164,6 +174,10 @@ struct RunOptions {
     bool keep_outputs = false;                    // fill RunRecord::outputs (tests)
     // Called after each run with (done, total, record); progress display.
     std::function<void(size_t, size_t, const RunRecord&)> on_run;
+    // Called once every run succeeded, before the --save-outputs files are
+    // moved into place: what else the caller writes (the report) happens here,
+    // so when it fails no outputs are committed.
+    std::function<void(const RunResult&)> before_commit;
 };
 
 struct RunResult {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -116,7 +117,13 @@ public:
         std::error_code ec;
         fs::remove_all(staging_, ec);
         fs::create_directories(staging_, ec);
-        if (ec) throw Error("cannot create " + staging_.string() + ": " + ec.message(), in_file(dir_));
+        if (ec) {
+            // The destructor does not run for a throwing constructor.
+            const std::string msg = "cannot create " + staging_.string() + ": " + ec.message();
+            std::error_code ignored;
+            fs::remove_all(staging_, ignored);
+            throw Error(msg, in_file(dir_, "--save-outputs"));
+        }
     }
     ~OutputStaging() {
         std::error_code ec;
@@ -135,10 +142,14 @@ public:
         std::error_code ec;
         fs::create_directories(dir_, ec);
         if (ec) throw Error("cannot create the output folder: " + ec.message(), in_file(dir_));
-        for (const auto& entry : fs::directory_iterator(staging_)) {
-            const fs::path target = fs::path(dir_) / entry.path().filename();
+        std::vector<fs::path> entries;
+        for (fs::directory_iterator it(staging_, ec), end; !ec && it != end; it.increment(ec))
+            entries.push_back(it->path());
+        if (ec) throw Error("cannot list " + staging_.string() + ": " + ec.message(), in_file(dir_));
+        for (const fs::path& from : entries) {
+            const fs::path target = fs::path(dir_) / from.filename();
             fs::remove_all(target, ec);
-            fs::rename(entry.path(), target, ec);
+            fs::rename(from, target, ec);
             if (ec) throw Error("cannot move outputs into place: " + ec.message(), in_file(target.string()));
         }
     }
@@ -171,6 +182,13 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     result.seed = p.run.seed;
     result.prealloc = resolve_prealloc(options.prealloc, options.use_env_prealloc ? std::getenv("DYNRT_MEM_PREALLOC") : nullptr,
                                        p.run.prealloc, &result.prealloc_source);
+
+    const size_t repeat = std::max<size_t>(1, options.repeat);
+    if (!p.runs.empty() && repeat > kMaxRuns / p.runs.size() &&
+        !(options.max_runs && options.max_runs <= kMaxRuns))
+        throw Error("repeat " + std::to_string(repeat) + " x " + std::to_string(p.runs.size()) +
+                        " schedule runs is more than the limit of " + std::to_string(kMaxRuns) + " runs",
+                    in_file(p.file, "repeat"));
 
     std::vector<std::string> ops;
     for (const auto& n : p.program->nodes())
@@ -207,8 +225,8 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     InferRequest request(network);
     OutputStaging staging(options.save_outputs_dir);
 
-    const size_t repeat = std::max<size_t>(1, options.repeat);
-    size_t total = p.runs.size() * repeat;
+    size_t total = 0;
+    if (__builtin_mul_overflow(p.runs.size(), repeat, &total)) total = SIZE_MAX;
     if (options.max_runs) total = std::min(total, options.max_runs);
     result.runs.reserve(total);
 
@@ -253,10 +271,11 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     // come back) and let the running ones finish.
     if (CompilationContext* cc = network->compilation_context()) cc->cancel_pending();
     network->wait_for_background_builds();
-    staging.commit();
     result.engine_allocations = engine->allocation_count();
     result.engine_bytes_allocated = engine->bytes_allocated();
     result.engine_peak_bytes = engine->peak_bytes();
+    if (options.before_commit) options.before_commit(result);
+    staging.commit();
     return result;
 }
 

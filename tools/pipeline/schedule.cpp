@@ -1,6 +1,7 @@
 // Shape schedules: `schedule:` entries -> one RunSpec per inference, and the
 // input data of each run (docs/yaml.md, "schedule").
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "int_range.hpp"
@@ -176,6 +177,32 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
 
         // Combinations of the given symbols: zipped (lists of equal length; a
         // single value goes with every element) or the Cartesian product.
+        // Their number (times repeat) is checked against kMaxRuns before any
+        // is made, so three 1..10^6 ranges in product mode or a repeat of 10^9
+        // are an error, not gigabytes of run specs.
+        {
+            size_t combos_count = 1;
+            for (const auto& [sym, values] : given) {
+                if (product) {
+                    if (__builtin_mul_overflow(combos_count, values.size(), &combos_count)) combos_count = SIZE_MAX;
+                } else if (values.size() != 1) {
+                    combos_count = values.size();
+                }
+            }
+            size_t entry_runs = 0;
+            if (__builtin_mul_overflow(combos_count, repeat, &entry_runs)) entry_runs = SIZE_MAX;
+            if (entry_runs > kMaxRuns - runs.size()) {
+                const bool by_repeat = repeat > 1 && combos_count <= kMaxRuns - runs.size();
+                const std::string count = entry_runs == SIZE_MAX ? "more than 2^64" : std::to_string(entry_runs);
+                src.fail(by_repeat ? e["repeat"] : e,
+                         what + " expands to " + count + " runs (" + std::to_string(combos_count) +
+                             (combos_count == 1 ? " combination" : " combinations") + " x repeat " + std::to_string(repeat) +
+                             (runs.empty() ? "" : ", after " + std::to_string(runs.size()) + " runs of earlier entries") +
+                             "), more than the limit of " + std::to_string(kMaxRuns) +
+                             " runs per pipeline",
+                         by_repeat ? "repeat" : "schedule");
+            }
+        }
         std::vector<std::map<std::string, int64_t>> combos;
         if (product) {
             combos.emplace_back();

@@ -5,11 +5,18 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "file_io.hpp"
+#include "int_range.hpp"
 #include "yaml_util.hpp"
+
+// yaml-cpp 0.7 and later stop deep recursion with DeepRecursion; with older
+// ones check_tree() is the only depth check.
+#if __has_include(<yaml-cpp/depthguard.h>)
+#include <yaml-cpp/depthguard.h>
+#define DYNRT_YAML_DEPTHGUARD 1
+#endif
 
 namespace dynrt::pipeline {
 
@@ -28,6 +35,9 @@ PartialShape InputSpec::partial_shape() const {
 }
 
 namespace {
+
+// The largest K accepted in a 'node:K' reference (no op has more outputs).
+constexpr int64_t kMaxOutputIndex = 65535;
 
 bool is_identifier(const std::string& s) {
     if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
@@ -162,7 +172,7 @@ struct Loader {
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
         if (n["seed"]) {
             const int64_t s = detail::read_int(src, n["seed"], "run.seed");
-            if (s < 0) src.fail(n["seed"], "run.seed must be >= 0");
+            if (s < 0) src.fail(n["seed"], "run.seed must be >= 0, got " + std::to_string(s), "seed");
             r.seed = static_cast<uint64_t>(s);
         }
         if (n["prealloc"]) {
@@ -175,14 +185,17 @@ struct Loader {
             }
             r.prealloc = text;
         }
-        auto count = [&](const char* key, size_t& out, int64_t min) {
+        auto count = [&](const char* key, size_t& out, int64_t min, int64_t max = INT64_MAX) {
             if (!n[key]) return;
             const int64_t v = detail::read_int(src, n[key], std::string("run.") + key);
-            if (v < min) src.fail(n[key], std::string("run.") + key + " must be >= " + std::to_string(min));
+            if (v < min) src.fail(n[key], std::string("run.") + key + " must be >= " + std::to_string(min), key);
+            if (v > max)
+                src.fail(n[key], std::string("run.") + key + " must be in " + std::to_string(min) + ".." +
+                                     std::to_string(max) + ", got " + std::to_string(v), key);
             out = static_cast<size_t>(v);
         };
         count("impl_cache_capacity", r.impl_cache_capacity, 1);
-        count("compile_threads", r.compile_threads, 1);
+        count("compile_threads", r.compile_threads, 1, kMaxCompileThreads);
         count("async_compile_after", r.async_compile_after, 1);
         if (n["async_compile"]) r.async_compile = detail::read_bool(src, n["async_compile"], "run.async_compile");
         if (n["dynamic_impls"]) r.dynamic_impls = detail::read_bool(src, n["dynamic_impls"], "run.dynamic_impls");
@@ -304,7 +317,13 @@ struct Loader {
         if (!r.IsNull()) {
             detail::expect_map(src, r, what + " init.random");
             detail::check_keys(src, r, {"seed", "low", "high"}, what + " init.random");
-            if (r["seed"]) seed = static_cast<uint64_t>(detail::read_int(src, r["seed"], "random.seed"));
+            if (r["seed"]) {
+                // Seeds are 0..2^63-1 everywhere (as run.seed): a negative one is
+                // refused, not wrapped to a huge unsigned value.
+                const int64_t s = detail::read_int(src, r["seed"], "random.seed");
+                if (s < 0) src.fail(r["seed"], what + ": init.random.seed must be >= 0, got " + std::to_string(s), "seed");
+                seed = static_cast<uint64_t>(s);
+            }
             if (r["low"]) low = detail::read_float(src, r["low"], "random.low");
             if (r["high"]) high = detail::read_float(src, r["high"], "random.high");
             if (!(high > low)) src.fail(r, what + ": random.high must be greater than random.low");
@@ -482,7 +501,27 @@ struct Loader {
         for (const auto& r : refs) check_ref(r.ref, r.where, r.node);
     }
 
+    // The K of a 'node:K' reference: digits that fit, checked here so that a
+    // 20-digit index is a located error naming the field.
+    void check_ref_index(const std::string& ref, const YAML::Node& where, const std::string& field,
+                         const std::string& node = {}) {
+        const size_t colon = ref.find(':');
+        if (colon == std::string::npos) return;
+        const std::string idx = ref.substr(colon + 1);
+        int64_t k = 0;
+        const bool digits = !idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos;
+        if (digits && tools::parse_int64(idx, k) && k <= kMaxOutputIndex) return;
+        ErrorContext c = src.at(where, field);
+        c.node = node;
+        throw Error("bad reference '" + ref + "': " +
+                        (digits ? "output index " + idx + " is out of range (at most " +
+                                      std::to_string(kMaxOutputIndex) + ")"
+                                : std::string("expected 'node' or 'node:K' with K a non-negative integer")),
+                    c);
+    }
+
     void check_ref(const std::string& ref, const YAML::Node& where, const std::string& node) {
+        check_ref_index(ref, where, "inputs", node);
         const std::string base = ref.substr(0, ref.find(':'));
         if (names.count(base)) return;
         std::string msg = "input '" + ref + "' refers to nothing: no input, constant or node is called '" + base + "'";
@@ -503,6 +542,7 @@ struct Loader {
         if (items.empty()) src.fail(n, "'outputs' is empty");
         for (const auto& e : items) {
             const std::string ref = detail::read_string(src, e, "output");
+            check_ref_index(ref, e, "outputs");
             const std::string base = ref.substr(0, ref.find(':'));
             if (!names.count(base)) {
                 std::string msg = "output '" + ref + "' names no input, constant or node";
@@ -516,6 +556,35 @@ struct Loader {
     }
 };
 
+// Nesting and size limits of the YAML tree, checked before the loader walks
+// it: a pipeline is a few levels deep; anything deeper, or a tree that aliases
+// blow up to millions of nodes, is refused with its location.
+constexpr size_t kMaxYamlDepth = 64;
+constexpr size_t kMaxYamlNodes = 1000000;
+
+void check_tree(const Source& src, const YAML::Node& root) {
+    std::vector<std::pair<YAML::Node, size_t>> stack{{root, 1}};
+    size_t visited = 0;
+    while (!stack.empty()) {
+        const auto [n, depth] = stack.back();
+        stack.pop_back();
+        if (++visited > kMaxYamlNodes)
+            src.fail(n, "the YAML document has more than " + std::to_string(kMaxYamlNodes) +
+                            " nodes (aliases expanding?), more than a pipeline needs");
+        if (!n.IsMap() && !n.IsSequence()) continue;
+        if (depth > kMaxYamlDepth)
+            src.fail(n, "YAML nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+        for (const auto& e : n) {
+            if (n.IsMap()) {
+                stack.emplace_back(e.first, depth + 1);
+                stack.emplace_back(e.second, depth + 1);
+            } else {
+                stack.emplace_back(e, depth + 1);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
@@ -525,7 +594,16 @@ Pipeline load_pipeline_text(const std::string& text, const std::string& file, co
     YAML::Node root;
     try {
         root = YAML::Load(text);
-    } catch (const YAML::ParserException& e) {
+    }
+#ifdef DYNRT_YAML_DEPTHGUARD
+    catch (const YAML::DeepRecursion& e) {
+        ErrorContext c = in_file(file);
+        c.line = e.mark.line + 1;
+        c.column = e.mark.column + 1;
+        throw Error("YAML nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels", c);
+    }
+#endif
+    catch (const YAML::ParserException& e) {
         ErrorContext c = in_file(file);
         c.line = e.mark.line + 1;
         c.column = e.mark.column + 1;
@@ -536,6 +614,7 @@ Pipeline load_pipeline_text(const std::string& text, const std::string& file, co
         throw Error(std::string("cannot parse YAML: ") + e.what(), in_file(file));
     }
     try {
+        check_tree(l.src, root);
         l.load(root);
     } catch (const YAML::Exception& e) {
         // A yaml-cpp conversion that slipped past the typed reads: still a
@@ -549,12 +628,9 @@ Pipeline load_pipeline_text(const std::string& text, const std::string& file, co
 }
 
 Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("cannot open pipeline file", in_file(path));
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    const std::string text = tools::read_file_capped(path, tools::kMaxTextFileBytes, "pipeline file");
     const std::string dir = std::filesystem::path(path).parent_path().string();
-    return load_pipeline_text(ss.str(), path, dir, std::move(registry));
+    return load_pipeline_text(text, path, dir, std::move(registry));
 }
 
 }  // namespace dynrt::pipeline
