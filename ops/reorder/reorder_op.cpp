@@ -80,6 +80,12 @@ void register_reorder(dynrt::ModuleRegistrar& reg) {
     def.max_inputs = 1;
     def.attrs = {dynrt::attr_string("format", std::string("plain"), format_names(), "output memory format")};
     def.infer = infer;
+    // The flow reorders constant weights through this op (OpDefinition::convert_format).
+    def.convert_format = [](dynrt::Format target) {
+        dynrt::Attributes attrs;
+        attrs.set("format", std::string(dynrt::to_string(target)));
+        return attrs;
+    };
     reg.add_op(def);
 
     // Host impls (any format in and out; the generic host entry takes plain only).
@@ -115,11 +121,11 @@ void register_reorder(dynrt::ModuleRegistrar& reg) {
                                           dynrt::OclArg::i64(static_cast<int64_t>(p.outputs.at(0).storage_count()))};
     };
     dynrt::OclImplOptions ocl;
+    ocl.formats = {dynrt::Format::plain, dynrt::Format::osv16};   // the kernel indexes both
     ocl.validate = check_dense;
     dynrt::add_ocl_impls(reg, "reorder", spec, ocl);
 }
 
 }  // namespace
 
-    ocl.formats = {dynrt::Format::plain, dynrt::Format::osv16};   // the kernel indexes both
 DYNRT_MODULE("reorder", register_reorder)
