@@ -187,7 +187,12 @@ T* exact_cast(Base* p) {
 // 128-bit hash of `data` as 32 hex digits (two independent 64-bit hashes).
 std::string hash_hex(const std::string& data);
 
-// Reads `path`; returns true and fills `binary` when the file is a complete,
+// The largest cache entry read (a kernel binary is a few MiB at most): a
+// larger file is rejected without being read.
+constexpr uint64_t kMaxCacheEntryBytes = uint64_t(64) << 20;
+
+// Reads `path` (a regular file only, never a link, FIFO or device, and at most
+// kMaxCacheEntryBytes); returns true and fills `binary` when the file is a complete,
 // uncorrupted entry for `identity`, else false with `why` ("missing" when the
 // file does not exist).
 bool read_cache_entry(const std::string& path, const std::string& identity, std::vector<unsigned char>& binary,

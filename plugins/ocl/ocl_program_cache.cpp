@@ -6,16 +6,22 @@
 // (source with its defines, options, platform, device and driver versions) and
 // repeats that identity inside, with a checksum of the binary, so a truncated,
 // corrupted or foreign file is detected before the driver sees it; such an entry
-// is rebuilt from source and overwritten, never trusted. Entries are written to
-// a temp file and renamed, so concurrent processes never read half a file.
+// is rebuilt from source and overwritten, never trusted. Only regular files of
+// at most kMaxCacheEntryBytes are read (a FIFO, a link to a device or a huge
+// file is rejected before a byte is read), and an entry the driver refuses
+// (clCreateProgramWithBinary or clBuildProgram fails) is rebuilt from source
+// too. Every rejection counts in OclBuildStats::disk_cache_rejects and is
+// logged when the engine is verbose. Entries are written to a fresh temp file
+// and renamed, so concurrent processes never read half a file.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 #include "dynrt/error.hpp"
 #include "ocl_common.hpp"
@@ -69,14 +75,68 @@ std::string hash_hex(const std::string& data) {
     return buf;
 }
 
-bool read_cache_entry(const std::string& path, const std::string& identity, std::vector<unsigned char>& binary,
-                      std::string& why) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
-        why = "missing";
+namespace {
+
+// Reads the whole of `path` into `out` when it is a regular file of at most
+// kMaxCacheEntryBytes. The checks come before any read: lstat() refuses links
+// and special files without opening them; open() with O_NOFOLLOW (a link
+// swapped in after lstat) and O_NONBLOCK (a FIFO swapped in: open would wait
+// for a writer) and fstat() on the opened descriptor (the same regular file
+// lstat saw) make sure that what is read is that file, and the read stops at
+// the size fstat gave, so a device file can never be read until memory runs out.
+bool read_regular_file(const std::string& path, std::string& out, std::string& why) {
+    struct stat ls {};
+    if (::lstat(path.c_str(), &ls) != 0) {
+        why = errno == ENOENT ? "missing" : std::string("cannot stat: ") + std::strerror(errno);
         return false;
     }
-    const std::string in((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (S_ISLNK(ls.st_mode)) {
+        why = "a symbolic link, not a regular file";
+        return false;
+    }
+    if (!S_ISREG(ls.st_mode)) {
+        why = "not a regular file";
+        return false;
+    }
+    if (static_cast<uint64_t>(ls.st_size) > kMaxCacheEntryBytes) {
+        why = "larger than the " + std::to_string(kMaxCacheEntryBytes >> 20) + " MiB cap (" +
+              std::to_string(static_cast<uint64_t>(ls.st_size)) + " bytes)";
+        return false;
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        why = errno == ENOENT ? "missing" : std::string("cannot open: ") + std::strerror(errno);
+        return false;
+    }
+    struct stat os {};
+    bool ok = ::fstat(fd, &os) == 0 && S_ISREG(os.st_mode) && os.st_dev == ls.st_dev && os.st_ino == ls.st_ino &&
+              static_cast<uint64_t>(os.st_size) <= kMaxCacheEntryBytes;
+    if (!ok) {
+        why = "replaced while opened (not the regular file checked)";
+    } else {
+        out.resize(static_cast<size_t>(os.st_size));
+        size_t got = 0;
+        while (got < out.size()) {
+            const ssize_t n = ::read(fd, &out[got], out.size() - got);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            got += static_cast<size_t>(n);
+        }
+        if (got != out.size()) {
+            ok = false;
+            why = "truncated while read";
+        }
+    }
+    ::close(fd);
+    return ok;
+}
+
+}  // namespace
+
+bool read_cache_entry(const std::string& path, const std::string& identity, std::vector<unsigned char>& binary,
+                      std::string& why) {
+    std::string in;
+    if (!read_regular_file(path, in, why)) return false;
     size_t pos = 0;
     if (in.size() < sizeof kMagic || std::memcmp(in.data(), kMagic, sizeof kMagic) != 0) {
         why = "not a dynrt binary-cache file";
@@ -123,8 +183,22 @@ bool write_cache_entry(const std::string& path, const std::string& identity,
     static std::atomic<unsigned> counter{0};
     const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
     {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f || !f.write(out.data(), static_cast<std::streamsize>(out.size())) || !f.flush()) {
+        // A fresh file of our own: O_EXCL|O_NOFOLLOW never writes through a
+        // link or into a file someone else placed under the temp name.
+        const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            why = "cannot create " + tmp + ": " + std::strerror(errno);
+            return false;
+        }
+        size_t done = 0;
+        while (done < out.size()) {
+            const ssize_t n = ::write(fd, out.data() + done, out.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            done += static_cast<size_t>(n);
+        }
+        const bool closed = ::close(fd) == 0;
+        if (done != out.size() || !closed) {
             why = "cannot write " + tmp;
             std::error_code ec;
             std::filesystem::remove(tmp, ec);
