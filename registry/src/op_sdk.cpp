@@ -16,34 +16,46 @@ namespace dynrt {
 
 HostCall::HostCall(ExecContext& ctx) : ctx_(ctx) {
     const KernelParams& p = ctx.params;
-    // Layouts come from the params (the current, static shapes), pointers from
-    // mapping the memories. An absent (optional) input maps to nullptr.
-    for (size_t i = 0; i < p.inputs.size(); ++i) {
-        in_shapes_.push_back(p.inputs[i].get_shape());
-        const MemoryPtr mem = i < ctx.inputs.size() ? ctx.inputs[i] : nullptr;
-        if (!mem) {
-            in_ptrs_.push_back(nullptr);
-            continue;
-        }
-        maps_.push_back(std::make_unique<MappedMemory>(*mem, ctx.stream));
-        in_ptrs_.push_back(maps_.back()->data());
-    }
+    // Layouts come from the params (the current, static shapes); nothing is
+    // mapped here (see map_input / map_output).
+    in_shapes_.reserve(p.inputs.size());
+    for (const Layout& l : p.inputs) in_shapes_.push_back(l.get_shape());
+    in_ptrs_.assign(p.inputs.size(), nullptr);
+    out_shapes_.reserve(p.outputs.size());
+    out_offsets_.assign(p.outputs.size(), 0);
     for (size_t i = 0; i < p.outputs.size(); ++i) {
         out_shapes_.push_back(p.outputs[i].get_shape());
-        const MemoryPtr mem = i < ctx.outputs.size() ? ctx.outputs[i] : nullptr;
-        if (!mem) {
-            out_ptrs_.push_back(nullptr);
-            continue;
-        }
         // A padded output whose elements form one dense block (validated by the
         // impl entry) is addressed from its first element.
         size_t offset = 0;
         if (!p.outputs[i].padding.empty() && !dense_block_in_padding(p.outputs[i], &offset))
             throw Error("output " + std::to_string(i) + " is padded (" + p.outputs[i].to_string() +
                         "); the host reference takes dense blocks only");
-        maps_.push_back(std::make_unique<MappedMemory>(*mem, ctx.stream));
-        out_ptrs_.push_back(static_cast<char*>(maps_.back()->data()) + offset * byte_size(p.outputs[i].dtype));
+        out_offsets_[i] = offset * byte_size(p.outputs[i].dtype);
     }
+    out_ptrs_.assign(p.outputs.size(), nullptr);
+}
+
+const void* HostCall::map_input(size_t i) const {
+    if (i >= in_ptrs_.size())
+        throw Error("HostCall: input " + std::to_string(i) + " of " + std::to_string(in_ptrs_.size()) +
+                    " requested (node '" + ctx_.params.node + "')");
+    const MemoryPtr mem = i < ctx_.inputs.size() ? ctx_.inputs[i] : nullptr;
+    if (!mem) return nullptr;   // an absent optional input
+    maps_.push_back(std::make_unique<MappedMemory>(*mem, ctx_.stream));
+    in_ptrs_[i] = maps_.back()->data();
+    return in_ptrs_[i];
+}
+
+void* HostCall::map_output(size_t i) const {
+    if (i >= out_ptrs_.size())
+        throw Error("HostCall: output " + std::to_string(i) + " of " + std::to_string(out_ptrs_.size()) +
+                    " requested (node '" + ctx_.params.node + "')");
+    const MemoryPtr mem = i < ctx_.outputs.size() ? ctx_.outputs[i] : nullptr;
+    if (!mem) return nullptr;
+    maps_.push_back(std::make_unique<MappedMemory>(*mem, ctx_.stream));
+    out_ptrs_[i] = static_cast<char*>(maps_.back()->data()) + out_offsets_[i];
+    return out_ptrs_[i];
 }
 
 void HostCall::set_output_shape(size_t output, const Shape& shape) {
@@ -132,18 +144,18 @@ double HostCall::get(size_t input, size_t flat_index) const {
     const Layout& l = ctx_.params.inputs[input];
     // Blocked inputs (reordered weights) are read through their storage index.
     if (l.format != Format::plain) flat_index = storage_index(in_shapes_[input], l.format, flat_index);
-    return load(in_type(input), in_ptrs_.at(input), flat_index);
+    return load(in_type(input), in_raw(input), flat_index);
 }
 
 void HostCall::set(size_t output, size_t flat_index, double value) const {
-    store(out_type(output), out_ptrs_.at(output), flat_index, value);
+    store(out_type(output), out_raw(output), flat_index, value);
 }
 
 std::vector<int64_t> HostCall::get_ints(size_t input) const {
     const size_t n = in_shape(input).count();
     std::vector<int64_t> out(n);
     const DataType t = in_type(input);
-    const void* p = in_ptrs_.at(input);
+    const void* p = in_raw(input);
     for (size_t i = 0; i < n; ++i) {
         // i64 read directly: exact beyond 2^53.
         out[i] = t == DataType::i64 ? static_cast<const int64_t*>(p)[i] : static_cast<int64_t>(load(t, p, i));

@@ -23,7 +23,11 @@
 
 namespace dynrt {
 
-// Host view of one execution: inputs and outputs mapped to host pointers.
+// Host view of one execution. Shapes and dtypes come from the params; an input
+// or output is mapped to a host pointer only on its first data access (in(),
+// out(), in_raw(), out_raw(), get(), set(), get_ints()), so a kernel that reads
+// only shapes (shape_of) maps no input and never waits for device work that
+// produces it. Mappings are released when the HostCall is destroyed.
 class HostCall {
 public:
     HostCall(ExecContext& ctx);
@@ -41,10 +45,17 @@ public:
     DataType in_type(size_t i) const { return ctx_.params.inputs.at(i).dtype; }
     DataType out_type(size_t i) const { return ctx_.params.outputs.at(i).dtype; }
 
-    template <typename T> const T* in(size_t i) const { return static_cast<const T*>(in_ptrs_.at(i)); }
-    template <typename T> T* out(size_t i) const { return static_cast<T*>(out_ptrs_.at(i)); }
-    const void* in_raw(size_t i) const { return in_ptrs_.at(i); }
-    void* out_raw(size_t i) const { return out_ptrs_.at(i); }
+    // Host pointers (nullptr for an absent optional input or output).
+    template <typename T> const T* in(size_t i) const { return static_cast<const T*>(in_raw(i)); }
+    template <typename T> T* out(size_t i) const { return static_cast<T*>(out_raw(i)); }
+    const void* in_raw(size_t i) const {
+        if (i < in_ptrs_.size() && in_ptrs_[i]) return in_ptrs_[i];
+        return map_input(i);
+    }
+    void* out_raw(size_t i) const {
+        if (i < out_ptrs_.size() && out_ptrs_[i]) return out_ptrs_[i];
+        return map_output(i);
+    }
 
     // Element access through double for any dtype (f16 decoded; integers exact up
     // to 2^53). The reference math of most ops is written with these.
@@ -59,11 +70,16 @@ public:
     void set_output_shape(size_t output, const Shape& shape);
 
 private:
+    // First access: maps the memory (or returns nullptr when it is absent).
+    const void* map_input(size_t i) const;
+    void* map_output(size_t i) const;
+
     ExecContext& ctx_;
     std::vector<Shape> in_shapes_, out_shapes_;
-    std::vector<const void*> in_ptrs_;
-    std::vector<void*> out_ptrs_;
-    std::vector<std::unique_ptr<MappedMemory>> maps_;
+    std::vector<size_t> out_offsets_;   // bytes from the buffer's start (dense block in padding)
+    mutable std::vector<const void*> in_ptrs_;
+    mutable std::vector<void*> out_ptrs_;
+    mutable std::vector<std::unique_ptr<MappedMemory>> maps_;
 };
 
 using HostKernel = std::function<void(HostCall&)>;
