@@ -1,92 +1,88 @@
-// Tests of the activation op: shape inference, hand-computed values for every
-// function, and one network instance fed a sequence of changing shapes.
+// activation: shape-inference table, every impl against the reference for
+// every function over a dtype x shape matrix, one instance fed changing shapes,
+// and the reference against hand-computed values.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <functional>
-#include <memory>
-#include <set>
-#include <string>
-#include <system_error>
-#include <utility>
-#include <vector>
 
-#include "dynrt/error.hpp"
-#include "dynrt/network.hpp"
-#include "dynrt/registry.hpp"
-#include "ocl_sweep.hpp"
-#include "test_support.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
 
-using test::registry;
-
 Attributes func_attrs(const std::string& func, double alpha = 0.0, double beta = 0.0) {
-    Attributes a;
-    a.set("func", func);
+    Attributes a = test::attrs({{"func", func}});
     if (alpha != 0.0) a.set("alpha", alpha);
     if (beta != 0.0) a.set("beta", beta);
     return a;
 }
 
-std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
-    const OpDefinition& def = registry()->op("activation").def;
-    const Attributes attrs = Attributes::validate(def.attrs, raw);
-    const std::string node = "act";
-    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
-
 // ---- 1. shape inference ------------------------------------------------------
 
-TEST(ActivationShape, OutputEqualsInputLayout) {
-    const std::vector<Layout> cases = {
-        Layout(PartialShape{2, 3}, DataType::f32),
-        Layout(PartialShape{Dimension(), 4}, DataType::f16),
-        Layout(PartialShape{Dimension(1, 8), Dimension(), 7}, DataType::f32),
-        Layout(PartialShape{}, DataType::f32),   // scalar
-        Layout(PartialShape{0, 5}, DataType::f32),
-    };
-    for (const Layout& in : cases) {
-        const std::vector<Layout> out = infer({in}, func_attrs("relu"));
-        ASSERT_EQ(out.size(), 1u);
-        EXPECT_EQ(out[0].shape, in.shape) << in.to_string();
-        EXPECT_EQ(out[0].dtype, in.dtype) << in.to_string();
+TEST(ActivationShape, OutputEqualsInputLayoutAndBadInputsAreRejected) {
+    std::vector<test::ShapeRow> rows;
+    for (const Layout& in : {Layout({2, 3}, DataType::f32), Layout({Dimension(), 4}, DataType::f16),
+                             Layout({Dimension(1, 8), Dimension(), 7}, DataType::f32),
+                             Layout(PartialShape{}, DataType::f32), Layout({0, 5}, DataType::f32)})
+        rows.push_back({{in}, func_attrs("relu"), {in}});
+    const Layout f3({3}, DataType::f32);
+    rows.push_back({{Layout({3}, DataType::i32)}, func_attrs("relu"), {}, {"floating", "i32[3]"}});
+    rows.push_back({{f3}, {}, {}, {"func"}});
+    rows.push_back({{f3}, func_attrs("swishy"), {}, {"swishy"}});
+    rows.push_back({{f3}, func_attrs("clamp", 2.0, 1.0), {}, {"clamp"}});
+    test::expect_shapes("activation", rows);
+}
+
+// ---- 2. every impl against the reference -----------------------------------------
+
+// f32: 1e-5 relative (float math against the host's double math rounded once),
+// plus 2e-6 absolute for the results near zero where 1 + erf(x) or 1 + tanh(x)
+// cancel (gelu and gelu_tanh of negative x). f16 is loaded and stored with
+// vload_half / vstore_half and computed in float: one f16 rounding step.
+test::Tolerance tol(DataType t) { return t == DataType::f16 ? test::Tolerance{1e-3, 1e-4} : test::Tolerance{1e-5, 2e-6}; }
+
+TEST(ActivationImpls, EveryImplMatchesTheReferenceForEveryFunction) {
+    for (const std::string& func : test::registry()->op("activation").def.attrs.at(0).allowed) {
+        const bool positive = func == "sqrt" || func == "log";
+        const double alpha = func == "clamp" ? -0.5 : func == "leaky_relu" ? 0.1 : 0.7;
+        const double beta = func == "clamp" ? 0.8 : 0.0;
+        // f16 shares the f32 math after the load: two functions cover its path.
+        const bool f16 = func == "silu" || func == "gelu";
+        for (DataType t : {DataType::f32, DataType::f16}) {
+            if (t == DataType::f16 && !f16) continue;
+            SCOPED_TRACE(func + " " + to_string(t));
+            const test::OpSetup s{"activation", func_attrs(func, alpha, beta), {Layout({Dimension(), 3}, t)}, {}};
+            test::expect_impls_match_reference(
+                s, test::random_runs(t, {{{1, 3}}, {{257, 3}}}, 3, positive ? 0.01 : -4.0, 4.0), tol(t));
+        }
     }
 }
 
-TEST(ActivationShape, IntegerInputIsRejected) {
-    const std::string msg = error_of([] { infer({Layout(PartialShape{3}, DataType::i32)}, func_attrs("relu")); });
-    EXPECT_NE(msg.find("floating"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("i32[3]"), std::string::npos) << msg;
+// ---- 3. one instance, changing shapes ---------------------------------------------
+
+TEST(ActivationDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
+    const std::vector<std::vector<Shape>> rows = {{{1, 1}},  {{1, 3}},   {{2, 13}}, {{2, 13}}, {{1, 16}}, {{3, 17}},
+                                                  {{1, 255}}, {{1, 257}}, {{2, 13}}, {{1, 1}},  {{1, 1}}};
+    std::vector<std::vector<Shape>> tails;
+    for (int64_t n : test::tail_sizes()) tails.push_back({Shape{n, 3}});
+    for (const char* eng : {"cpu", "ocl"}) {
+        if (std::string(eng) == "ocl" && !test::ocl_engine()) continue;
+        for (test::Mode mode : {test::Mode::dynamic_async, test::Mode::static_only}) {
+            SCOPED_TRACE(mode == test::Mode::static_only ? "static impls" : "dynamic impls");
+            test::SequenceOptions o;
+            o.engine = eng;
+            o.mode = mode;
+            o.tol = tol(DataType::f32);
+            if (o.engine == "ocl") o.impl_suffix = mode == test::Mode::static_only ? "_ocl_static" : "_ocl_dynamic";
+            test::expect_sequence({"activation", func_attrs("leaky_relu", 0.25), {Layout(PartialShape::dynamic_of_rank(2), DataType::f32)}, {}},
+                                  test::random_runs(DataType::f32, rows, 100, -3, 3), o);
+            test::expect_sequence({"activation", func_attrs("gelu"), {Layout({Dimension(), 3}, DataType::f32)}, {}},
+                                  test::random_runs(DataType::f32, tails, 200, -3, 3), o);
+        }
+    }
 }
 
-TEST(ActivationShape, FuncIsRequiredAndChecked) {
-    const Layout in(PartialShape{3}, DataType::f32);
-    EXPECT_NE(error_of([&] { infer({in}, Attributes()); }).find("func"), std::string::npos);
-    const std::string msg = error_of([&] { infer({in}, func_attrs("swishy")); });
-    EXPECT_NE(msg.find("swishy"), std::string::npos) << msg;
-}
-
-TEST(ActivationShape, ClampWithMinAboveMaxIsRejected) {
-    const std::string msg =
-        error_of([] { infer({Layout(PartialShape{3}, DataType::f32)}, func_attrs("clamp", 2.0, 1.0)); });
-    EXPECT_NE(msg.find("clamp"), std::string::npos) << msg;
-}
-
-// ---- 2. values ----------------------------------------------------------------
+// ---- the reference's values ----------------------------------------------------
 
 HostTensor run(const std::string& func, const HostTensor& x, double alpha = 0.0, double beta = 0.0,
                NetworkOptions opts = {}) {
@@ -164,118 +160,6 @@ TEST(ActivationValues, RandomF32AndF16MatchNaiveGelu) {
             EXPECT_NEAR(y.get_as_double(i), want, tol * (1 + std::fabs(want))) << to_string(t) << " at " << i;
         }
     }
-}
-
-// ---- 3. changing shapes on one instance ----------------------------------------
-
-using test::node_counters;
-
-void sweep(NetworkOptions opts) {
-    auto prog = std::make_shared<Program>(registry(), "activation_sweep");
-    prog->add_input("x", Layout(PartialShape{Dimension(), Dimension()}, DataType::f32));
-    prog->add_node("act", "activation", {"x"}, func_attrs("leaky_relu", 0.25));
-    prog->add_output("act");
-    prog->build();
-    auto net = Network::create(prog, test::engine(), opts);
-    InferRequest req(net);
-
-    const std::vector<Shape> shapes = {{1, 1},  {1, 3},   {2, 13}, {2, 13}, {1, 16}, {3, 17},
-                                       {1, 255}, {1, 257}, {2, 13}, {1, 1},  {1, 1}};
-    std::set<Shape> seen;
-    Shape prev;
-    for (size_t step = 0; step < shapes.size(); ++step) {
-        const Shape& s = shapes[step];
-        const HostTensor x = test::random_tensor(DataType::f32, s, 100 + step, -3.0, 3.0);
-        req.set_input("x", x);
-        req.infer();
-        const HostTensor y = req.get_output(0);
-        ASSERT_EQ(y.shape(), s) << "step " << step;
-        for (size_t i = 0; i < x.count(); ++i) {
-            const double v = x.get_as_double(i);
-            ASSERT_NEAR(y.get_as_double(i), v >= 0 ? v : 0.25 * v, 1e-6) << "step " << step << " at " << i;
-        }
-        const Counters& c = node_counters(req, "act");
-        test::expect_sweep_counters(c, opts.use_dynamic_impls, s == prev, seen.count(s) > 0, step);
-        seen.insert(s);
-        prev = s;
-    }
-}
-
-TEST(ActivationDynamic, OneInstanceFollowsChangingShapesWithDynamicImpl) { sweep(NetworkOptions{}); }
-
-TEST(ActivationDynamic, OneInstanceFollowsChangingShapesWithStaticImpls) {
-    NetworkOptions opts;
-    opts.use_dynamic_impls = false;
-    sweep(opts);
-}
-
-// ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
-//
-// Skipped when the ocl module is not built or no OpenCL platform exists
-// (helpers in tests/support/ocl_sweep.hpp).
-
-using test::expect_close;
-using test::ocl_engine;
-using test::ocl_sweep;
-using test::OclInputs;
-
-// Tail sizes, then revisits (never the same size twice in a row, so each run
-// selects an impl).
-const std::vector<int64_t> kOclSizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
-
-Attributes act_attrs(const std::string& func, double alpha = 0.0, double beta = 0.0) {
-    Attributes a;
-    a.set("func", func);
-    a.set("alpha", alpha);
-    a.set("beta", beta);
-    return a;
-}
-
-// x in [low, high) for an [n, 3] input.
-std::function<OclInputs(int64_t, uint64_t)> act_inputs(DataType t, double low, double high) {
-    return [t, low, high](int64_t n, uint64_t seed) {
-        return OclInputs{{"in0", test::random_tensor(t, Shape{n, 3}, seed, low, high)}};
-    };
-}
-
-// f32 tolerance: 1e-5 relative (float math against the host's double math
-// rounded once), plus 2e-6 absolute for the results near zero where 1 + erf(x)
-// or 1 + tanh(x) cancel (gelu and gelu_tanh of negative x).
-constexpr double kF32Rtol = 1e-5, kF32Atol = 2e-6;
-
-TEST(ActivationOcl, GeluSweepMatchesCpuOnDynamicAndStaticImpls) {
-    const EnginePtr eng = ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    const auto prog = test::single_node_program("activation", {Layout({Dimension(), 3}, DataType::f32)},
-                                                act_attrs("gelu"));
-    for (bool dynamic : {true, false})
-        ocl_sweep(eng, prog, kOclSizes, dynamic, act_inputs(DataType::f32, -3.0, 3.0), kF32Rtol, kF32Atol);
-}
-
-TEST(ActivationOcl, EveryFunctionMatchesCpuOnTheDynamicImpl) {
-    const EnginePtr eng = ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    for (const std::string& func : registry()->op("activation").def.attrs.at(0).allowed) {
-        SCOPED_TRACE(func);
-        const bool positive = func == "sqrt" || func == "log";
-        const double alpha = func == "clamp" ? -0.5 : func == "leaky_relu" ? 0.1 : 0.7;
-        const double beta = func == "clamp" ? 0.8 : 0.0;
-        const auto prog = test::single_node_program("activation", {Layout({Dimension(), 3}, DataType::f32)},
-                                                    act_attrs(func, alpha, beta));
-        ocl_sweep(eng, prog, {1, 13, 257, 16}, true,
-                  act_inputs(DataType::f32, positive ? 0.01 : -4.0, 4.0), kF32Rtol, kF32Atol);
-    }
-}
-
-// f16 is loaded and stored with vload_half / vstore_half and computed in
-// float: at most one f16 rounding step (2^-11 relative) from the host's value.
-TEST(ActivationOcl, F16SiluMatchesCpuOnBothImpls) {
-    const EnginePtr eng = ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    const auto prog = test::single_node_program("activation", {Layout({Dimension(), 3}, DataType::f16)},
-                                                act_attrs("silu"));
-    for (bool dynamic : {true, false})
-        ocl_sweep(eng, prog, {1, 17, 255, 17}, dynamic, act_inputs(DataType::f16, -4.0, 4.0), 1e-3, 1e-4);
 }
 
 }  // namespace

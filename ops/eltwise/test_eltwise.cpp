@@ -20,10 +20,12 @@
 #include "dynrt/network.hpp"
 #include "dynrt/registry.hpp"
 #include "ocl_sweep.hpp"
-#include "test_support.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
+
+using test::error_of;
 
 using test::registry;
 
@@ -34,19 +36,7 @@ Attributes mode(const std::string& m) {
 }
 
 std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
-    const OpDefinition& def = registry()->op("eltwise").def;
-    const Attributes attrs = Attributes::validate(def.attrs, raw);
-    const std::string node = "elt";
-    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
+    return test::infer_shapes("eltwise", inputs, raw);
 }
 
 Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }

@@ -20,31 +20,17 @@
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
 #include "ocl_sweep.hpp"
-#include "test_support.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
 
+using test::error_of;
+
 using test::registry;
 
 std::vector<Layout> infer(const std::vector<Layout>& inputs, int64_t axis) {
-    const OpDefinition& def = registry()->op("gather").def;
-    Attributes raw;
-    raw.set("axis", axis);
-    const Attributes attrs = Attributes::validate(def.attrs, raw);
-    const std::string node = "g";
-    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
-}
-
-template <typename F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected a dynrt::Error";
-    return {};
+    return test::infer_shapes("gather", inputs, test::attrs({{"axis", axis}}));
 }
 
 Attributes axis_attr(int64_t axis) {

@@ -21,10 +21,12 @@
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
 #include "ocl_sweep.hpp"
-#include "test_support.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
+
+using test::error_of;
 
 using test::registry;
 
@@ -36,27 +38,16 @@ Attributes shape_attrs(std::vector<int64_t> target, bool special_zero = true) {
 }
 
 std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw,
-                          std::vector<const HostTensor*> values = {}) {
-    const OpDefinition& def = registry()->op("reshape").def;
-    const Attributes attrs = Attributes::validate(def.attrs, raw);
-    const std::string node = "r";
-    return def.infer(ShapeInferContext{node, inputs, attrs, std::move(values)});
+                          const std::vector<const HostTensor*>& values = {}) {
+    std::map<size_t, HostTensor> known;
+    for (size_t i = 0; i < values.size(); ++i)
+        if (values[i]) known.emplace(i, *values[i]);
+    return test::infer_shapes("reshape", inputs, raw, known);
 }
 
 // Shape inference from the `shape` attribute alone.
 PartialShape infer_attr(const PartialShape& in, std::vector<int64_t> target, bool special_zero = true) {
     return infer({Layout(in, DataType::f32)}, shape_attrs(std::move(target), special_zero)).at(0).shape;
-}
-
-template <typename F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected a dynrt::Error";
-    return {};
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
