@@ -121,7 +121,7 @@ TEST(WeightsReorder, NoReorderOp_RunsOnTheWeightsAsTheyAre) {
     const HostTensor w = test::random_tensor(DataType::f32, Shape{17, 2, 3, 3}, 5);
     NetworkOptions opt;
     opt.use_dynamic_impls = false;
-    opt.weights_reorder_op = "";
+    opt.reorder_weights = false;
     InferRequest req(Network::create(conv_program(w, 1), test::engine("cpu"), opt));
     for (int64_t h : {4, 6}) run_size(req, w, h, 1);
     EXPECT_EQ(req.cumulative().weights_reorders, 0u);

@@ -30,6 +30,7 @@ void register_assign(ModuleRegistrar& reg) {
         return std::vector<Layout>{l};
     };
     def.traits.writes_state = true;
+    def.state_variable = [](const Attributes& attrs) { return attrs.get_string("variable"); };
     reg.add_op(def);
     add_host_impls(reg, "assign", [](HostCall& call) {
         std::memcpy(call.out_raw(0), call.in_raw(0), call.in_shape(0).count() * byte_size(call.in_type(0)));

@@ -84,6 +84,7 @@ void register_read_value(ModuleRegistrar& reg) {
                  attr_float("init_value", 0.0, "value of every element of the initial value")};
     def.infer = infer_read_value;
     def.traits.reads_state = true;
+    def.state_variable = [](const Attributes& attrs) { return attrs.get_string("variable"); };
     reg.add_op(def);
     add_host_impls(reg, "read_value", read_value_kernel);
 }

@@ -31,10 +31,8 @@ bool storage_compatible(const Layout& a, const Layout& b) {
 
 bool PrimitiveInst::weights_reorderable() const {
     const OpDefinition& def = node_.def->def;
-    const std::string& op = network_.options().weights_reorder_op;
-    if (!def.traits.weightable || op.empty() || def.weights_input >= deps_.size()) return false;
-    return deps_[def.weights_input]->node().def->def.traits.is_constant &&
-           network_.program().registry()->find_op(op) != nullptr;
+    if (!def.traits.weightable || !network_.format_converter() || def.weights_input >= deps_.size()) return false;
+    return deps_[def.weights_input]->node().def->def.traits.is_constant;
 }
 
 MemoryPtr PrimitiveInst::weights_cache_get(const Layout& l) {
@@ -129,11 +127,9 @@ void PrimitiveInst::update_weights() {
 
 // Runs the weights-reorder op from `original` into a new buffer of `expected`.
 MemoryPtr PrimitiveInst::reorder_weights(const MemoryPtr& original, const Layout& expected) {
-    const RegisteredOp& rop = network_.program().registry()->op(network_.options().weights_reorder_op);
-    Attributes raw;
-    raw.set("format", std::string(to_string(expected.format)));
+    const RegisteredOp& rop = *network_.format_converter();
     try {
-        weights_.reorder_attrs = Attributes::validate(rop.def.attrs, raw);
+        weights_.reorder_attrs = Attributes::validate(rop.def.attrs, rop.def.convert_format(expected.format));
     } catch (const Error& e) {
         throw e.with_context(ctx());
     }

@@ -27,6 +27,16 @@ Network::Network(std::shared_ptr<const Program> program, EnginePtr engine, Netwo
     if (options_.async_compile) compile_ctx_ = std::make_unique<CompilationContext>(options_.compile_threads);
     upload_constants();
     plan_fusion();
+    if (options_.reorder_weights) {
+        const Registry& reg = *program_->registry();
+        for (const std::string& name : reg.op_names()) {
+            const RegisteredOp* op = reg.find_op(name);
+            if (op && op->def.convert_format) {
+                format_converter_ = op;
+                break;
+            }
+        }
+    }
 }
 
 // Fusion pass: starting at a node whose op accepts fused post-ops, follow the

@@ -11,8 +11,6 @@
 //   inst_execute.cpp  binding the buffers and running the impl
 #include "dynrt/primitive_inst.hpp"
 
-#include <variant>
-
 #include "dynrt/error.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
@@ -35,13 +33,11 @@ PrimitiveInst::PrimitiveInst(InferRequest& request, size_t node_index)
     params_.node_inputs = std::move(node_inputs);
     const OpTraits& traits = node_.def->def.traits;
     if (traits.reads_state || traits.writes_state) {
-        const auto& vals = node_.attrs.values();
-        auto it = vals.find("variable");
-        if (it == vals.end() || !std::holds_alternative<std::string>(it->second) ||
-            std::get<std::string>(it->second).empty())
-            throw Error("op '" + node_.op + "' reads or writes request state but the node has no String attribute "
-                        "'variable' naming the variable", ctx());
-        variable_ = std::get<std::string>(it->second);
+        const auto& name_of = node_.def->def.state_variable;
+        if (!name_of)
+            throw Error("op '" + node_.op + "' reads or writes request state but has no state_variable hook", ctx());
+        variable_ = name_of(node_.attrs);
+        if (variable_.empty()) throw Error("the node names no request variable", ctx());
     }
     params_.outputs = node_.out_layouts;
     outputs_.resize(node_.out_layouts.size());

@@ -58,10 +58,11 @@ struct NetworkOptions {
     // Reordered constant weights kept per primitive (LRU keyed by layout; the
     // original layout takes an entry too). At least 1.
     size_t weights_cache_capacity = 3;
-    // The op that reorders weights into an impl's preferred format (its impls
-    // come from the registry and the impl cache like any other); empty: never
+    // Reorder constant weights into the format an impl reads, through the op
+    // that declares OpDefinition::convert_format (its impls come from the
+    // registry and the impl cache like any other). false, or no such op: never
     // reorder (impls then get their weights as they are).
-    std::string weights_reorder_op = "reorder";
+    bool reorder_weights = true;
 
     // ---- fusion (docs/architecture.md, "Fusion") -----------------------------
     // Fuse elementwise consumers (OpTraits::fusable) into their producer
@@ -100,6 +101,9 @@ public:
     const std::vector<size_t>& fused_chain(size_t node) const { return fused_chain_.at(node); }
     size_t fused_into(size_t node) const { return fused_into_.at(node); }
     size_t fused_main_input(size_t node) const { return fused_main_.at(node); }
+    // The op that declares OpDefinition::convert_format (the weights reorder
+    // op); null when no loaded op does or NetworkOptions::reorder_weights is off.
+    const RegisteredOp* format_converter() const { return format_converter_; }
 
 private:
     Network(std::shared_ptr<const Program> program, EnginePtr engine, NetworkOptions options);
@@ -115,6 +119,7 @@ private:
     std::vector<std::vector<size_t>> fused_chain_;
     std::vector<size_t> fused_into_;
     std::vector<size_t> fused_main_;
+    const RegisteredOp* format_converter_ = nullptr;
 };
 
 class InferRequest {
