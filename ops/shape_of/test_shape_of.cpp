@@ -20,10 +20,12 @@
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
-#include "test_support.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
+
+using test::ocl_engine;
 
 using test::registry;
 
@@ -34,11 +36,7 @@ Attributes type_attr(const std::string& t) {
 }
 
 std::vector<Layout> infer(const Layout& in, const Attributes& raw = {}) {
-    const OpDefinition& def = registry()->op("shape_of").def;
-    const Attributes attrs = Attributes::validate(def.attrs, raw);
-    const std::vector<Layout> inputs{in};
-    const std::string node = "s";
-    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
+    return test::infer_shapes("shape_of", {in}, raw);
 }
 
 std::vector<int64_t> dims_of(const Shape& s) { return s.dims(); }
@@ -143,33 +141,6 @@ INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfSweep, ::testing::Values(true, false),
 // binary cache lives in a temp folder of this test program (removed at exit),
 // so a run never depends on the user's cache.
 
-class OclCacheDir {
-public:
-    OclCacheDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
-        if (mkdtemp(tmpl.data()) != nullptr) {
-            dir_ = tmpl;
-            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
-        }
-    }
-    ~OclCacheDir() {
-        std::error_code ec;
-        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    }
-
-private:
-    std::string dir_;
-};
-const OclCacheDir kOclCacheDir;
-
-EnginePtr ocl_engine() {
-    if (!test::registry()->has_engine("ocl")) return nullptr;
-    try {
-        return test::engine("ocl");
-    } catch (const Error&) {
-        return nullptr;   // no OpenCL platform or device
-    }
-}
 
 // The flow runs shape_of on the host impl even on an ocl engine (its output
 // usually feeds shape inference), so the ocl impls are created and executed
