@@ -16,10 +16,15 @@
 #include <utility>
 #include <vector>
 
-#include "test_support.hpp"
+#include "ocl_sweep.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
+
+using test::error_of;
+using test::ocl_engine;
+using test::ends_with;
 
 using test::registry;
 
@@ -38,19 +43,7 @@ struct Conv {
 };
 
 std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
-    const OpDefinition& def = registry()->op("convolution").def;
-    const Attributes attrs = Attributes::validate(def.attrs, raw);
-    const std::string node = "conv";
-    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
+    return test::infer_shapes("convolution", inputs, raw);
 }
 
 Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
@@ -332,26 +325,6 @@ TEST(ConvolutionDynamic, OneInstanceFollowsSpatialSizesOnStaticImpls) { sweep(Mo
 // ---- 4. OpenCL impls against the cpu reference -----------------------------------
 
 // Programs built here are cached in a folder of this test binary, not the user's.
-const bool kCacheDirSet = [] {
-    const auto dir = std::filesystem::temp_directory_path() / ("dynrt_test_conv_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    setenv("DYNRT_CACHE_DIR", dir.c_str(), 1);
-    return true;
-}();
-
-EnginePtr ocl_engine() {
-    if (!registry()->has_engine("ocl")) return nullptr;
-    try {
-        return test::engine("ocl");
-    } catch (const Error&) {
-        return nullptr;   // no OpenCL platform on this machine
-    }
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // Sums of at most C/groups * kH * kW = 27 products of values in [-1, 1).
 constexpr double kOclTol = 1e-5;
 

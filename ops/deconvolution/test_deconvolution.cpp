@@ -17,10 +17,13 @@
 #include "dynrt/op_registry.hpp"
 #include "dynrt/primitive_inst.hpp"
 #include "dynrt/registry.hpp"
-#include "test_support.hpp"
+#include "ocl_sweep.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
+
+using test::ocl_engine;
 
 struct DA {
     std::vector<int64_t> strides{1, 1}, pb{0, 0}, pe{0, 0}, dil{1, 1}, op{0, 0};
@@ -38,10 +41,7 @@ struct DA {
 };
 
 std::vector<Layout> infer(const std::vector<Layout>& in, const DA& a) {
-    const OpDefinition& def = test::registry()->op("deconvolution").def;
-    const Attributes attrs = Attributes::validate(def.attrs, a.attrs());
-    const std::string node = "d";
-    return def.infer(ShapeInferContext{node, in, attrs, {}});
+    return test::infer_shapes("deconvolution", in, a.attrs());
 }
 
 // Gather form straight from the definition: output (oh, ow) takes input (ih,
@@ -192,33 +192,6 @@ TEST(DeconvolutionWeights, StaticImplsOverChangingSizes_ReorderOnceThenHitTheCac
 
 // ---- OpenCL ------------------------------------------------------------------
 
-class OclCacheDir {
-public:
-    OclCacheDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
-        if (mkdtemp(tmpl.data()) != nullptr) {
-            dir_ = tmpl;
-            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
-        }
-    }
-    ~OclCacheDir() {
-        std::error_code ec;
-        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    }
-
-private:
-    std::string dir_;
-};
-const OclCacheDir kOclCacheDir;
-
-EnginePtr ocl_engine() {
-    if (!test::registry()->has_engine("ocl")) return nullptr;
-    try {
-        return test::engine("ocl");
-    } catch (const Error&) {
-        return nullptr;
-    }
-}
 
 // One ocl request over changing spatial sizes (and revisits), each output
 // against the cpu reference; tolerance 1e-5 relative (sums of <= 27 products).

@@ -15,10 +15,15 @@
 
 #include <unistd.h>
 
-#include "test_support.hpp"
+#include "ocl_sweep.hpp"
+#include "op_test.hpp"
 
 namespace dynrt {
 namespace {
+
+using test::error_of;
+using test::ocl_engine;
+using test::ends_with;
 
 using test::registry;
 
@@ -32,19 +37,7 @@ Attributes gemm_attrs(bool ta = false, bool tb = false, double alpha = 1.0, doub
 }
 
 std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
-    const OpDefinition& def = registry()->op("gemm").def;
-    const Attributes attrs = Attributes::validate(def.attrs, raw);
-    const std::string node = "mm";
-    return def.infer(ShapeInferContext{node, inputs, attrs, {}});
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "<no error>";
+    return test::infer_shapes("gemm", inputs, raw);
 }
 
 Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
@@ -241,26 +234,6 @@ TEST(GemmDynamic, OneInstanceFollowsShapesOnStaticImpls) { sweep(Mode::static_on
 // ---- 4. OpenCL impls against the cpu reference -----------------------------------
 
 // Programs built here are cached in a folder of this test binary, not the user's.
-const bool kCacheDirSet = [] {
-    const auto dir = std::filesystem::temp_directory_path() / ("dynrt_test_gemm_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    setenv("DYNRT_CACHE_DIR", dir.c_str(), 1);
-    return true;
-}();
-
-EnginePtr ocl_engine() {
-    if (!registry()->has_engine("ocl")) return nullptr;
-    try {
-        return test::engine("ocl");
-    } catch (const Error&) {
-        return nullptr;   // no OpenCL platform on this machine
-    }
-}
-
-bool ends_with(const std::string& s, const std::string& tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // f32 products over K <= 257 terms of values in [-1, 1): float accumulation in
 // another order than the double reference differs by well under this.
 constexpr double kOclTol = 2e-4;
