@@ -32,6 +32,23 @@
 #include "op_test.hpp"
 #include "test_support.hpp"
 
+// ThreadSanitizer builds (the tsan preset) link its shared runtime (the
+// modules need its symbols; see DYNRT_SANITIZE in CMakeLists.txt). That
+// runtime depends on libstdc++, whose initialiser calls the runtime's
+// __cxa_atexit interceptor before the runtime has initialised itself: a crash
+// before main. An entry in the executable's .preinit_array, which the loader
+// runs before any library initialiser, initialises it first (as the static
+// runtime does for itself).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DYNRT_TSAN_PREINIT 1
+#endif
+#endif
+#if defined(DYNRT_TSAN_PREINIT) && defined(__clang__)
+extern "C" void __tsan_init();
+__attribute__((section(".preinit_array"), used)) static void (*const dynrt_tsan_preinit)() = __tsan_init;
+#endif
+
 namespace dynrt {
 namespace {
 
