@@ -109,7 +109,7 @@ public:
     // The flow calls it when the shape or the impl changed, grows the
     // request's scratch buffers to fit (through the memory pool) and passes
     // them in ExecContext::scratch. Default: none.
-    virtual std::vector<size_t> scratch_bytes(const KernelParams& params) const { return {}; }
+    virtual std::vector<size_t> scratch_bytes(const KernelParams& /*params*/) const { return {}; }
 };
 using ImplPtr = std::shared_ptr<Impl>;
 
