@@ -103,7 +103,7 @@ function(dynrt_add_op)
           COMMAND dynrt_cli test-op ${ARG_NAME} --sweep-file ${_sweep} --device ${_dev}
                   --modules-dir ${DYNRT_MODULE_OUTPUT_DIR})
         # The harness notes an impl type whose engine cannot be created.
-        set_tests_properties(sweep_${ARG_NAME}_${_dev} PROPERTIES LABELS "op;sweep" TIMEOUT 120
+        set_tests_properties(sweep_${ARG_NAME}_${_dev} PROPERTIES LABELS "op;sweep" TIMEOUT 600
           SKIP_REGULAR_EXPRESSION "skipped, (no 'ocl' engine|cannot create the 'ocl' engine)")
       endforeach()
     endif()

@@ -25,6 +25,10 @@ if [ "${1:-}" = "--sanitize" ]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 fi
 if [ "${CI:-}" = "true" ]; then args+=(-DDYNRT_WERROR=ON); fi
+# One OpenCL binary cache for the whole run (ctest's processes share it, so
+# each kernel is compiled once per run), inside the checkout so a run never
+# depends on a user's cache.
+export DYNRT_CACHE_DIR="${DYNRT_CACHE_DIR:-$DYNRT_ROOT/build-kernel-cache}"
 dynrt_install_packages
 dynrt_build "$dir" "${args[@]}"
 cd "$dir"
