@@ -65,20 +65,12 @@ TEST(ActivationDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
                                                   {{1, 255}}, {{1, 257}}, {{2, 13}}, {{1, 1}},  {{1, 1}}};
     std::vector<std::vector<Shape>> tails;
     for (int64_t n : test::tail_sizes()) tails.push_back({Shape{n, 3}});
-    for (const char* eng : {"cpu", "ocl"}) {
-        if (std::string(eng) == "ocl" && !test::ocl_engine()) continue;
-        for (test::Mode mode : {test::Mode::dynamic_async, test::Mode::static_only}) {
-            SCOPED_TRACE(mode == test::Mode::static_only ? "static impls" : "dynamic impls");
-            test::SequenceOptions o;
-            o.engine = eng;
-            o.mode = mode;
-            o.tol = tol(DataType::f32);
-            if (o.engine == "ocl") o.impl_suffix = mode == test::Mode::static_only ? "_ocl_static" : "_ocl_dynamic";
-            test::expect_sequence({"activation", func_attrs("leaky_relu", 0.25), {Layout(PartialShape::dynamic_of_rank(2), DataType::f32)}, {}},
-                                  test::random_runs(DataType::f32, rows, 100, -3, 3), o);
-            test::expect_sequence({"activation", func_attrs("gelu"), {Layout({Dimension(), 3}, DataType::f32)}, {}},
-                                  test::random_runs(DataType::f32, tails, 200, -3, 3), o);
-        }
+    for (const test::SequenceOptions& o : test::every_engine_and_mode(tol(DataType::f32))) {
+        SCOPED_TRACE(test::mode_name(o.mode));
+        test::expect_sequence({"activation", func_attrs("leaky_relu", 0.25), {Layout(PartialShape::dynamic_of_rank(2), DataType::f32)}, {}},
+                              test::random_runs(DataType::f32, rows, 100, -3, 3), o);
+        test::expect_sequence({"activation", func_attrs("gelu"), {Layout({Dimension(), 3}, DataType::f32)}, {}},
+                              test::random_runs(DataType::f32, tails, 200, -3, 3), o);
     }
 }
 

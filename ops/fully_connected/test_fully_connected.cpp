@@ -32,7 +32,7 @@ std::vector<Layout> infer(const std::vector<Layout>& inputs) {
     return test::infer_shapes("fully_connected", inputs, {});
 }
 
-Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+using test::f32;
 
 // ---- 1. shape inference ------------------------------------------------------
 
@@ -141,48 +141,26 @@ TEST(FullyConnectedValues, RandomInputsMatchNaiveProduct) {
 
 // ---- 3. changing shapes on one instance ----------------------------------------
 
-using test::node_counters;
-
-using test::expect_impl_counters;
 using test::Mode;
 
 void sweep(Mode mode) {
     const int64_t K = 16, N = 8;
     const HostTensor w = test::random_tensor(DataType::f32, Shape{N, K}, 5);
     const HostTensor b = test::random_tensor(DataType::f32, Shape{N}, 6);
-    auto prog = test::single_node_program(
-        "fully_connected",
-        {Layout(PartialShape{Dimension(), K}, DataType::f32), w.layout(), b.layout()}, Attributes(),
-        {{1, w}, {2, b}});
-    NetworkOptions opts;
-    opts.use_dynamic_impls = mode != Mode::static_only;
-    opts.async_compile = mode == Mode::dynamic_async;
-    opts.async_compile_after = 1;   // queue each new shape's build on its first run
-    auto net = Network::create(prog, test::engine(), opts);
-    InferRequest req(net);
-
+    const test::OpSetup setup{
+        "fully_connected", Attributes(), {f32(PartialShape{Dimension(), K}), w.layout(), b.layout()}, {{1, w}, {2, b}}};
     const std::vector<int64_t> rows = {1, 3, 13, 13, 16, 17, 255, 257, 13, 1, 1};
-    std::set<int64_t> seen;
-    int64_t prev = -1;
-    bool prev_new = false;
-    for (size_t step = 0; step < rows.size(); ++step) {
-        const int64_t m = rows[step];
-        const HostTensor x = test::random_tensor(DataType::f32, Shape{m, K}, 70 + step);
-        req.set_input("in0", x);
-        req.infer();
-        if (mode == Mode::dynamic_async) net->wait_for_background_builds();
+    std::vector<test::Run> runs;
+    for (size_t step = 0; step < rows.size(); ++step)
+        runs.push_back({test::random_tensor(DataType::f32, Shape{rows[step], K}, 70 + step)});
+    test::SequenceOptions o;
+    o.mode = mode;
+    o.on_step = [&](const InferRequest& req, size_t step) {
         const HostTensor y = req.get_output(0);
-        ASSERT_EQ(y.shape(), (Shape{m, N})) << "step " << step;
-        EXPECT_LE(test::max_abs_diff(y, naive_fc(x, w, &b)), 1e-5) << "step " << step;
-        const Counters& c = node_counters(req, "node");
-        EXPECT_EQ(c.executions, 1u) << "step " << step;
-        EXPECT_EQ(c.shape_changes, m != prev ? 1u : 0u) << "step " << step;
-        EXPECT_EQ(c.skip_shape_unchanged, m != prev ? 0u : 1u) << "step " << step;
-        expect_impl_counters(mode, c, m == prev, seen.count(m) > 0, prev_new, step);
-        prev_new = m != prev && !seen.count(m);
-        seen.insert(m);
-        prev = m;
-    }
+        ASSERT_EQ(y.shape(), (Shape{rows[step], N})) << "step " << step;
+        EXPECT_LE(test::max_abs_diff(y, naive_fc(runs[step][0], w, &b)), 1e-5) << "step " << step;
+    };
+    test::expect_sequence(setup, runs, o);
 }
 
 TEST(FullyConnectedDynamic, DynamicImplServesNewBatchSizesWhileStaticBuildsInBackground) {
@@ -250,14 +228,7 @@ void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases, b
         EXPECT_LE(test::max_abs_diff(y, want), kOclTol) << what;
         const NodeStats& ns = req.last_run().nodes.back();
         ASSERT_EQ(ns.node, "fc");
-        if (dynamic) {
-            if (!revisit) EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic")) << ns.impl << " " << what;
-            else EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic") || ends_with(ns.impl, "_ocl_static")) << ns.impl;
-        } else {
-            EXPECT_TRUE(ends_with(ns.impl, "_ocl_static")) << ns.impl << " " << what;
-            EXPECT_EQ(ns.counters.impl_cache_hits, revisit ? 1u : 0u) << what;
-            EXPECT_EQ(ns.counters.static_builds, revisit ? 0u : 1u) << what;
-        }
+        test::expect_ocl_impl(ns, dynamic, revisit, what);
     }
 }
 
@@ -294,14 +265,8 @@ TEST(FullyConnectedOcl, F16FallsBackToTheHostImpl) {
     const HostTensor x = test::random_tensor(DataType::f16, Shape{3, 4}, 1);
     const HostTensor w = test::random_tensor(DataType::f16, Shape{2, 4}, 2);
     auto prog = test::single_node_program("fully_connected", {x.layout(), w.layout()}, Attributes());
-    auto net = Network::create(prog, eng, NetworkOptions());
-    InferRequest req(net);
-    req.set_input("in0", x);
-    req.set_input("in1", w);
-    req.infer();
-    EXPECT_FALSE(ends_with(req.last_run().nodes.back().impl, "_ocl_static")) << req.last_run().nodes.back().impl;
-    EXPECT_FALSE(ends_with(req.last_run().nodes.back().impl, "_ocl_dynamic")) << req.last_run().nodes.back().impl;
-    EXPECT_LE(test::max_abs_diff(req.get_output(0), naive_fc(x, w, nullptr)), 4e-3);
+    const HostTensor y = test::expect_host_fallback(eng, prog, {{"in0", x}, {"in1", w}});
+    EXPECT_LE(test::max_abs_diff(y, naive_fc(x, w, nullptr)), 4e-3);
 }
 
 }  // namespace

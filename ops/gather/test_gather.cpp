@@ -39,11 +39,7 @@ Attributes axis_attr(int64_t axis) {
     return a;
 }
 
-void expect_bytes_equal(const HostTensor& got, const HostTensor& want) {
-    ASSERT_EQ(got.dtype(), want.dtype());
-    ASSERT_EQ(got.shape(), want.shape());
-    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()));
-}
+using test::expect_bytes_equal;
 
 // Independent of the kernel: walks the *output* element by element, unravels
 // its coordinates and maps them back into data.
@@ -200,50 +196,21 @@ class GatherSweep : public ::testing::TestWithParam<bool> {};
 
 // data [?, 3] gathered along axis 0 with indices [?]; both change size per step.
 TEST_P(GatherSweep, OneInstanceFollowsChangingShapes) {
-    const bool dynamic_impls = GetParam();
-    const auto prog = test::single_node_program(
-        "gather", {Layout({Dimension(), 3}, DataType::f32), Layout({Dimension()}, DataType::i64)}, axis_attr(0));
-    NetworkOptions opts;
-    opts.use_dynamic_impls = dynamic_impls;
-    InferRequest req(Network::create(prog, test::engine(), opts));
-
-    const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 13, 13, 1, 257};
-    std::set<std::vector<Shape>> seen;
-    std::vector<Shape> prev;
+    const test::OpSetup setup{
+        "gather", axis_attr(0), {Layout({Dimension(), 3}, DataType::f32), Layout({Dimension()}, DataType::i64)}, {}};
+    std::vector<test::Run> runs;
     uint64_t seed = 100;
-    for (int64_t n : sizes) {
-        const Shape ds{n, 3}, is{(n % 7) + 1};
-        SCOPED_TRACE("n = " + std::to_string(n));
-        const HostTensor data = test::random_tensor(DataType::f32, ds, seed++);
-        const HostTensor idx = test::random_tensor(DataType::i64, is, seed++, static_cast<double>(-n),
-                                                   static_cast<double>(n));
-        req.set_input("in0", data);
-        req.set_input("in1", idx);
-        req.infer();
-        expect_bytes_equal(req.get_output(0), naive_gather(data, idx, 0));
-
-        const std::vector<Shape> key{ds, is};
-        const Counters& c = req.last_run().totals;
-        if (key == prev) {
-            EXPECT_EQ(c.shape_changes, 0u);
-            EXPECT_GE(c.skip_shape_unchanged, 1u);
-            EXPECT_EQ(c.static_builds, 0u);
-        } else {
-            EXPECT_GE(c.shape_changes, 1u);
-            if (dynamic_impls) {
-                EXPECT_EQ(c.static_builds, 0u);
-                EXPECT_GE(c.dynamic_impl_runs, 1u);
-            } else if (seen.count(key)) {
-                EXPECT_EQ(c.impl_cache_hits, 1u);
-                EXPECT_EQ(c.static_builds, 0u);
-            } else {
-                EXPECT_EQ(c.static_builds, 1u);
-            }
-        }
-        seen.insert(key);
-        prev = key;
+    for (int64_t n : {1, 3, 13, 16, 17, 255, 257, 13, 13, 1, 257}) {
+        runs.push_back({test::random_tensor(DataType::f32, Shape{n, 3}, seed),
+                        test::random_tensor(DataType::i64, Shape{(n % 7) + 1}, seed + 1, static_cast<double>(-n),
+                                            static_cast<double>(n))});
+        seed += 2;
     }
-    EXPECT_EQ(req.cumulative().static_builds, dynamic_impls ? 0u : seen.size());
+    test::SequenceOptions o = test::sweep_options(GetParam());
+    o.on_step = [&](const InferRequest& req, size_t step) {
+        test::expect_bytes_equal(req.get_output(0), naive_gather(runs[step][0], runs[step][1], 0));
+    };
+    test::expect_sequence(setup, runs, o);
 }
 
 INSTANTIATE_TEST_SUITE_P(Impls, GatherSweep, ::testing::Values(true, false),
@@ -259,15 +226,7 @@ using test::ocl_engine;
 using test::ocl_sweep;
 using test::OclInputs;
 
-// Tail sizes, then revisits (never the same size twice in a row, so each run
-// selects an impl).
-const std::vector<int64_t> kOclSizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
-
-Attributes gather_ocl_attrs(int64_t axis) {
-    Attributes a;
-    a.set("axis", axis);
-    return a;
-}
+const std::vector<int64_t>& kOclSizes = test::ocl_tail_sizes();
 
 // Gathers move bits: every comparison is exact.
 TEST(GatherOcl, Axis0SweepMatchesCpuOnDynamicAndStaticImpls) {
@@ -276,7 +235,7 @@ TEST(GatherOcl, Axis0SweepMatchesCpuOnDynamicAndStaticImpls) {
     // data [n, 4], indices [5] in [-n, n): negative ones count from the end.
     const auto prog = test::single_node_program(
         "gather", {Layout({Dimension(), 4}, DataType::f32), Layout({Dimension()}, DataType::i64)},
-        gather_ocl_attrs(0));
+        axis_attr(0));
     const auto make = [](int64_t n, uint64_t seed) {
         return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n, 4}, seed)},
                          {"in1", test::random_tensor(DataType::i64, Shape{5}, seed + 7, static_cast<double>(-n),
@@ -293,7 +252,7 @@ TEST(GatherOcl, MiddleAxisWithMatrixIndicesMatchesCpuForEveryElementWidth) {
         // data [3, n, 2] along axis 1, i32 indices [2, m]: output [3, 2, m, 2].
         const auto prog = test::single_node_program(
             "gather", {Layout({3, Dimension(), 2}, t), Layout({2, Dimension()}, DataType::i32)},
-            gather_ocl_attrs(1));
+            axis_attr(1));
         const auto make = [t](int64_t n, uint64_t seed) {
             return OclInputs{{"in0", test::random_tensor(t, Shape{3, n, 2}, seed, -100, 100)},
                              {"in1", test::random_tensor(DataType::i32, Shape{2, (n % 5) + 1}, seed + 7,
@@ -309,7 +268,7 @@ TEST(GatherOcl, OutOfRangeIndexWritesZerosOnTheDevice) {
     const EnginePtr eng = ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     const auto prog = test::single_node_program(
-        "gather", {Layout({Dimension(), 2}, DataType::f32), Layout({3}, DataType::i64)}, gather_ocl_attrs(0));
+        "gather", {Layout({Dimension(), 2}, DataType::f32), Layout({3}, DataType::i64)}, axis_attr(0));
     const HostTensor data = HostTensor::from_floats(Shape{3, 2}, {1, 2, 3, 4, 5, 6});
     const HostTensor idx = HostTensor::from_int64(DataType::i64, Shape{3}, {2, 3, -4});
     const HostTensor out = test::run_once(prog, {data, idx}, NetworkOptions{}, "ocl");

@@ -40,7 +40,7 @@ std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& r
     return test::infer_shapes("gemm", inputs, raw);
 }
 
-Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+using test::f32;
 
 // ---- 1. shape inference ------------------------------------------------------
 
@@ -178,53 +178,32 @@ TEST(GemmValues, RandomBatchedProductsMatchNaive) {
 
 // ---- 3. changing shapes on one instance ----------------------------------------
 
-using test::node_counters;
-
-using test::expect_impl_counters;
 using test::Mode;
 
 void sweep(Mode mode) {
     const int64_t K = 16, N = 8;
-    auto prog = std::make_shared<Program>(registry(), "gemm_sweep");
-    prog->add_input("a", Layout(PartialShape{Dimension(), Dimension(), K}, DataType::f32));
-    prog->add_input("b", Layout(PartialShape{K, N}, DataType::f32));
-    prog->add_node("mm", "gemm", {"a", "b"}, gemm_attrs(false, false, 0.5));
-    prog->add_output("mm");
-    prog->build();
-    NetworkOptions opts;
-    opts.use_dynamic_impls = mode != Mode::static_only;
-    opts.async_compile = mode == Mode::dynamic_async;
-    opts.async_compile_after = 1;   // queue each new shape's build on its first run
-    auto net = Network::create(prog, test::engine(), opts);
-    InferRequest req(net);
-
+    const test::OpSetup setup{"gemm",
+                              gemm_attrs(false, false, 0.5),
+                              {f32(PartialShape{Dimension(), Dimension(), K}), f32(PartialShape{K, N})},
+                              {}};
     const HostTensor b = test::random_tensor(DataType::f32, Shape{K, N}, 3);
     const std::vector<Shape> shapes = {{1, 1, K},  {1, 3, K},   {2, 13, K}, {2, 13, K}, {1, 16, K}, {3, 17, K},
                                        {1, 255, K}, {1, 257, K}, {2, 13, K}, {1, 1, K},  {1, 1, K}};
-    std::set<Shape> seen;
-    Shape prev;
-    bool prev_new = false;
-    for (size_t step = 0; step < shapes.size(); ++step) {
+    std::vector<test::Run> runs;
+    for (size_t step = 0; step < shapes.size(); ++step)
+        runs.push_back({test::random_tensor(DataType::f32, shapes[step], 30 + step), b});
+    test::SequenceOptions o;
+    o.mode = mode;
+    o.on_step = [&](const InferRequest& req, size_t step) {
+        const HostTensor& a = runs[step][0];
         const Shape& s = shapes[step];
-        const HostTensor a = test::random_tensor(DataType::f32, s, 30 + step);
-        req.set_input("a", a);
-        req.set_input("b", b);
-        req.infer();
-        if (mode == Mode::dynamic_async) net->wait_for_background_builds();
         const Shape out{s[0], s[1], N};
         const HostTensor y = req.get_output(0);
         ASSERT_EQ(y.shape(), out) << "step " << step;
         EXPECT_LE(test::max_abs_diff(y, naive_gemm(a, b, nullptr, false, false, 0.5, 1.0, out)), 1e-5)
             << "step " << step;
-        const Counters& c = node_counters(req, "mm");
-        EXPECT_EQ(c.executions, 1u) << "step " << step;
-        EXPECT_EQ(c.shape_changes, s != prev ? 1u : 0u) << "step " << step;
-        EXPECT_EQ(c.skip_shape_unchanged, s != prev ? 0u : 1u) << "step " << step;
-        expect_impl_counters(mode, c, s == prev, seen.count(s) > 0, prev_new, step);
-        prev_new = s != prev && !seen.count(s);
-        seen.insert(s);
-        prev = s;
-    }
+    };
+    test::expect_sequence(setup, runs, o);
 }
 
 TEST(GemmDynamic, DynamicImplServesNewShapesWhileStaticBuildsInBackground) { sweep(Mode::dynamic_async); }
@@ -288,14 +267,7 @@ void ocl_sweep(bool dynamic, bool ta, bool tb, bool with_c, const std::vector<Oc
         EXPECT_LE(test::max_abs_diff(y, want), kOclTol) << "step " << step << " " << key;
         const NodeStats& ns = req.last_run().nodes.at(req.last_run().nodes.size() - 1);
         ASSERT_EQ(ns.node, "mm");
-        if (dynamic) {
-            if (!revisit) EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic")) << ns.impl << " step " << step;
-            else EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic") || ends_with(ns.impl, "_ocl_static")) << ns.impl;
-        } else {
-            EXPECT_TRUE(ends_with(ns.impl, "_ocl_static")) << ns.impl << " step " << step;
-            EXPECT_EQ(ns.counters.impl_cache_hits, revisit ? 1u : 0u) << "step " << step;
-            EXPECT_EQ(ns.counters.static_builds, revisit ? 0u : 1u) << "step " << step;
-        }
+        test::expect_ocl_impl(ns, dynamic, revisit, "step " + std::to_string(step));
     }
 }
 
@@ -342,15 +314,8 @@ TEST(GemmOcl, F16FallsBackToTheHostImpl) {
     const HostTensor a = test::random_tensor(DataType::f16, Shape{3, 4}, 1);
     const HostTensor b = test::random_tensor(DataType::f16, Shape{4, 2}, 2);
     auto prog = test::single_node_program("gemm", {a.layout(), b.layout()}, gemm_attrs());
-    auto net = Network::create(prog, eng, NetworkOptions());
-    InferRequest req(net);
-    req.set_input("in0", a);
-    req.set_input("in1", b);
-    req.infer();
-    EXPECT_FALSE(ends_with(req.last_run().nodes.back().impl, "_ocl_static")) << req.last_run().nodes.back().impl;
-    EXPECT_FALSE(ends_with(req.last_run().nodes.back().impl, "_ocl_dynamic")) << req.last_run().nodes.back().impl;
-    EXPECT_LE(test::max_abs_diff(req.get_output(0), naive_gemm(a, b, nullptr, false, false, 1.0, 1.0, Shape{3, 2})),
-              4e-3);
+    const HostTensor y = test::expect_host_fallback(eng, prog, {{"in0", a}, {"in1", b}});
+    EXPECT_LE(test::max_abs_diff(y, naive_gemm(a, b, nullptr, false, false, 1.0, 1.0, Shape{3, 2})), 4e-3);
 }
 
 }  // namespace

@@ -160,48 +160,22 @@ class ReshapeSweep : public ::testing::TestWithParam<bool> {};
 
 // [?, 6] -> [0, 2, 3]: the batch follows the input, the rest stays static.
 TEST_P(ReshapeSweep, SpecialZeroFollowsTheBatchOnOneInstance) {
-    const bool dynamic_impls = GetParam();
     const auto prog = test::single_node_program("reshape", {Layout({Dimension(), 6}, DataType::f32)},
                                                 shape_attrs({0, 2, 3}));
     EXPECT_EQ(prog->nodes()[prog->node_index("node")].out_layouts.at(0).shape, PartialShape({Dimension(), 2, 3}));
-    NetworkOptions opts;
-    opts.use_dynamic_impls = dynamic_impls;
-    InferRequest req(Network::create(prog, test::engine(), opts));
-
-    const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257};
-    std::set<int64_t> seen;
-    int64_t prev = -1;
+    const test::OpSetup setup{"reshape", shape_attrs({0, 2, 3}), {Layout({Dimension(), 6}, DataType::f32)}, {}};
+    std::vector<test::Run> runs;
     uint64_t seed = 100;
-    for (int64_t n : sizes) {
-        SCOPED_TRACE("n = " + std::to_string(n));
-        const HostTensor in = test::random_tensor(DataType::f32, Shape{n, 6}, seed++);
-        req.set_input("in0", in);
-        req.infer();
+    for (int64_t n : {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257})
+        runs.push_back({test::random_tensor(DataType::f32, Shape{n, 6}, seed++)});
+    test::SequenceOptions o = test::sweep_options(GetParam());
+    o.on_step = [&](const InferRequest& req, size_t step) {
+        const HostTensor& in = runs[step][0];
         const HostTensor out = req.get_output(0);
-        ASSERT_EQ(out.shape(), Shape({n, 2, 3}));
+        ASSERT_EQ(out.shape(), Shape({in.shape()[0], 2, 3}));
         EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
-
-        const Counters& c = req.last_run().totals;
-        if (n == prev) {
-            EXPECT_EQ(c.shape_changes, 0u);
-            EXPECT_GE(c.skip_shape_unchanged, 1u);
-            EXPECT_EQ(c.static_builds, 0u);
-        } else {
-            EXPECT_GE(c.shape_changes, 1u);
-            if (dynamic_impls) {
-                EXPECT_EQ(c.static_builds, 0u);
-                EXPECT_GE(c.dynamic_impl_runs, 1u);
-            } else if (seen.count(n)) {
-                EXPECT_EQ(c.impl_cache_hits, 1u);
-                EXPECT_EQ(c.static_builds, 0u);
-            } else {
-                EXPECT_EQ(c.static_builds, 1u);
-            }
-        }
-        seen.insert(n);
-        prev = n;
-    }
-    EXPECT_EQ(req.cumulative().static_builds, dynamic_impls ? 0u : seen.size());
+    };
+    test::expect_sequence(setup, runs, o);
 }
 
 // The target comes from a graph input, so its values are only known at run
@@ -258,9 +232,7 @@ using test::ocl_engine;
 using test::ocl_sweep;
 using test::OclInputs;
 
-// Tail sizes, then revisits (never the same size twice in a row, so each run
-// selects an impl).
-const std::vector<int64_t> kOclSizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
+const std::vector<int64_t>& kOclSizes = test::ocl_tail_sizes();
 
 // A copy: every comparison is exact.
 TEST(ReshapeOcl, FlattenSweepMatchesCpuOnDynamicAndStaticImpls) {

@@ -58,20 +58,12 @@ TEST(SoftmaxDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
                                                   {{1, 255}}, {{2, 257}}, {{2, 13}}, {{1, 1}},  {{1, 1}}};
     std::vector<std::vector<Shape>> rows3;
     for (int64_t n : test::tail_sizes()) rows3.push_back({Shape{2, 5, n}});
-    for (const char* eng : {"cpu", "ocl"}) {
-        if (std::string(eng) == "ocl" && !test::ocl_engine()) continue;
-        for (test::Mode mode : {test::Mode::dynamic_async, test::Mode::static_only}) {
-            SCOPED_TRACE(mode == test::Mode::static_only ? "static impls" : "dynamic impls");
-            test::SequenceOptions o;
-            o.engine = eng;
-            o.mode = mode;
-            o.tol = tol(DataType::f32);
-            if (o.engine == "ocl") o.impl_suffix = mode == test::Mode::static_only ? "_ocl_static" : "_ocl_dynamic";
-            test::expect_sequence({"softmax", axis(-1), {Layout({Dimension(), Dimension()}, DataType::f32)}, {}},
-                                  test::random_runs(DataType::f32, rows, 40, -8, 8), o);
-            test::expect_sequence({"softmax", axis(1), {Layout({2, 5, Dimension()}, DataType::f32)}, {}},
-                                  test::random_runs(DataType::f32, rows3, 60, -8, 8), o);
-        }
+    for (const test::SequenceOptions& o : test::every_engine_and_mode(tol(DataType::f32))) {
+        SCOPED_TRACE(test::mode_name(o.mode));
+        test::expect_sequence({"softmax", axis(-1), {Layout({Dimension(), Dimension()}, DataType::f32)}, {}},
+                              test::random_runs(DataType::f32, rows, 40, -8, 8), o);
+        test::expect_sequence({"softmax", axis(1), {Layout({2, 5, Dimension()}, DataType::f32)}, {}},
+                              test::random_runs(DataType::f32, rows3, 60, -8, 8), o);
     }
 }
 

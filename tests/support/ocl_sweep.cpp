@@ -56,4 +56,31 @@ void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, co
 }
 
 
+void expect_ocl_impl(const NodeStats& ns, bool dynamic, bool revisit, const std::string& what) {
+    if (dynamic) {
+        if (!revisit) EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic")) << ns.impl << " " << what;
+        else EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic") || ends_with(ns.impl, "_ocl_static")) << ns.impl;
+    } else {
+        EXPECT_TRUE(ends_with(ns.impl, "_ocl_static")) << ns.impl << " " << what;
+        EXPECT_EQ(ns.counters.impl_cache_hits, revisit ? 1u : 0u) << what;
+        EXPECT_EQ(ns.counters.static_builds, revisit ? 0u : 1u) << what;
+    }
+}
+
+HostTensor expect_host_fallback(const EnginePtr& eng, const std::shared_ptr<Program>& program,
+                                const OclInputs& inputs) {
+    InferRequest req(Network::create(program, eng, NetworkOptions()));
+    for (const auto& [name, value] : inputs) req.set_input(name, value);
+    req.infer();
+    const std::string& impl = req.last_run().nodes.back().impl;
+    EXPECT_FALSE(ends_with(impl, "_ocl_static")) << impl;
+    EXPECT_FALSE(ends_with(impl, "_ocl_dynamic")) << impl;
+    return req.get_output(0);
+}
+
+const std::vector<int64_t>& ocl_tail_sizes() {
+    static const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
+    return sizes;
+}
+
 }  // namespace dynrt::test

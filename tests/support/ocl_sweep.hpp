@@ -13,6 +13,7 @@
 
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/memory.hpp"
+#include "dynrt/network.hpp"
 #include "dynrt/program.hpp"
 #include "op_test.hpp"   // ocl_engine(), expect_close()
 
@@ -28,5 +29,21 @@ using OclInputs = std::vector<std::pair<std::string, HostTensor>>;
 void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
                bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol,
                double atol);
+
+// The impl a node ran in one step of a sweep on the ocl engine. Dynamic
+// (background builds on): a new shape runs the *_ocl_dynamic impl, a revisit the
+// dynamic impl or a static one built meanwhile. Static: the *_ocl_static impl,
+// built on a new shape, from the impl cache on a revisit. `what` names the step.
+void expect_ocl_impl(const NodeStats& ns, bool dynamic, bool revisit, const std::string& what);
+
+// Runs `program` once on `eng` with `inputs` (by name) and expects the node to
+// have fallen back to a host impl (no *_ocl_static / *_ocl_dynamic); returns
+// output 0.
+HostTensor expect_host_fallback(const EnginePtr& eng, const std::shared_ptr<Program>& program,
+                                const OclInputs& inputs);
+
+// Tail sizes, then revisits, never the same size twice in a row (so each run
+// selects an impl): 1, 3, 13, 16, 17, 255, 257, 16, 1, 257.
+const std::vector<int64_t>& ocl_tail_sizes();
 
 }  // namespace dynrt::test

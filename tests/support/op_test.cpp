@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -341,6 +342,41 @@ void expect_sequence(const OpSetup& s, const std::vector<Run>& runs, const Seque
         seen.insert(key);
         prev = key;
     }
+    if (o.check_total_builds) {
+        EXPECT_EQ(req.cumulative().static_builds, o.mode == Mode::static_only ? seen.size() : 0u)
+            << s.op << " on " << o.engine << ": static builds over the whole sequence";
+    }
+}
+
+std::vector<SequenceOptions> every_engine_and_mode(std::optional<Tolerance> tol) {
+    std::vector<SequenceOptions> all;
+    for (const char* eng : {"cpu", "ocl"}) {
+        if (std::string(eng) == "ocl" && !ocl_engine()) continue;
+        for (Mode mode : {Mode::dynamic_async, Mode::static_only}) {
+            SequenceOptions o(eng, mode);
+            o.tol = tol;
+            if (o.engine == "ocl") o.impl_suffix = mode == Mode::static_only ? "_ocl_static" : "_ocl_dynamic";
+            all.push_back(o);
+        }
+    }
+    return all;
+}
+
+const char* mode_name(Mode m) {
+    return m == Mode::static_only ? "static impls" : m == Mode::sync_compile ? "sync compile" : "dynamic impls";
+}
+
+SequenceOptions sweep_options(bool dynamic_impls) {
+    SequenceOptions o;
+    o.mode = dynamic_impls ? Mode::dynamic_async : Mode::static_only;
+    o.check_total_builds = true;
+    return o;
+}
+
+void expect_bytes_equal(const HostTensor& got, const HostTensor& want) {
+    ASSERT_EQ(got.dtype(), want.dtype());
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()));
 }
 
 const std::vector<int64_t>& tail_sizes() {

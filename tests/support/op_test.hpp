@@ -57,6 +57,12 @@ std::string error_of(const std::function<void()>& f);
 
 bool ends_with(const std::string& s, const std::string& tail);
 
+// An f32 layout of `s`.
+inline Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+
+// Same dtype, same shape and the same bytes (ops that only move data).
+void expect_bytes_equal(const HostTensor& got, const HostTensor& want);
+
 // Attributes from a list: attrs({{"axis", int64_t{1}}, {"reverse", true}}).
 Attributes attrs(std::initializer_list<std::pair<const std::string, AttrValue>> values);
 
@@ -130,9 +136,22 @@ struct SequenceOptions {
     std::optional<Tolerance> tol; // default: per output dtype
     std::string impl_suffix;      // when set, the impl that ran must end with it ("_ocl_dynamic")
     NetworkOptions network;       // the rest of the network options (mode fields are overwritten)
+    // Non-critical ops: after the last run the request's cumulative
+    // static_builds must be 0 (dynamic impls) or the number of distinct input
+    // shape lists (static impls: one build per shape, revisits from the cache).
+    bool check_total_builds = false;
     // Op-specific checks after each step.
     std::function<void(const InferRequest& req, size_t step)> on_step;
 };
+
+// The (engine, mode) pairs a sequence runs on: cpu and, when there is an ocl
+// engine, ocl (where the impl that ran must be *_ocl_dynamic or *_ocl_static),
+// each with dynamic impls and with static impls only; `tol` for every one.
+std::vector<SequenceOptions> every_engine_and_mode(std::optional<Tolerance> tol = {});
+const char* mode_name(Mode m);   // "dynamic impls", "sync compile", "static impls"
+
+// The options of a sweep parameterised on dynamic (true) or static-only impls.
+SequenceOptions sweep_options(bool dynamic_impls);
 
 // Feeds `runs` in order to ONE InferRequest of ONE network built from `s`,
 // compares each run's outputs with reference_outputs() and checks node
