@@ -39,13 +39,9 @@ Attributes axis_attr(int64_t axis) {
     return a;
 }
 
-Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+using test::f32;
 
-void expect_bytes_equal(const HostTensor& got, const HostTensor& want) {
-    ASSERT_EQ(got.dtype(), want.dtype());
-    ASSERT_EQ(got.shape(), want.shape());
-    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.bytes()));
-}
+using test::expect_bytes_equal;
 
 // Independent of the kernel: for every output element, find the input that
 // owns its coordinate along the axis and read that input's element.
@@ -175,53 +171,24 @@ class ConcatSweep : public ::testing::TestWithParam<bool> {};
 // A KV-cache-like concat: past [?, 4] + new [?, 4] along axis 0 (both dynamic),
 // and a second case along the inner axis: [2, ?] + [2, ?] along axis 1.
 TEST_P(ConcatSweep, ConcatDynamicAxis_GrowsAlongAxis) {
-    const bool dynamic_impls = GetParam();
     for (int64_t axis : {0, 1}) {
         SCOPED_TRACE("axis " + std::to_string(axis));
         const PartialShape ps = axis == 0 ? PartialShape{Dimension(), 4} : PartialShape{2, Dimension()};
-        const auto prog = test::single_node_program("concat", {f32(ps), f32(ps)}, axis_attr(axis));
-        NetworkOptions opts;
-        opts.use_dynamic_impls = dynamic_impls;
-        InferRequest req(Network::create(prog, test::engine(), opts));
-
-        const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257};
-        std::set<std::vector<Shape>> seen;
-        std::vector<Shape> prev;
+        const test::OpSetup setup{"concat", axis_attr(axis), {f32(ps), f32(ps)}, {}};
+        std::vector<test::Run> runs;
         uint64_t seed = 100;
-        for (int64_t n : sizes) {
-            SCOPED_TRACE("n = " + std::to_string(n));
+        for (int64_t n : {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257}) {
             const int64_t m = n % 5 + 1;
             const Shape a = axis == 0 ? Shape{n, 4} : Shape{2, n};
             const Shape b = axis == 0 ? Shape{m, 4} : Shape{2, m};
-            const std::vector<HostTensor> ins{test::random_tensor(DataType::f32, a, seed++),
-                                              test::random_tensor(DataType::f32, b, seed++)};
-            req.set_input("in0", ins[0]);
-            req.set_input("in1", ins[1]);
-            req.infer();
-            expect_bytes_equal(req.get_output(0), naive_concat(ins, axis));
-
-            const std::vector<Shape> key{a, b};
-            const Counters& c = req.last_run().totals;
-            if (key == prev) {
-                EXPECT_EQ(c.shape_changes, 0u);
-                EXPECT_GE(c.skip_shape_unchanged, 1u);
-                EXPECT_EQ(c.static_builds, 0u);
-            } else {
-                EXPECT_GE(c.shape_changes, 1u);
-                if (dynamic_impls) {
-                    EXPECT_EQ(c.static_builds, 0u);
-                    EXPECT_GE(c.dynamic_impl_runs, 1u);
-                } else if (seen.count(key)) {
-                    EXPECT_EQ(c.impl_cache_hits, 1u);
-                    EXPECT_EQ(c.static_builds, 0u);
-                } else {
-                    EXPECT_EQ(c.static_builds, 1u);
-                }
-            }
-            seen.insert(key);
-            prev = key;
+            runs.push_back({test::random_tensor(DataType::f32, a, seed), test::random_tensor(DataType::f32, b, seed + 1)});
+            seed += 2;
         }
-        EXPECT_EQ(req.cumulative().static_builds, dynamic_impls ? 0u : seen.size());
+        test::SequenceOptions o = test::sweep_options(GetParam());
+        o.on_step = [&](const InferRequest& req, size_t step) {
+            test::expect_bytes_equal(req.get_output(0), naive_concat(runs[step], axis));
+        };
+        test::expect_sequence(setup, runs, o);
     }
 }
 
@@ -238,15 +205,7 @@ using test::ocl_engine;
 using test::ocl_sweep;
 using test::OclInputs;
 
-// Tail sizes, then revisits (never the same size twice in a row, so each run
-// selects an impl).
-const std::vector<int64_t> kOclSizes = {1, 3, 13, 16, 17, 255, 257, 16, 1, 257};
-
-Attributes concat_ocl_attrs(int64_t axis) {
-    Attributes a;
-    a.set("axis", axis);
-    return a;
-}
+const std::vector<int64_t>& kOclSizes = test::ocl_tail_sizes();
 
 // Concat moves bits: every comparison is exact.
 TEST(ConcatOcl, ThreeInputsAlongTheMiddleAxisMatchCpuOnDynamicAndStaticImpls) {
@@ -257,7 +216,7 @@ TEST(ConcatOcl, ThreeInputsAlongTheMiddleAxisMatchCpuOnDynamicAndStaticImpls) {
         "concat",
         {Layout({2, Dimension(), 3}, DataType::f32), Layout({2, 5, 3}, DataType::f32),
          Layout({2, Dimension(), 3}, DataType::f32)},
-        concat_ocl_attrs(1));
+        axis_attr(1));
     const auto make = [](int64_t n, uint64_t seed) {
         return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{2, n, 3}, seed)},
                          {"in1", test::random_tensor(DataType::f32, Shape{2, 5, 3}, seed + 100)},
@@ -272,7 +231,7 @@ TEST(ConcatOcl, OuterAxisMatchesCpuForEveryElementWidth) {
     for (DataType t : {DataType::f16, DataType::i64, DataType::u8}) {
         SCOPED_TRACE(to_string(t));
         const auto prog = test::single_node_program(
-            "concat", {Layout({Dimension(), 4}, t), Layout({Dimension(), 4}, t)}, concat_ocl_attrs(-2));
+            "concat", {Layout({Dimension(), 4}, t), Layout({Dimension(), 4}, t)}, axis_attr(-2));
         const auto make = [t](int64_t n, uint64_t seed) {
             return OclInputs{{"in0", test::random_tensor(t, Shape{n, 4}, seed, -100, 100)},
                              {"in1", test::random_tensor(t, Shape{n + 1, 4}, seed + 1, -100, 100)}};
@@ -290,7 +249,7 @@ TEST(ConcatOcl, FlatInputsAtUnalignedStartsMatchCpuOnDynamicAndStaticImpls) {
     const auto prog = test::single_node_program(
         "concat",
         {Layout({Dimension()}, DataType::f32), Layout({Dimension()}, DataType::f32), Layout({3}, DataType::f32)},
-        concat_ocl_attrs(0));
+        axis_attr(0));
     const auto make = [](int64_t n, uint64_t seed) {
         return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n}, seed)},
                          {"in1", test::random_tensor(DataType::f32, Shape{n + 2}, seed + 100)},
@@ -302,7 +261,7 @@ TEST(ConcatOcl, FlatInputsAtUnalignedStartsMatchCpuOnDynamicAndStaticImpls) {
 TEST(ConcatOcl, SingleInputIsACopy) {
     const EnginePtr eng = ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
-    const auto prog = test::single_node_program("concat", {Layout({Dimension()}, DataType::i32)}, concat_ocl_attrs(0));
+    const auto prog = test::single_node_program("concat", {Layout({Dimension()}, DataType::i32)}, axis_attr(0));
     const HostTensor in = HostTensor::from_int64(DataType::i32, Shape{4}, {4, -3, 2, 1});
     EXPECT_EQ(test::run_once(prog, {in}, NetworkOptions{}, "ocl").to_int64(), std::vector<int64_t>({4, -3, 2, 1}));
 }

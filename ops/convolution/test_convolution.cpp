@@ -46,7 +46,7 @@ std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& r
     return test::infer_shapes("convolution", inputs, raw);
 }
 
-Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+using test::f32;
 
 // ---- 1. shape inference ------------------------------------------------------
 
@@ -271,9 +271,6 @@ TEST(ConvolutionValues, RandomConfigurationsMatchNaive) {
 
 // ---- 3. changing shapes on one instance ----------------------------------------
 
-using test::node_counters;
-
-using test::expect_impl_counters;
 using test::Mode;
 
 void sweep(Mode mode) {
@@ -282,40 +279,25 @@ void sweep(Mode mode) {
     conv.pads_begin = conv.pads_end = {1, 1};
     const HostTensor w = test::random_tensor(DataType::f32, Shape{4, 3, 3, 3}, 5);
     const HostTensor b = test::random_tensor(DataType::f32, Shape{4}, 6);
-    auto prog = test::single_node_program(
-        "convolution", {Layout(PartialShape{1, 3, Dimension(), Dimension()}, DataType::f32), w.layout(), b.layout()},
-        conv.attrs(), {{1, w}, {2, b}});
-    NetworkOptions opts;
-    opts.use_dynamic_impls = mode != Mode::static_only;
-    opts.async_compile = mode == Mode::dynamic_async;
-    opts.async_compile_after = 1;   // queue each new shape's build on its first run
-    auto net = Network::create(prog, test::engine(), opts);
-    InferRequest req(net);
-
+    const test::OpSetup setup{"convolution",
+                              conv.attrs(),
+                              {f32(PartialShape{1, 3, Dimension(), Dimension()}), w.layout(), b.layout()},
+                              {{1, w}, {2, b}}};
     const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1},   {3, 3},   {13, 13}, {13, 13}, {16, 3}, {17, 17},
                                                             {255, 3}, {3, 257}, {13, 13}, {1, 1},   {1, 1}};
-    std::set<std::pair<int64_t, int64_t>> seen;
-    std::pair<int64_t, int64_t> prev{-1, -1};
-    bool prev_new = false;
-    for (size_t step = 0; step < sizes.size(); ++step) {
-        const auto hw = sizes[step];
-        const HostTensor x = test::random_tensor(DataType::f32, Shape{1, 3, hw.first, hw.second}, 50 + step);
-        req.set_input("in0", x);
-        req.infer();
-        if (mode == Mode::dynamic_async) net->wait_for_background_builds();
-        const HostTensor want = naive_conv(x, w, &b, conv);
+    std::vector<test::Run> runs;
+    for (size_t step = 0; step < sizes.size(); ++step)
+        runs.push_back({test::random_tensor(DataType::f32, Shape{1, 3, sizes[step].first, sizes[step].second},
+                                            50 + step)});
+    test::SequenceOptions o;
+    o.mode = mode;
+    o.on_step = [&](const InferRequest& req, size_t step) {
+        const HostTensor want = naive_conv(runs[step][0], w, &b, conv);
         const HostTensor y = req.get_output(0);
         ASSERT_EQ(y.shape(), want.shape()) << "step " << step;
         EXPECT_LE(test::max_abs_diff(y, want), 1e-5) << "step " << step;
-        const Counters& c = node_counters(req, "node");
-        EXPECT_EQ(c.executions, 1u) << "step " << step;
-        EXPECT_EQ(c.shape_changes, hw != prev ? 1u : 0u) << "step " << step;
-        EXPECT_EQ(c.skip_shape_unchanged, hw != prev ? 0u : 1u) << "step " << step;
-        expect_impl_counters(mode, c, hw == prev, seen.count(hw) > 0, prev_new, step);
-        prev_new = hw != prev && !seen.count(hw);
-        seen.insert(hw);
-        prev = hw;
-    }
+    };
+    test::expect_sequence(setup, runs, o);
 }
 
 TEST(ConvolutionDynamic, DynamicImplServesNewSpatialSizesWhileStaticBuildsInBackground) { sweep(Mode::dynamic_async); }
@@ -362,14 +344,7 @@ void ocl_sweep(bool dynamic, const Conv& conv, const Shape& w_shape, const std::
         EXPECT_LE(test::max_abs_diff(y, want), kOclTol) << what;
         const NodeStats& ns = req.last_run().nodes.back();
         ASSERT_EQ(ns.node, "node");
-        if (dynamic) {
-            if (!revisit) EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic")) << ns.impl << " " << what;
-            else EXPECT_TRUE(ends_with(ns.impl, "_ocl_dynamic") || ends_with(ns.impl, "_ocl_static")) << ns.impl;
-        } else {
-            EXPECT_TRUE(ends_with(ns.impl, "_ocl_static")) << ns.impl << " " << what;
-            EXPECT_EQ(ns.counters.impl_cache_hits, revisit ? 1u : 0u) << what;
-            EXPECT_EQ(ns.counters.static_builds, revisit ? 0u : 1u) << what;
-        }
+        test::expect_ocl_impl(ns, dynamic, revisit, what);
     }
 }
 
