@@ -172,25 +172,18 @@ dynrt::OclKernelSpec ocl_spec() {
     };
     // Grid-stride over float4 vectors; at least one work-item per tail element.
     spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& limits) {
-        const size_t n = p.outputs.at(0).count();
-        if (n == 0) return dynrt::dispatch_1d(0, limits);
-        return dynrt::dispatch_grid_stride(std::max<size_t>(n / 4, n % 4), limits);
+        return dynrt::dispatch_vec4(p.outputs.at(0).count(), limits);
     };
     return spec;
 }
 
 void register_activation(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def;
-    def.name = "activation";
-    def.doc = "Elementwise unary activation function selected by `func`";
-    def.min_inputs = 1;
-    def.max_inputs = 1;
-    def.attrs = {
-        dynrt::attr_string("func", std::nullopt, func_names(), "function to apply"),
-        dynrt::attr_float("alpha", 0.0, "elu alpha, leaky_relu slope, clamp min"),
-        dynrt::attr_float("beta", 0.0, "clamp max"),
-    };
-    def.infer = infer;
+    dynrt::OpDefinition def =
+        dynrt::op_def("activation", "Elementwise unary activation function selected by `func`", 1, 1,
+                      {dynrt::attr_string("func", std::nullopt, func_names(), "function to apply"),
+                       dynrt::attr_float("alpha", 0.0, "elu alpha, leaky_relu slope, clamp min"),
+                       dynrt::attr_float("beta", 0.0, "clamp max")},
+                      infer);
     // Fused into its producer (docs/architecture.md, "Fusion"); on OpenCL the
     // kernel's own expression with the attributes inlined.
     def.traits.fusable = true;
@@ -202,13 +195,9 @@ void register_activation(dynrt::ModuleRegistrar& reg) {
     };
     reg.add_op(def);
 
-    dynrt::HostImplOptions opts;
-    opts.dtypes = {DataType::f32, DataType::f16};
-    dynrt::add_host_impls(reg, "activation", kernel, opts);
-
-    dynrt::OclImplOptions ocl;
-    ocl.dtypes = opts.dtypes;
-    dynrt::add_ocl_impls(reg, "activation", ocl_spec(), ocl);
+    const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};
+    dynrt::add_host_impls(reg, "activation", kernel, dynrt::host_options(dtypes));
+    dynrt::add_ocl_impls(reg, "activation", ocl_spec(), dynrt::ocl_options(dtypes));
 }
 
 }  // namespace

@@ -27,47 +27,10 @@ using dynrt::Shape;
 // Output columns per work-item of the OpenCL kernel.
 constexpr size_t kOclOwBlock = 4;
 
-struct ConvAttrs {
-    std::vector<int64_t> strides, pads_begin, pads_end, dilations;
-    int64_t groups = 1;
-};
+using ConvAttrs = dynrt::WindowAttrs;
+using dynrt::ints_to_string;
 
-std::string ints_to_string(const std::vector<int64_t>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-    return s + "]";
-}
-
-dynrt::Error attr_error(const std::string& field, const std::string& message) {
-    dynrt::ErrorContext ctx;
-    ctx.field = field;
-    return dynrt::Error(message, ctx);
-}
-
-ConvAttrs read_attrs(const dynrt::Attributes& a) {
-    ConvAttrs c;
-    c.strides = a.get_ints("strides");
-    c.pads_begin = a.get_ints("pads_begin");
-    c.pads_end = a.get_ints("pads_end");
-    c.dilations = a.get_ints("dilations");
-    c.groups = a.get_int("groups");
-    const std::pair<const char*, const std::vector<int64_t>*> lists[] = {
-        {"strides", &c.strides}, {"pads_begin", &c.pads_begin}, {"pads_end", &c.pads_end},
-        {"dilations", &c.dilations}};
-    for (const auto& l : lists) {
-        if (l.second->size() != 2)
-            throw attr_error(l.first, std::string("convolution attribute '") + l.first +
-                                          "' needs 2 values (H, W), got " + ints_to_string(*l.second));
-        const bool pads = l.first[0] == 'p';
-        for (int64_t v : *l.second)
-            if (pads ? v < 0 : v <= 0)
-                throw attr_error(l.first, std::string("convolution attribute '") + l.first + "' must be " +
-                                              (pads ? ">= 0" : "> 0") + ", got " + ints_to_string(*l.second));
-    }
-    if (c.groups < 1)
-        throw attr_error("groups", "convolution attribute 'groups' must be >= 1, got " + std::to_string(c.groups));
-    return c;
-}
+ConvAttrs read_attrs(const dynrt::Attributes& a) { return dynrt::read_window_attrs(a, "convolution"); }
 
 int64_t floor_div(int64_t a, int64_t b) {
     const int64_t q = a / b;
@@ -186,19 +149,14 @@ void kernel(dynrt::HostCall& call) {
 }
 
 void register_convolution(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def;
-    def.name = "convolution";
-    def.doc = "2-D grouped convolution: x[N,C,H,W] * w[O,C/groups,kH,kW] + bias[O]";
-    def.min_inputs = 2;
-    def.max_inputs = 3;
-    def.attrs = {
-        dynrt::attr_ints("strides", std::vector<int64_t>{1, 1}, "step per spatial axis (H, W)"),
-        dynrt::attr_ints("pads_begin", std::vector<int64_t>{0, 0}, "zero padding before (top, left)"),
-        dynrt::attr_ints("pads_end", std::vector<int64_t>{0, 0}, "zero padding after (bottom, right)"),
-        dynrt::attr_ints("dilations", std::vector<int64_t>{1, 1}, "kernel element spacing (H, W)"),
-        dynrt::attr_int("groups", 1, "channel groups; C and O must be divisible by it"),
-    };
-    def.infer = infer;
+    dynrt::WindowAttrDocs docs;
+    docs.strides = "step per spatial axis (H, W)";
+    docs.pads_begin = "zero padding before (top, left)";
+    docs.pads_end = "zero padding after (bottom, right)";
+    docs.groups = "channel groups; C and O must be divisible by it";
+    dynrt::OpDefinition def = dynrt::op_def(
+        "convolution", "2-D grouped convolution: x[N,C,H,W] * w[O,C/groups,kH,kW] + bias[O]", 2, 3,
+        dynrt::window_attrs(docs), infer);
     def.traits.critical = true;
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
@@ -207,9 +165,7 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     // every tensor moves once.
     def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
                   const dynrt::Attributes&) {
-        dynrt::OpCost c;
-        for (const auto* side : {&in, &out})
-            for (const dynrt::Layout& l : *side) c.bytes += static_cast<double>(l.bytes());
+        dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape w = in.at(1).get_shape();
         if (w.size() == 4)
             c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(w[1] * w[2] * w[3]);
@@ -230,14 +186,9 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     spec.kernel_name = "convolution";
     spec.fused_ops = true;   // FUSED_OPS before each store
     spec.defines = [](const dynrt::KernelParams& p, bool) {
-        const ConvAttrs a = read_attrs(*p.attrs);
-        return dynrt::JitDefines{
-            {"OW_BLOCK", std::to_string(kOclOwBlock)},
-            {"STRIDE_H", std::to_string(a.strides[0])},     {"STRIDE_W", std::to_string(a.strides[1])},
-            {"PAD_H", std::to_string(a.pads_begin[0])},     {"PAD_W", std::to_string(a.pads_begin[1])},
-            {"DILATION_H", std::to_string(a.dilations[0])}, {"DILATION_W", std::to_string(a.dilations[1])},
-            {"GROUPS", std::to_string(a.groups)},
-        };
+        dynrt::JitDefines d = dynrt::jit_window_defines(read_attrs(*p.attrs));
+        d.insert(d.begin(), {"OW_BLOCK", std::to_string(kOclOwBlock)});
+        return d;
     };
     spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& lim) {
         // Runtime layouts are static here; no Shape is built (runs every execution).
@@ -248,16 +199,9 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     };
     dynrt::OclImplOptions ocl;
     ocl.dtypes = {DataType::f32};
+    // The kernel indexes with int.
     ocl.validate = [](const dynrt::KernelParams& p) {
-        for (const dynrt::Layout& l : p.inputs)
-            if (l.dtype != DataType::f32) return std::string("inputs must all be f32");
-        // The kernel indexes with int.
-        std::vector<dynrt::Layout> all = p.inputs;
-        all.insert(all.end(), p.outputs.begin(), p.outputs.end());
-        for (const dynrt::Layout& l : all)
-            if (l.shape.is_static() && l.shape.to_shape().count() > 0x7fffffffu)
-                return std::string("a tensor has more than 2^31-1 elements");
-        return std::string();
+        return dynrt::check_dtype_and_int_range(p, DataType::f32, false);
     };
     dynrt::add_ocl_impls(reg, "convolution", spec, ocl);
 }

@@ -97,18 +97,7 @@ void cumsum_kernel(HostCall& call) {
 
 // ---- OpenCL ---------------------------------------------------------------
 
-// Lines along `axis` of the (runtime) input: outer * inner.
-size_t line_count(const Shape& s, size_t axis) {
-    size_t n = 1;
-    for (size_t d = 0; d < s.rank(); ++d)
-        if (d != axis) n *= static_cast<size_t>(s[d]);
-    return n;
-}
-
-size_t cumsum_axis(const KernelParams& p) {
-    return static_cast<size_t>(
-        normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(p.inputs.at(0).shape.rank())));
-}
+size_t cumsum_axis(const KernelParams& p) { return axis_attr(*p.attrs, p.inputs.at(0).shape.rank()); }
 
 OclKernelSpec cumsum_ocl_spec() {
     OclKernelSpec spec;
@@ -118,45 +107,30 @@ OclKernelSpec cumsum_ocl_spec() {
         const DataType t = p.inputs.at(0).dtype;
         const size_t rank = p.inputs.at(0).shape.rank();
         const size_t axis = cumsum_axis(p);
-        JitDefines d{{"ACC_T", t == DataType::i32 ? "uint" : t == DataType::i64 ? "ulong" : "FLOAT_ACC"},
-                     {"AXIS_LEN", jit_dims_product("INPUT0", rank, axis, axis + 1)},
-                     {"INNER", jit_dims_product("INPUT0", rank, axis + 1, rank)},
-                     {"OUTER_INNER", "(" + jit_dims_product("INPUT0", rank, 0, axis) + "*" +
-                                         jit_dims_product("INPUT0", rank, axis + 1, rank) + ")"},
-                     {"EXCLUSIVE", p.attrs->get_bool("exclusive") ? "1" : "0"},
-                     {"REVERSE", p.attrs->get_bool("reverse") ? "1" : "0"}};
+        JitDefines d = jit_axis_lines("INPUT0", rank, axis);
+        d.insert(d.begin(), {"ACC_T", t == DataType::i32 ? "uint" : t == DataType::i64 ? "ulong" : "FLOAT_ACC"});
+        d.emplace_back("EXCLUSIVE", p.attrs->get_bool("exclusive") ? "1" : "0");
+        d.emplace_back("REVERSE", p.attrs->get_bool("reverse") ? "1" : "0");
         d.push_back(jit_data_f16(t));
         return d;
     };
     // One work-item per line; a shape with an empty axis still has lines but
     // nothing to write, so it is skipped.
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        const Shape s = p.inputs.at(0).get_shape();
-        const size_t axis = cumsum_axis(p);
-        return dispatch_1d(s[axis] == 0 ? 0 : line_count(s, axis), limits);
+        return dispatch_lines(p.inputs.at(0).get_shape(), cumsum_axis(p), limits);
     };
     return spec;
 }
 
 void register_cumsum(ModuleRegistrar& reg) {
-    OpDefinition def;
-    def.name = "cumsum";
-    def.doc = "Running sums along axis (ONNX CumSum)";
-    def.min_inputs = 1;
-    def.max_inputs = 1;
-    def.attrs = {attr_int("axis", 0, "axis to sum along; negative counts from the end"),
-                 attr_bool("exclusive", false, "leave each element out of its own sum"),
-                 attr_bool("reverse", false, "sum from the end of the axis")};
-    def.infer = infer_cumsum;
-    reg.add_op(def);
-
-    HostImplOptions opts;
-    opts.dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64};
-    add_host_impls(reg, "cumsum", cumsum_kernel, opts);
-
-    OclImplOptions ocl;
-    ocl.dtypes = opts.dtypes;
-    add_ocl_impls(reg, "cumsum", cumsum_ocl_spec(), ocl);
+    reg.add_op(op_def("cumsum", "Running sums along axis (ONNX CumSum)", 1, 1,
+                      {attr_int("axis", 0, "axis to sum along; negative counts from the end"),
+                       attr_bool("exclusive", false, "leave each element out of its own sum"),
+                       attr_bool("reverse", false, "sum from the end of the axis")},
+                      infer_cumsum));
+    const std::vector<DataType> dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64};
+    add_host_impls(reg, "cumsum", cumsum_kernel, host_options(dtypes));
+    add_ocl_impls(reg, "cumsum", cumsum_ocl_spec(), ocl_options(dtypes));
 }
 
 }  // namespace

@@ -25,53 +25,10 @@ using dynrt::Dimension;
 using dynrt::PartialShape;
 using dynrt::Shape;
 
-struct DeconvAttrs {
-    std::vector<int64_t> strides, pads_begin, pads_end, dilations, output_padding;
-    int64_t groups = 1;
-};
+using DeconvAttrs = dynrt::WindowAttrs;
+using dynrt::ints_to_string;
 
-std::string ints_to_string(const std::vector<int64_t>& v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-    return s + "]";
-}
-
-dynrt::Error attr_error(const std::string& field, const std::string& message) {
-    dynrt::ErrorContext ctx;
-    ctx.field = field;
-    return dynrt::Error(message, ctx);
-}
-
-DeconvAttrs read_attrs(const dynrt::Attributes& a) {
-    DeconvAttrs c;
-    c.strides = a.get_ints("strides");
-    c.pads_begin = a.get_ints("pads_begin");
-    c.pads_end = a.get_ints("pads_end");
-    c.dilations = a.get_ints("dilations");
-    c.output_padding = a.get_ints("output_padding");
-    c.groups = a.get_int("groups");
-    const std::pair<const char*, const std::vector<int64_t>*> lists[] = {
-        {"strides", &c.strides},     {"pads_begin", &c.pads_begin},         {"pads_end", &c.pads_end},
-        {"dilations", &c.dilations}, {"output_padding", &c.output_padding}};
-    for (const auto& l : lists) {
-        if (l.second->size() != 2)
-            throw attr_error(l.first, std::string("deconvolution attribute '") + l.first +
-                                          "' needs 2 values (H, W), got " + ints_to_string(*l.second));
-        const bool non_negative = l.first[0] == 'p' || l.first[0] == 'o';
-        for (int64_t v : *l.second)
-            if (non_negative ? v < 0 : v <= 0)
-                throw attr_error(l.first, std::string("deconvolution attribute '") + l.first + "' must be " +
-                                              (non_negative ? ">= 0" : "> 0") + ", got " +
-                                              ints_to_string(*l.second));
-    }
-    for (size_t i = 0; i < 2; ++i)
-        if (c.output_padding[i] >= std::max(c.strides[i], c.dilations[i]))
-            throw attr_error("output_padding", "deconvolution output_padding " + ints_to_string(c.output_padding) +
-                                                   " must be below max(stride, dilation) per axis");
-    if (c.groups < 1)
-        throw attr_error("groups", "deconvolution attribute 'groups' must be >= 1, got " + std::to_string(c.groups));
-    return c;
-}
+DeconvAttrs read_attrs(const dynrt::Attributes& a) { return dynrt::read_window_attrs(a, "deconvolution", true); }
 
 int64_t out_extent(int64_t in, int64_t k, const DeconvAttrs& a, size_t i) {
     return (in - 1) * a.strides[i] - a.pads_begin[i] - a.pads_end[i] + a.dilations[i] * (k - 1) + 1 +
@@ -181,20 +138,15 @@ void kernel(dynrt::HostCall& call) {
 }
 
 void register_deconvolution(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def;
-    def.name = "deconvolution";
-    def.doc = "2-D grouped transposed convolution: x[N,C,H,W], w[C,O/groups,kH,kW], bias[O]";
-    def.min_inputs = 2;
-    def.max_inputs = 3;
-    def.attrs = {
-        dynrt::attr_ints("strides", std::vector<int64_t>{1, 1}, "upsampling step per spatial axis (H, W)"),
-        dynrt::attr_ints("pads_begin", std::vector<int64_t>{0, 0}, "rows/columns cropped before (top, left)"),
-        dynrt::attr_ints("pads_end", std::vector<int64_t>{0, 0}, "rows/columns cropped after (bottom, right)"),
-        dynrt::attr_ints("dilations", std::vector<int64_t>{1, 1}, "kernel element spacing (H, W)"),
-        dynrt::attr_ints("output_padding", std::vector<int64_t>{0, 0}, "extra rows/columns at the end (H, W)"),
-        dynrt::attr_int("groups", 1, "channel groups; C must be divisible by it"),
-    };
-    def.infer = infer;
+    dynrt::WindowAttrDocs docs;
+    docs.strides = "upsampling step per spatial axis (H, W)";
+    docs.pads_begin = "rows/columns cropped before (top, left)";
+    docs.pads_end = "rows/columns cropped after (bottom, right)";
+    docs.groups = "channel groups; C must be divisible by it";
+    docs.output_padding = true;
+    dynrt::OpDefinition def = dynrt::op_def(
+        "deconvolution", "2-D grouped transposed convolution: x[N,C,H,W], w[C,O/groups,kH,kW], bias[O]", 2, 3,
+        dynrt::window_attrs(docs), infer);
     def.traits.critical = true;
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
@@ -203,9 +155,7 @@ void register_deconvolution(dynrt::ModuleRegistrar& reg) {
     // (w[1] * kH * kW); every tensor moves once.
     def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
                   const dynrt::Attributes&) {
-        dynrt::OpCost c;
-        for (const auto* side : {&in, &out})
-            for (const dynrt::Layout& l : *side) c.bytes += static_cast<double>(l.bytes());
+        dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape w = in.at(1).get_shape();
         if (w.size() == 4)
             c.flops = 2.0 * static_cast<double>(in.at(0).get_shape().count()) * static_cast<double>(w[1] * w[2] * w[3]);
@@ -225,14 +175,9 @@ void register_deconvolution(dynrt::ModuleRegistrar& reg) {
     spec.kernel_name = "deconvolution";
     spec.fused_ops = true;   // FUSED_OPS before each store
     spec.defines = [](const dynrt::KernelParams& p, bool) {
-        const DeconvAttrs a = read_attrs(*p.attrs);
-        return dynrt::JitDefines{
-            {"STRIDE_H", std::to_string(a.strides[0])},     {"STRIDE_W", std::to_string(a.strides[1])},
-            {"PAD_H", std::to_string(a.pads_begin[0])},     {"PAD_W", std::to_string(a.pads_begin[1])},
-            {"DILATION_H", std::to_string(a.dilations[0])}, {"DILATION_W", std::to_string(a.dilations[1])},
-            {"GROUPS", std::to_string(a.groups)},
-            {"WEIGHTS_BLOCK", std::to_string(dynrt::block_size(p.inputs.at(1).format))},
-        };
+        dynrt::JitDefines d = dynrt::jit_window_defines(read_attrs(*p.attrs));
+        d.emplace_back("WEIGHTS_BLOCK", std::to_string(dynrt::block_size(p.inputs.at(1).format)));
+        return d;
     };
     spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& lim) {
         const dynrt::PartialShape& ys = p.outputs[0].shape;
@@ -244,14 +189,7 @@ void register_deconvolution(dynrt::ModuleRegistrar& reg) {
     ocl.dtypes = {DataType::f32};
     ocl.weights_format = dynrt::Format::osv16;   // 16 input channels' taps side by side
     ocl.validate = [](const dynrt::KernelParams& p) {
-        for (const dynrt::Layout& l : p.inputs)
-            if (l.dtype != DataType::f32) return std::string("inputs must all be f32");
-        std::vector<dynrt::Layout> all = p.inputs;
-        all.insert(all.end(), p.outputs.begin(), p.outputs.end());
-        for (const dynrt::Layout& l : all)
-            if (l.shape.is_static() && l.storage_count() > 0x7fffffffu)
-                return std::string("a tensor has more than 2^31-1 elements");
-        return std::string();
+        return dynrt::check_dtype_and_int_range(p, DataType::f32, true);
     };
     dynrt::add_ocl_impls(reg, "deconvolution", spec, ocl);
 }

@@ -240,15 +240,11 @@ dynrt::OclKernelSpec ocl_spec() {
 }
 
 void register_eltwise(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def;
-    def.name = "eltwise";
-    def.doc = "Binary elementwise operation with numpy broadcasting, selected by `mode`";
-    def.min_inputs = 2;
-    def.max_inputs = 2;
-    def.attrs = {dynrt::attr_string("mode", std::nullopt,
-                                    {"add", "sub", "mul", "div", "min", "max", "pow", "squared_diff"},
-                                    "operation to apply")};
-    def.infer = infer;
+    dynrt::OpDefinition def = dynrt::op_def(
+        "eltwise", "Binary elementwise operation with numpy broadcasting, selected by `mode`", 2, 2,
+        {dynrt::attr_string("mode", std::nullopt, {"add", "sub", "mul", "div", "min", "max", "pow", "squared_diff"},
+                            "operation to apply")},
+        infer);
     // Fusion (docs/architecture.md): an eltwise is fused into its producer
     // (its other input broadcast into the result) and takes post-ops itself.
     def.traits.fusable = true;
@@ -260,22 +256,20 @@ void register_eltwise(dynrt::ModuleRegistrar& reg) {
     };
     reg.add_op(def);
 
-    dynrt::HostImplOptions opts;
-    opts.dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64, DataType::i8, DataType::u8};
-    dynrt::add_host_impls(reg, "eltwise", kernel, opts);
+    const std::vector<DataType> dtypes = {DataType::f32, DataType::f16, DataType::i32,
+                                          DataType::i64, DataType::i8,  DataType::u8};
+    dynrt::add_host_impls(reg, "eltwise", kernel, dynrt::host_options(dtypes));
 
     // Integer div (division by zero must raise, INT_MIN / -1 must wrap) and
     // integer pow (saturating double math) stay on the host impl: the device
     // cannot raise an error and OpenCL leaves both undefined.
-    dynrt::OclImplOptions ocl;
-    ocl.dtypes = opts.dtypes;
-    ocl.validate = [](const dynrt::KernelParams& p) -> std::string {
+    const auto ocl_supported = [](const dynrt::KernelParams& p) -> std::string {
         const Mode m = parse_mode(p.attrs->get_string("mode"));
         if (is_integer_type(p.inputs.at(0).dtype) && (m == Mode::div || m == Mode::pow))
             return "integer div and pow run on the host impl";
         return {};
     };
-    dynrt::add_ocl_impls(reg, "eltwise", ocl_spec(), ocl);
+    dynrt::add_ocl_impls(reg, "eltwise", ocl_spec(), dynrt::ocl_options(dtypes, ocl_supported));
 }
 
 }  // namespace

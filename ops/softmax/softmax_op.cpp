@@ -65,18 +65,7 @@ using dynrt::KernelParams;
 using dynrt::kShapeInfoDims;
 using dynrt::Shape;
 
-// Lines along `axis` of the (runtime) input: outer * inner.
-size_t line_count(const Shape& s, size_t axis) {
-    size_t n = 1;
-    for (size_t d = 0; d < s.rank(); ++d)
-        if (d != axis) n *= static_cast<size_t>(s[d]);
-    return n;
-}
-
-size_t softmax_axis(const KernelParams& p) {
-    return static_cast<size_t>(
-        dynrt::normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(p.inputs.at(0).shape.rank())));
-}
+size_t softmax_axis(const KernelParams& p) { return dynrt::axis_attr(*p.attrs, p.inputs.at(0).shape.rank()); }
 
 dynrt::OclKernelSpec softmax_ocl_spec() {
     dynrt::OclKernelSpec spec;
@@ -85,40 +74,25 @@ dynrt::OclKernelSpec softmax_ocl_spec() {
     spec.defines = [](const KernelParams& p, bool) {
         const size_t rank = p.inputs.at(0).shape.rank();
         const size_t axis = softmax_axis(p);
-        JitDefines d{{"ACC_T", "FLOAT_ACC"},
-                     {"AXIS_LEN", dynrt::jit_dims_product("INPUT0", rank, axis, axis + 1)},
-                     {"INNER", dynrt::jit_dims_product("INPUT0", rank, axis + 1, rank)},
-                     {"OUTER_INNER", "(" + dynrt::jit_dims_product("INPUT0", rank, 0, axis) + "*" +
-                                         dynrt::jit_dims_product("INPUT0", rank, axis + 1, rank) + ")"}};
+        JitDefines d = dynrt::jit_axis_lines("INPUT0", rank, axis);
+        d.insert(d.begin(), {"ACC_T", "FLOAT_ACC"});
         d.push_back(dynrt::jit_data_f16(p.inputs.at(0).dtype));
         return d;
     };
     // One work-item per row; an empty axis means nothing to write.
     spec.dispatch = [](const KernelParams& p, const dynrt::OclDeviceLimits& limits) {
-        const Shape s = p.inputs.at(0).get_shape();
-        const size_t axis = softmax_axis(p);
-        return dynrt::dispatch_1d(s[axis] == 0 ? 0 : line_count(s, axis), limits);
+        return dynrt::dispatch_lines(p.inputs.at(0).get_shape(), softmax_axis(p), limits);
     };
     return spec;
 }
 
 void register_softmax(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def;
-    def.name = "softmax";
-    def.doc = "Numerically stable softmax along `axis`";
-    def.min_inputs = 1;
-    def.max_inputs = 1;
-    def.attrs = {dynrt::attr_int("axis", -1, "axis to normalise over (negative counts from the end)")};
-    def.infer = infer;
-    reg.add_op(def);
-
-    dynrt::HostImplOptions opts;
-    opts.dtypes = {DataType::f32, DataType::f16};
-    dynrt::add_host_impls(reg, "softmax", kernel, opts);
-
-    dynrt::OclImplOptions ocl;
-    ocl.dtypes = opts.dtypes;
-    dynrt::add_ocl_impls(reg, "softmax", softmax_ocl_spec(), ocl);
+    reg.add_op(dynrt::op_def("softmax", "Numerically stable softmax along `axis`", 1, 1,
+                             {dynrt::attr_int("axis", -1, "axis to normalise over (negative counts from the end)")},
+                             infer));
+    const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};
+    dynrt::add_host_impls(reg, "softmax", kernel, dynrt::host_options(dtypes));
+    dynrt::add_ocl_impls(reg, "softmax", softmax_ocl_spec(), dynrt::ocl_options(dtypes));
 }
 
 }  // namespace

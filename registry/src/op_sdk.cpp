@@ -4,9 +4,11 @@
 // one copy and modules stay small.
 #include "dynrt/op_sdk.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "dynrt/host_tensor.hpp"
 
@@ -341,6 +343,80 @@ std::vector<size_t> strides_of(const Shape& s) {
 void expect_rank(const Layout& l, size_t rank, const std::string& what) {
     if (l.shape.rank() != rank)
         throw Error(what + ": expected " + std::to_string(rank) + " dims, got " + l.shape.to_string());
+}
+
+OpCost io_bytes_cost(const std::vector<Layout>& inputs, const std::vector<Layout>& outputs) {
+    OpCost c;
+    for (const auto* side : {&inputs, &outputs})
+        for (const Layout& l : *side) c.bytes += static_cast<double>(l.bytes());
+    return c;
+}
+
+size_t axis_attr(const Attributes& attrs, size_t rank, const std::string& name) {
+    return static_cast<size_t>(normalize_axis(attrs.get_int(name), static_cast<int64_t>(rank), name));
+}
+
+size_t dims_product(const Shape& s, size_t begin, size_t end) {
+    size_t n = 1;
+    for (size_t d = begin; d < end; ++d) n *= static_cast<size_t>(s[d]);
+    return n;
+}
+
+std::string ints_to_string(const std::vector<int64_t>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+Error attr_error(const std::string& field, const std::string& message) {
+    ErrorContext ctx;
+    ctx.field = field;
+    return Error(message, ctx);
+}
+
+std::vector<AttrSpec> window_attrs(const WindowAttrDocs& docs) {
+    std::vector<AttrSpec> a = {
+        attr_ints("strides", std::vector<int64_t>{1, 1}, docs.strides),
+        attr_ints("pads_begin", std::vector<int64_t>{0, 0}, docs.pads_begin),
+        attr_ints("pads_end", std::vector<int64_t>{0, 0}, docs.pads_end),
+        attr_ints("dilations", std::vector<int64_t>{1, 1}, "kernel element spacing (H, W)"),
+    };
+    if (docs.output_padding)
+        a.push_back(attr_ints("output_padding", std::vector<int64_t>{0, 0}, "extra rows/columns at the end (H, W)"));
+    a.push_back(attr_int("groups", 1, docs.groups));
+    return a;
+}
+
+WindowAttrs read_window_attrs(const Attributes& a, const std::string& op, bool output_padding) {
+    WindowAttrs c;
+    c.strides = a.get_ints("strides");
+    c.pads_begin = a.get_ints("pads_begin");
+    c.pads_end = a.get_ints("pads_end");
+    c.dilations = a.get_ints("dilations");
+    if (output_padding) c.output_padding = a.get_ints("output_padding");
+    c.groups = a.get_int("groups");
+    std::vector<std::pair<const char*, const std::vector<int64_t>*>> lists = {
+        {"strides", &c.strides}, {"pads_begin", &c.pads_begin}, {"pads_end", &c.pads_end},
+        {"dilations", &c.dilations}};
+    if (output_padding) lists.emplace_back("output_padding", &c.output_padding);
+    for (const auto& l : lists) {
+        if (l.second->size() != 2)
+            throw attr_error(l.first, op + " attribute '" + l.first + "' needs 2 values (H, W), got " +
+                                          ints_to_string(*l.second));
+        const bool non_negative = l.first[0] == 'p' || l.first[0] == 'o';
+        for (int64_t v : *l.second)
+            if (non_negative ? v < 0 : v <= 0)
+                throw attr_error(l.first, op + " attribute '" + l.first + "' must be " +
+                                              (non_negative ? ">= 0" : "> 0") + ", got " + ints_to_string(*l.second));
+    }
+    if (output_padding)
+        for (size_t i = 0; i < 2; ++i)
+            if (c.output_padding[i] >= std::max(c.strides[i], c.dilations[i]))
+                throw attr_error("output_padding", op + " output_padding " + ints_to_string(c.output_padding) +
+                                                       " must be below max(stride, dilation) per axis");
+    if (c.groups < 1)
+        throw attr_error("groups", op + " attribute 'groups' must be >= 1, got " + std::to_string(c.groups));
+    return c;
 }
 
 }  // namespace dynrt

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dynrt/attributes.hpp"
@@ -108,5 +109,19 @@ struct OpDefinition {
     // name of the request variable the node with these attributes uses.
     std::function<std::string(const Attributes& attrs)> state_variable;
 };
+
+// The common part of an op's declaration in one call; the op sets its traits
+// and hooks on the result before ModuleRegistrar::add_op.
+inline OpDefinition op_def(std::string name, std::string doc, size_t min_inputs, size_t max_inputs,
+                           std::vector<AttrSpec> attrs, ShapeInferFn infer) {
+    OpDefinition def;
+    def.name = std::move(name);
+    def.doc = std::move(doc);
+    def.min_inputs = min_inputs;
+    def.max_inputs = max_inputs;
+    def.attrs = std::move(attrs);
+    def.infer = std::move(infer);
+    return def;
+}
 
 }  // namespace dynrt

@@ -112,7 +112,50 @@ bool dense_block_in_padding(const Layout& l, size_t* offset = nullptr);
 void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel,
                     HostImplOptions options = {});
 
+// Host impl options for the given dtypes (and an optional extra check).
+inline HostImplOptions host_options(std::vector<DataType> dtypes,
+                                    std::function<std::string(const KernelParams&)> validate = {}) {
+    HostImplOptions o;
+    o.dtypes = std::move(dtypes);
+    o.validate = std::move(validate);
+    return o;
+}
+
+// Work of a memory-bound execution: no FLOPs, every input and output moved once.
+OpCost io_bytes_cost(const std::vector<Layout>& inputs, const std::vector<Layout>& outputs);
+
 // ---- shape-inference utilities -------------------------------------------
+
+// Normalised value of the Int attribute `name` (an axis) against `rank`.
+size_t axis_attr(const Attributes& attrs, size_t rank, const std::string& name = "axis");
+// Product of the dims [begin, end) of a static shape (1 for an empty range).
+size_t dims_product(const Shape& s, size_t begin, size_t end);
+// "[a,b,...]" for error messages.
+std::string ints_to_string(const std::vector<int64_t>& v);
+// An Error whose context names the attribute `field`.
+Error attr_error(const std::string& field, const std::string& message);
+
+// ---- 2-D spatial windows (convolution-like ops) ---------------------------
+
+// Window attributes, one value per spatial axis (H, W).
+struct WindowAttrs {
+    std::vector<int64_t> strides, pads_begin, pads_end, dilations;
+    std::vector<int64_t> output_padding;   // transposed windows only
+    int64_t groups = 1;
+};
+
+// Docs of the window attributes (they differ between direct and transposed windows).
+struct WindowAttrDocs {
+    std::string strides, pads_begin, pads_end, groups;
+    bool output_padding = false;   // declare output_padding (transposed windows)
+};
+
+// Attribute schema: strides, pads_begin, pads_end, dilations, [output_padding,] groups.
+std::vector<AttrSpec> window_attrs(const WindowAttrDocs& docs);
+// Reads and checks the attributes declared by window_attrs(); `op` prefixes
+// the error messages. With `output_padding`, it must be below max(stride,
+// dilation) per axis.
+WindowAttrs read_window_attrs(const Attributes& a, const std::string& op, bool output_padding = false);
 
 // Normalises a possibly negative axis against `rank`; throws naming `field`.
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& field = "axis");

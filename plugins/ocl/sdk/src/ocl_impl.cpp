@@ -345,4 +345,49 @@ OclDispatch dispatch_grid_stride(size_t n, const OclDeviceLimits& limits) {
     return dispatch_1d(std::min(n, cap), limits);
 }
 
+const char* ocl_bits_type(DataType t) {
+    switch (byte_size(t)) {
+        case 1: return "uchar";
+        case 2: return "ushort";
+        case 8: return "ulong";
+        default: return "uint";
+    }
+}
+
+std::string check_dtype_and_int_range(const KernelParams& p, DataType dtype, bool storage) {
+    for (const Layout& l : p.inputs)
+        if (l.dtype != dtype) return std::string("inputs must all be ") + to_string(dtype);
+    for (const auto* side : {&p.inputs, &p.outputs})
+        for (const Layout& l : *side)
+            if (l.shape.is_static() && (storage ? l.storage_count() : l.shape.to_shape().count()) > 0x7fffffffu)
+                return std::string("a tensor has more than 2^31-1 elements");
+    return std::string();
+}
+
+JitDefines jit_window_defines(const WindowAttrs& a) {
+    return JitDefines{
+        {"STRIDE_H", std::to_string(a.strides[0])},     {"STRIDE_W", std::to_string(a.strides[1])},
+        {"PAD_H", std::to_string(a.pads_begin[0])},     {"PAD_W", std::to_string(a.pads_begin[1])},
+        {"DILATION_H", std::to_string(a.dilations[0])}, {"DILATION_W", std::to_string(a.dilations[1])},
+        {"GROUPS", std::to_string(a.groups)},
+    };
+}
+
+JitDefines jit_axis_lines(const std::string& prefix, size_t rank, size_t axis) {
+    return JitDefines{{"AXIS_LEN", jit_dims_product(prefix, rank, axis, axis + 1)},
+                      {"INNER", jit_dims_product(prefix, rank, axis + 1, rank)},
+                      {"OUTER_INNER", "(" + jit_dims_product(prefix, rank, 0, axis) + "*" +
+                                          jit_dims_product(prefix, rank, axis + 1, rank) + ")"}};
+}
+
+OclDispatch dispatch_lines(const Shape& s, size_t axis, const OclDeviceLimits& limits) {
+    if (s[axis] == 0) return dispatch_1d(0, limits);
+    return dispatch_1d(dims_product(s, 0, axis) * dims_product(s, axis + 1, s.rank()), limits);
+}
+
+OclDispatch dispatch_vec4(size_t n, const OclDeviceLimits& limits) {
+    if (n == 0) return dispatch_1d(0, limits);
+    return dispatch_grid_stride(std::max<size_t>(n / 4, n % 4), limits);
+}
+
 }  // namespace dynrt

@@ -44,6 +44,7 @@
 
 #include "dynrt/implementation_map.hpp"
 #include "dynrt/ocl_api.hpp"
+#include "dynrt/op_sdk.hpp"
 #include "dynrt/registry.hpp"
 
 namespace dynrt {
@@ -160,6 +161,32 @@ OclDispatch dispatch_nd(std::array<size_t, 3> work, size_t dims, const OclDevice
 OclDispatch dispatch_grid_stride(size_t n, const OclDeviceLimits& limits);
 // True when the dispatch launches nothing (a zero global size).
 inline bool dispatch_empty(const OclDispatch& d) { return d.gws[0] == 0 || d.gws[1] == 0 || d.gws[2] == 0; }
+
+// OpenCL impl options for the given dtypes (and an optional extra check).
+inline OclImplOptions ocl_options(std::vector<DataType> dtypes,
+                                  std::function<std::string(const KernelParams&)> validate = {}) {
+    OclImplOptions o;
+    o.dtypes = std::move(dtypes);
+    o.validate = std::move(validate);
+    return o;
+}
+
+// Unsigned OpenCL type of an element's width: for kernels that move bits, not values.
+const char* ocl_bits_type(DataType t);
+// Check for kernels that take only `dtype` inputs and index with int: an error
+// string when an input has another type or a static tensor has more than
+// 2^31-1 elements (counted in storage with `storage`, else logical).
+std::string check_dtype_and_int_range(const KernelParams& p, DataType dtype, bool storage);
+// STRIDE_H/W, PAD_H/W (pads_begin), DILATION_H/W and GROUPS of a 2-D window.
+JitDefines jit_window_defines(const WindowAttrs& a);
+// Lines along `axis` of tensor `prefix` (INPUT0 ...) of rank `rank`:
+// AXIS_LEN, INNER and OUTER_INNER (the number of lines).
+JitDefines jit_axis_lines(const std::string& prefix, size_t rank, size_t axis);
+// One work-item per line along `axis` of `s`; none when the axis is empty.
+OclDispatch dispatch_lines(const Shape& s, size_t axis, const OclDeviceLimits& limits);
+// Grid-stride over the 4-element vectors of `n` elements, at least one
+// work-item per tail element (none for n == 0).
+OclDispatch dispatch_vec4(size_t n, const OclDeviceLimits& limits);
 
 // The shared device-side helpers (dynrt/ocl_common.cl) the SDK puts ahead of
 // every kernel source it builds.
