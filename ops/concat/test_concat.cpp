@@ -192,8 +192,7 @@ TEST_P(ConcatSweep, ConcatDynamicAxis_GrowsAlongAxis) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Impls, ConcatSweep, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+INSTANTIATE_TEST_SUITE_P(Impls, ConcatSweep, ::testing::Values(true, false), test::dynamic_or_static);
 
 // ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
 //

@@ -22,29 +22,13 @@
 namespace dynrt {
 namespace {
 
-using test::error_of;
-using test::ocl_engine;
-using test::ends_with;
-
-using test::registry;
-
 struct Conv {
     std::vector<int64_t> strides{1, 1}, pads_begin{0, 0}, pads_end{0, 0}, dilations{1, 1};
     int64_t groups = 1;
-    Attributes attrs() const {
-        Attributes a;
-        a.set("strides", strides);
-        a.set("pads_begin", pads_begin);
-        a.set("pads_end", pads_end);
-        a.set("dilations", dilations);
-        a.set("groups", groups);
-        return a;
-    }
+    Attributes attrs() const { return test::conv_attrs(strides, pads_begin, pads_end, dilations, groups); }
 };
 
-std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
-    return test::infer_shapes("convolution", inputs, raw);
-}
+const test::ShapesOf infer{"convolution"};
 
 using test::f32;
 
@@ -94,53 +78,53 @@ TEST(ConvolutionShape, OutputSizeTable) {
 TEST(ConvolutionShape, GroupMismatchesNameTheShapes) {
     Conv g2;
     g2.groups = 2;
-    std::string msg = error_of([&] { infer({f32({1, 3, 5, 5}), f32({4, 1, 3, 3})}, g2.attrs()); });
+    std::string msg = test::error_of([&] { infer({f32({1, 3, 5, 5}), f32({4, 1, 3, 3})}, g2.attrs()); });
     EXPECT_NE(msg.find("C=3"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[1,3,5,5]"), std::string::npos) << msg;
-    msg = error_of([&] { infer({f32({1, 4, 5, 5}), f32({3, 2, 3, 3})}, g2.attrs()); });
+    msg = test::error_of([&] { infer({f32({1, 4, 5, 5}), f32({3, 2, 3, 3})}, g2.attrs()); });
     EXPECT_NE(msg.find("O=3"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[3,2,3,3]"), std::string::npos) << msg;
-    msg = error_of([] { infer({f32({1, 3, 5, 5}), f32({4, 2, 3, 3})}, Conv().attrs()); });
+    msg = test::error_of([] { infer({f32({1, 3, 5, 5}), f32({4, 2, 3, 3})}, Conv().attrs()); });
     EXPECT_NE(msg.find("[4,2,3,3]"), std::string::npos) << msg;
 }
 
 TEST(ConvolutionShape, EmptyOutputIsRejected) {
-    std::string msg = error_of([] { infer({f32({1, 1, 2, 5}), f32({1, 1, 3, 3})}, Conv().attrs()); });
+    std::string msg = test::error_of([] { infer({f32({1, 1, 2, 5}), f32({1, 1, 3, 3})}, Conv().attrs()); });
     EXPECT_NE(msg.find("height would be 0"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[1,1,2,5]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[1,1,3,3]"), std::string::npos) << msg;
     // A bounded extent that never fits the kernel is rejected at build time too.
-    msg = error_of([] { infer({f32({1, 1, 5, Dimension(1, 2)}), f32({1, 1, 3, 3})}, Conv().attrs()); });
+    msg = test::error_of([] { infer({f32({1, 1, 5, Dimension(1, 2)}), f32({1, 1, 3, 3})}, Conv().attrs()); });
     EXPECT_NE(msg.find("width"), std::string::npos) << msg;
 }
 
 TEST(ConvolutionShape, BadRanksAttributesAndBiasAreRejected) {
-    EXPECT_NE(error_of([] { infer({f32({1, 3, 5}), f32({4, 3, 3})}, Conv().attrs()); }).find("[N,C,H,W]"),
+    EXPECT_NE(test::error_of([] { infer({f32({1, 3, 5}), f32({4, 3, 3})}, Conv().attrs()); }).find("[N,C,H,W]"),
               std::string::npos);
     Conv bad;
     bad.strides = {1};
-    EXPECT_NE(error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("strides"),
+    EXPECT_NE(test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("strides"),
               std::string::npos);
     bad = Conv();
     bad.dilations = {1, 0};
-    EXPECT_NE(error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("dilations"),
+    EXPECT_NE(test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("dilations"),
               std::string::npos);
     bad = Conv();
     bad.pads_end = {-1, 0};
-    EXPECT_NE(error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("pads_end"),
+    EXPECT_NE(test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("pads_end"),
               std::string::npos);
     bad = Conv();
     bad.groups = 0;
-    EXPECT_NE(error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("groups"),
+    EXPECT_NE(test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("groups"),
               std::string::npos);
     const std::string msg =
-        error_of([] { infer({f32({1, 1, 5, 5}), f32({4, 1, 3, 3}), f32({5})}, Conv().attrs()); });
+        test::error_of([] { infer({f32({1, 1, 5, 5}), f32({4, 1, 3, 3}), f32({5})}, Conv().attrs()); });
     EXPECT_NE(msg.find("bias"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[5]"), std::string::npos) << msg;
 }
 
 TEST(ConvolutionShape, IsCriticalAndWeightable) {
-    const OpTraits& t = registry()->op("convolution").def.traits;
+    const OpTraits& t = test::registry()->op("convolution").def.traits;
     EXPECT_TRUE(t.critical);
     EXPECT_TRUE(t.weightable);
 }
@@ -312,7 +296,7 @@ constexpr double kOclTol = 1e-5;
 
 // x [N, C, H, W] (every dim dynamic in the program), weights and bias constant.
 void ocl_sweep(bool dynamic, const Conv& conv, const Shape& w_shape, const std::vector<Shape>& xs) {
-    EnginePtr eng = ocl_engine();
+    EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     const HostTensor w = test::random_tensor(DataType::f32, w_shape, 5);
     const HostTensor b = test::random_tensor(DataType::f32, Shape{w_shape[0]}, 6);

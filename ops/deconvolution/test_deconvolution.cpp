@@ -28,16 +28,7 @@ using test::ocl_engine;
 struct DA {
     std::vector<int64_t> strides{1, 1}, pb{0, 0}, pe{0, 0}, dil{1, 1}, op{0, 0};
     int64_t groups = 1;
-    Attributes attrs() const {
-        Attributes a;
-        a.set("strides", strides);
-        a.set("pads_begin", pb);
-        a.set("pads_end", pe);
-        a.set("dilations", dil);
-        a.set("output_padding", op);
-        a.set("groups", groups);
-        return a;
-    }
+    Attributes attrs() const { return test::conv_attrs(strides, pb, pe, dil, groups, op); }
 };
 
 std::vector<Layout> infer(const std::vector<Layout>& in, const DA& a) {

@@ -25,21 +25,11 @@
 namespace dynrt {
 namespace {
 
-using test::error_of;
+Attributes mode(const std::string& m) { return test::attrs({{"mode", m}}); }
 
-using test::registry;
+const test::ShapesOf infer{"eltwise"};
 
-Attributes mode(const std::string& m) {
-    Attributes a;
-    a.set("mode", m);
-    return a;
-}
-
-std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
-    return test::infer_shapes("eltwise", inputs, raw);
-}
-
-Layout f32(PartialShape s) { return Layout(std::move(s), DataType::f32); }
+using test::f32;
 
 // ---- 1. shape inference ------------------------------------------------------
 
@@ -80,23 +70,23 @@ TEST(EltwiseShape, IntegerInputsKeepTheirType) {
 }
 
 TEST(EltwiseShape, IncompatibleShapesNameBothShapes) {
-    const std::string msg = error_of([] { infer({f32({2, 3}), f32({4})}, mode("add")); });
+    const std::string msg = test::error_of([] { infer({f32({2, 3}), f32({4})}, mode("add")); });
     EXPECT_NE(msg.find("[2,3]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[4]"), std::string::npos) << msg;
 }
 
 TEST(EltwiseShape, MixedTypesAreRejected) {
     const std::string msg =
-        error_of([] { infer({f32({3}), Layout(PartialShape{3}, DataType::i32)}, mode("add")); });
+        test::error_of([] { infer({f32({3}), Layout(PartialShape{3}, DataType::i32)}, mode("add")); });
     EXPECT_NE(msg.find("same data type"), std::string::npos) << msg;
     EXPECT_NE(msg.find("i32[3]"), std::string::npos) << msg;
 }
 
 TEST(EltwiseShape, BooleanAndUnknownModeAreRejected) {
     const Layout b(PartialShape{3}, DataType::boolean);
-    EXPECT_NE(error_of([&] { infer({b, b}, mode("add")); }).find("boolean"), std::string::npos);
-    EXPECT_NE(error_of([] { infer({f32({3}), f32({3})}, mode("modulo")); }).find("modulo"), std::string::npos);
-    EXPECT_NE(error_of([] { infer({f32({3}), f32({3})}, Attributes()); }).find("mode"), std::string::npos);
+    EXPECT_NE(test::error_of([&] { infer({b, b}, mode("add")); }).find("boolean"), std::string::npos);
+    EXPECT_NE(test::error_of([] { infer({f32({3}), f32({3})}, mode("modulo")); }).find("modulo"), std::string::npos);
+    EXPECT_NE(test::error_of([] { infer({f32({3}), f32({3})}, Attributes()); }).find("mode"), std::string::npos);
 }
 
 // ---- 2. values ----------------------------------------------------------------
@@ -169,7 +159,7 @@ TEST(EltwiseValues, IntegerOverflowWrapsAround) {
 }
 
 TEST(EltwiseValues, IntegerDivisionByZeroIsAnErrorNamingTheNode) {
-    auto prog = std::make_shared<Program>(registry(), "div0");
+    auto prog = std::make_shared<Program>(test::registry(), "div0");
     prog->add_input("a", Layout(PartialShape{3}, DataType::i32));
     prog->add_input("b", Layout(PartialShape{3}, DataType::i32));
     prog->add_node("ratio", "eltwise", {"a", "b"}, mode("div"));
@@ -178,7 +168,7 @@ TEST(EltwiseValues, IntegerDivisionByZeroIsAnErrorNamingTheNode) {
     InferRequest req(Network::create(prog, test::engine()));
     req.set_input("a", HostTensor::from_int64(DataType::i32, Shape{3}, {1, 2, 3}));
     req.set_input("b", HostTensor::from_int64(DataType::i32, Shape{3}, {1, 0, 1}));
-    const std::string msg = error_of([&] { req.infer(); });
+    const std::string msg = test::error_of([&] { req.infer(); });
     EXPECT_NE(msg.find("ratio"), std::string::npos) << msg;
     EXPECT_NE(msg.find("division by zero"), std::string::npos) << msg;
 }
@@ -237,7 +227,7 @@ TEST(EltwiseValues, RandomBroadcastMatchesNaiveForEveryModeAndFloatType) {
 using test::node_counters;
 
 void sweep(NetworkOptions opts, DataType t) {
-    auto prog = std::make_shared<Program>(registry(), "eltwise_sweep");
+    auto prog = std::make_shared<Program>(test::registry(), "eltwise_sweep");
     prog->add_input("a", Layout(PartialShape{Dimension(), Dimension()}, t));
     prog->add_input("b", Layout(PartialShape{1, Dimension()}, t));
     prog->add_node("elt", "eltwise", {"a", "b"}, mode("mul"));
@@ -329,7 +319,7 @@ TEST(EltwiseOcl, BroadcastSweepMatchesCpuOnDynamicAndStaticImpls) {
 TEST(EltwiseOcl, EveryFloatModeMatchesCpuOnTheDynamicImpl) {
     const EnginePtr eng = ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
-    for (const std::string& mode : registry()->op("eltwise").def.attrs.at(0).allowed) {
+    for (const std::string& mode : test::registry()->op("eltwise").def.attrs.at(0).allowed) {
         SCOPED_TRACE(mode);
         // pow takes positive bases; div keeps away from zero divisors.
         const double a_low = mode == "pow" ? 0.1 : -2.0;

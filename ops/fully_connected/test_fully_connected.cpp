@@ -22,15 +22,7 @@
 namespace dynrt {
 namespace {
 
-using test::error_of;
-using test::ocl_engine;
-using test::ends_with;
-
-using test::registry;
-
-std::vector<Layout> infer(const std::vector<Layout>& inputs) {
-    return test::infer_shapes("fully_connected", inputs, {});
-}
+const test::ShapesOf infer{"fully_connected"};
 
 using test::f32;
 
@@ -61,25 +53,25 @@ TEST(FullyConnectedShape, OutputReplacesLastDimByN) {
 }
 
 TEST(FullyConnectedShape, KMismatchNamesBothShapes) {
-    const std::string msg = error_of([] { infer({f32({2, 3}), f32({4, 5})}); });
+    const std::string msg = test::error_of([] { infer({f32({2, 3}), f32({4, 5})}); });
     EXPECT_NE(msg.find("[2,3]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[4,5]"), std::string::npos) << msg;
 }
 
 TEST(FullyConnectedShape, BadWeightsBiasOrTypeAreRejected) {
-    EXPECT_NE(error_of([] { infer({f32({2, 3}), f32({3})}); }).find("[N, K]"), std::string::npos);
-    const std::string bias = error_of([] { infer({f32({2, 3}), f32({4, 3}), f32({5})}); });
+    EXPECT_NE(test::error_of([] { infer({f32({2, 3}), f32({3})}); }).find("[N, K]"), std::string::npos);
+    const std::string bias = test::error_of([] { infer({f32({2, 3}), f32({4, 3}), f32({5})}); });
     EXPECT_NE(bias.find("bias"), std::string::npos) << bias;
     EXPECT_NE(bias.find("[5]"), std::string::npos) << bias;
-    EXPECT_NE(error_of([] { infer({f32({}), f32({4, 3})}); }).find("rank"), std::string::npos);
-    EXPECT_NE(error_of([] {
+    EXPECT_NE(test::error_of([] { infer({f32({}), f32({4, 3})}); }).find("rank"), std::string::npos);
+    EXPECT_NE(test::error_of([] {
                   infer({Layout(PartialShape{2, 3}, DataType::i32), Layout(PartialShape{4, 3}, DataType::i32)});
               }).find("floating"),
               std::string::npos);
 }
 
 TEST(FullyConnectedShape, IsCriticalAndWeightable) {
-    const OpTraits& t = registry()->op("fully_connected").def.traits;
+    const OpTraits& t = test::registry()->op("fully_connected").def.traits;
     EXPECT_TRUE(t.critical);
     EXPECT_TRUE(t.weightable);
 }
@@ -182,9 +174,9 @@ struct FcCase {
 };
 
 void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases, bool fake_alignment = true) {
-    EnginePtr eng = ocl_engine();
+    EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
-    auto prog = std::make_shared<Program>(registry(), "fc_ocl");
+    auto prog = std::make_shared<Program>(test::registry(), "fc_ocl");
     prog->add_input("x", Layout(PartialShape::dynamic_of_rank(3), DataType::f32));
     prog->add_input("w", Layout(PartialShape::dynamic_of_rank(2), DataType::f32));
     std::vector<std::string> ins = {"x", "w"};
@@ -260,7 +252,7 @@ TEST(FullyConnectedOcl, WithoutBiasBothImplsMatchCpu) {
 }
 
 TEST(FullyConnectedOcl, F16FallsBackToTheHostImpl) {
-    EnginePtr eng = ocl_engine();
+    EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     const HostTensor x = test::random_tensor(DataType::f16, Shape{3, 4}, 1);
     const HostTensor w = test::random_tensor(DataType::f16, Shape{2, 4}, 2);

@@ -213,8 +213,7 @@ TEST_P(GatherSweep, OneInstanceFollowsChangingShapes) {
     test::expect_sequence(setup, runs, o);
 }
 
-INSTANTIATE_TEST_SUITE_P(Impls, GatherSweep, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+INSTANTIATE_TEST_SUITE_P(Impls, GatherSweep, ::testing::Values(true, false), test::dynamic_or_static);
 
 // ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
 //

@@ -21,24 +21,11 @@
 namespace dynrt {
 namespace {
 
-using test::error_of;
-using test::ocl_engine;
-using test::ends_with;
-
-using test::registry;
-
 Attributes gemm_attrs(bool ta = false, bool tb = false, double alpha = 1.0, double beta = 1.0) {
-    Attributes a;
-    a.set("transpose_a", ta);
-    a.set("transpose_b", tb);
-    a.set("alpha", alpha);
-    a.set("beta", beta);
-    return a;
+    return test::attrs({{"transpose_a", ta}, {"transpose_b", tb}, {"alpha", alpha}, {"beta", beta}});
 }
 
-std::vector<Layout> infer(const std::vector<Layout>& inputs, const Attributes& raw) {
-    return test::infer_shapes("gemm", inputs, raw);
-}
+const test::ShapesOf infer{"gemm"};
 
 using test::f32;
 
@@ -72,23 +59,23 @@ TEST(GemmShape, TransposesAndBatchBroadcasting) {
 }
 
 TEST(GemmShape, InvalidShapesAreNamed) {
-    std::string msg = error_of([] { infer({f32({2, 3}), f32({4, 5})}, gemm_attrs()); });
+    std::string msg = test::error_of([] { infer({f32({2, 3}), f32({4, 5})}, gemm_attrs()); });
     EXPECT_NE(msg.find("[2,3]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[4,5]"), std::string::npos) << msg;
-    msg = error_of([] { infer({f32({3}), f32({3, 4})}, gemm_attrs()); });
+    msg = test::error_of([] { infer({f32({3}), f32({3, 4})}, gemm_attrs()); });
     EXPECT_NE(msg.find("rank"), std::string::npos) << msg;
-    msg = error_of([] { infer({f32({2, 2, 3}), f32({3, 3, 4})}, gemm_attrs()); });
+    msg = test::error_of([] { infer({f32({2, 2, 3}), f32({3, 3, 4})}, gemm_attrs()); });
     EXPECT_NE(msg.find("batch"), std::string::npos) << msg;
-    msg = error_of([] { infer({f32({2, 3}), f32({3, 4}), f32({3, 4})}, gemm_attrs()); });
+    msg = test::error_of([] { infer({f32({2, 3}), f32({3, 4}), f32({3, 4})}, gemm_attrs()); });
     EXPECT_NE(msg.find("does not broadcast"), std::string::npos) << msg;
     // c of higher rank than the output cannot broadcast to it either.
-    msg = error_of([] { infer({f32({Dimension(), 3}), f32({3, 4}), f32({5, 1, 4})}, gemm_attrs()); });
+    msg = test::error_of([] { infer({f32({Dimension(), 3}), f32({3, 4}), f32({5, 1, 4})}, gemm_attrs()); });
     EXPECT_NE(msg.find("[5,1,4]"), std::string::npos) << msg;
-    msg = error_of([] { infer({f32({2, 3}), Layout(PartialShape{3, 4}, DataType::f16)}, gemm_attrs()); });
+    msg = test::error_of([] { infer({f32({2, 3}), Layout(PartialShape{3, 4}, DataType::f16)}, gemm_attrs()); });
     EXPECT_NE(msg.find("same data type"), std::string::npos) << msg;
 }
 
-TEST(GemmShape, IsCritical) { EXPECT_TRUE(registry()->op("gemm").def.traits.critical); }
+TEST(GemmShape, IsCritical) { EXPECT_TRUE(test::registry()->op("gemm").def.traits.critical); }
 
 // ---- 2. values ----------------------------------------------------------------
 
@@ -224,9 +211,9 @@ struct OclCase {
 // One InferRequest on the ocl engine and one on cpu, fed the same inputs per
 // step; every output is compared, and the impl that ran is checked.
 void ocl_sweep(bool dynamic, bool ta, bool tb, bool with_c, const std::vector<OclCase>& cases) {
-    EnginePtr eng = ocl_engine();
+    EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
-    auto prog = std::make_shared<Program>(registry(), "gemm_ocl");
+    auto prog = std::make_shared<Program>(test::registry(), "gemm_ocl");
     prog->add_input("a", Layout(PartialShape::dynamic_of_rank(cases[0].a.size()), DataType::f32));
     prog->add_input("b", Layout(PartialShape::dynamic_of_rank(cases[0].b.size()), DataType::f32));
     std::vector<std::string> ins = {"a", "b"};
@@ -309,7 +296,7 @@ TEST(GemmOcl, TransposesAlphaBetaAndBroadcastMatchCpu) {
 }
 
 TEST(GemmOcl, F16FallsBackToTheHostImpl) {
-    EnginePtr eng = ocl_engine();
+    EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     const HostTensor a = test::random_tensor(DataType::f16, Shape{3, 4}, 1);
     const HostTensor b = test::random_tensor(DataType::f16, Shape{4, 2}, 2);

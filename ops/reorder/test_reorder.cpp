@@ -2,26 +2,20 @@
 // trip plain -> osv16 -> plain, and the OpenCL impls against the host.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "dynrt/error.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/registry.hpp"
+#include "op_test.hpp"
 #include "test_support.hpp"
 
 namespace dynrt {
 namespace {
 
-Attributes to(const std::string& f) {
-    Attributes a;
-    a.set("format", f);
-    return a;
-}
+Attributes to(const std::string& f) { return test::attrs({{"format", f}}); }
 
 TEST(ReorderLayout, Osv16_StorageIsSlicesOf16WithTheInnerDimsBetween) {
     const Shape s{20, 3};
@@ -109,37 +103,9 @@ TEST(ReorderNetwork, PlainToOsv16AndBack_GivesTheInput) {
     }
 }
 
-class OclCacheDir {
-public:
-    OclCacheDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
-        if (mkdtemp(tmpl.data()) != nullptr) {
-            dir_ = tmpl;
-            setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
-        }
-    }
-    ~OclCacheDir() {
-        std::error_code ec;
-        if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    }
-
-private:
-    std::string dir_;
-};
-const OclCacheDir kOclCacheDir;
-
-bool have_ocl() {
-    if (!test::registry()->has_engine("ocl")) return false;
-    try {
-        test::engine("ocl");
-        return true;
-    } catch (const Error&) {
-        return false;
-    }
-}
-
 TEST(ReorderOcl, PlainToOsv16_MatchesTheHandComputedStorage) {
-    if (!have_ocl()) GTEST_SKIP() << "no ocl engine";
+    const EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
     for (int64_t o : {1, 16, 20, 33}) {
         SCOPED_TRACE("O = " + std::to_string(o));
         const HostTensor x = test::random_tensor(DataType::f32, Shape{o, 7}, static_cast<uint64_t>(o));
@@ -148,7 +114,8 @@ TEST(ReorderOcl, PlainToOsv16_MatchesTheHandComputedStorage) {
 }
 
 TEST(ReorderOcl, RoundTripInANetwork_GivesTheInputWithBothImplKinds) {
-    if (!have_ocl()) GTEST_SKIP() << "no ocl engine";
+    const EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
     auto program = std::make_shared<Program>(test::registry());
     program->add_input("x", Layout(PartialShape{Dimension(), 5}, DataType::f32));
     program->add_node("blocked", "reorder", {"x"}, to("osv16"));
@@ -158,7 +125,7 @@ TEST(ReorderOcl, RoundTripInANetwork_GivesTheInputWithBothImplKinds) {
     for (bool dynamic : {true, false}) {
         NetworkOptions opt;
         opt.use_dynamic_impls = dynamic;
-        InferRequest req(Network::create(program, test::engine("ocl"), opt));
+        InferRequest req(Network::create(program, eng, opt));
         for (int64_t n : {1, 17, 33, 17}) {
             const HostTensor x = test::random_tensor(DataType::f32, Shape{n, 5}, static_cast<uint64_t>(n));
             req.set_input("x", x);

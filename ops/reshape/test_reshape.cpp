@@ -219,8 +219,7 @@ TEST_P(ReshapeSweep, TargetTensorWithWrongCountFailsAtRunTime) {
     EXPECT_TRUE(contains(msg, "cannot reshape [3,4] (12 elements) to [5,-1]")) << msg;
 }
 
-INSTANTIATE_TEST_SUITE_P(Impls, ReshapeSweep, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+INSTANTIATE_TEST_SUITE_P(Impls, ReshapeSweep, ::testing::Values(true, false), test::dynamic_or_static);
 
 // ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
 //

@@ -29,11 +29,7 @@ using test::ocl_engine;
 
 using test::registry;
 
-Attributes type_attr(const std::string& t) {
-    Attributes a;
-    a.set("output_type", t);
-    return a;
-}
+Attributes type_attr(const std::string& t) { return test::attrs({{"output_type", t}}); }
 
 std::vector<Layout> infer(const Layout& in, const Attributes& raw = {}) {
     return test::infer_shapes("shape_of", {in}, raw);
@@ -132,8 +128,7 @@ TEST_P(ShapeOfSweep, OneInstanceReportsEveryNewShape) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfSweep, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfSweep, ::testing::Values(true, false), test::dynamic_or_static);
 
 // ---- OpenCL: ocl_dynamic and ocl_static -------------------------------------
 //
@@ -187,8 +182,7 @@ TEST_P(ShapeOfOcl, WritesTheDimsOfEveryShapeForBothOutputTypes) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfOcl, ::testing::Values(true, false),
-                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Dynamic" : "Static"; });
+INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfOcl, ::testing::Values(true, false), test::dynamic_or_static);
 
 TEST(ShapeOfOcl, RankEightAndRankOneInputs) {
     const EnginePtr eng = ocl_engine();

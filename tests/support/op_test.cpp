@@ -384,4 +384,21 @@ const std::vector<int64_t>& tail_sizes() {
     return sizes;
 }
 
+Attributes conv_attrs(const std::vector<int64_t>& strides, const std::vector<int64_t>& pads_begin,
+                      const std::vector<int64_t>& pads_end, const std::vector<int64_t>& dilations, int64_t groups,
+                      const std::optional<std::vector<int64_t>>& output_padding) {
+    Attributes a;
+    a.set("strides", strides);
+    a.set("pads_begin", pads_begin);
+    a.set("pads_end", pads_end);
+    a.set("dilations", dilations);
+    if (output_padding) a.set("output_padding", *output_padding);
+    a.set("groups", groups);
+    return a;
+}
+
+std::string dynamic_or_static(const ::testing::TestParamInfo<bool>& info) {
+    return info.param ? "Dynamic" : "Static";
+}
+
 }  // namespace dynrt::test

@@ -66,6 +66,15 @@ void expect_bytes_equal(const HostTensor& got, const HostTensor& want);
 // Attributes from a list: attrs({{"axis", int64_t{1}}, {"reverse", true}}).
 Attributes attrs(std::initializer_list<std::pair<const std::string, AttrValue>> values);
 
+// Convolution-family attributes (convolution, deconvolution): strides,
+// pads_begin, pads_end, dilations, groups and, when given, output_padding.
+Attributes conv_attrs(const std::vector<int64_t>& strides, const std::vector<int64_t>& pads_begin,
+                      const std::vector<int64_t>& pads_end, const std::vector<int64_t>& dilations, int64_t groups,
+                      const std::optional<std::vector<int64_t>>& output_padding = {});
+
+// Test names of a suite parameterised on dynamic (true) or static-only impls.
+std::string dynamic_or_static(const ::testing::TestParamInfo<bool>& info);
+
 // ---- 1. shape inference -------------------------------------------------------
 
 // The op's shape inference on `inputs` with `raw` attributes validated against
@@ -88,6 +97,15 @@ struct ShapeRow {
     std::map<size_t, HostTensor> values;
 };
 void expect_shapes(const std::string& op, const std::vector<ShapeRow>& rows);
+
+// `op`'s shape inference as a callable: const ShapesOf infer{"gemm"};
+// infer({f32({2, 3}), f32({3, 4})}, attrs).
+struct ShapesOf {
+    std::string op;
+    std::vector<Layout> operator()(const std::vector<Layout>& inputs, const Attributes& raw = {}) const {
+        return infer_shapes(op, inputs, raw);
+    }
+};
 
 // ---- 2. every impl against the reference -----------------------------------------
 
