@@ -199,16 +199,9 @@ INSTANTIATE_TEST_SUITE_P(Impls, ConcatSweep, ::testing::Values(true, false), tes
 // Skipped when the ocl module is not built or no OpenCL platform exists
 // (helpers in tests/support/ocl_sweep.hpp).
 
-using test::expect_close;
-using test::ocl_engine;
-using test::ocl_sweep;
-using test::OclInputs;
-
-const std::vector<int64_t>& kOclSizes = test::ocl_tail_sizes();
-
 // Concat moves bits: every comparison is exact.
 TEST(ConcatOcl, ThreeInputsAlongTheMiddleAxisMatchCpuOnDynamicAndStaticImpls) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     // [2, n, 3] + [2, 5, 3] + [2, n % 3, 3] (sometimes empty) along axis 1.
     const auto prog = test::single_node_program(
@@ -217,25 +210,25 @@ TEST(ConcatOcl, ThreeInputsAlongTheMiddleAxisMatchCpuOnDynamicAndStaticImpls) {
          Layout({2, Dimension(), 3}, DataType::f32)},
         axis_attr(1));
     const auto make = [](int64_t n, uint64_t seed) {
-        return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{2, n, 3}, seed)},
+        return test::OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{2, n, 3}, seed)},
                          {"in1", test::random_tensor(DataType::f32, Shape{2, 5, 3}, seed + 100)},
                          {"in2", test::random_tensor(DataType::f32, Shape{2, n % 3, 3}, seed + 200)}};
     };
-    for (bool dynamic : {true, false}) ocl_sweep(eng, prog, kOclSizes, dynamic, make, 0, 0);
+    for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, test::ocl_tail_sizes(), dynamic, make, 0, 0);
 }
 
 TEST(ConcatOcl, OuterAxisMatchesCpuForEveryElementWidth) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     for (DataType t : {DataType::f16, DataType::i64, DataType::u8}) {
         SCOPED_TRACE(to_string(t));
         const auto prog = test::single_node_program(
             "concat", {Layout({Dimension(), 4}, t), Layout({Dimension(), 4}, t)}, axis_attr(-2));
         const auto make = [t](int64_t n, uint64_t seed) {
-            return OclInputs{{"in0", test::random_tensor(t, Shape{n, 4}, seed, -100, 100)},
+            return test::OclInputs{{"in0", test::random_tensor(t, Shape{n, 4}, seed, -100, 100)},
                              {"in1", test::random_tensor(t, Shape{n + 1, 4}, seed + 1, -100, 100)}};
         };
-        for (bool dynamic : {true, false}) ocl_sweep(eng, prog, {1, 16, 257, 16}, dynamic, make, 0, 0);
+        for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, {1, 16, 257, 16}, dynamic, make, 0, 0);
     }
 }
 
@@ -243,22 +236,22 @@ TEST(ConcatOcl, OuterAxisMatchesCpuForEveryElementWidth) {
 // (the kernel's vector copy path). Lengths n, n + 2 and 3 put the second and
 // third blocks at starts that are not multiples of 4 and give every tail.
 TEST(ConcatOcl, FlatInputsAtUnalignedStartsMatchCpuOnDynamicAndStaticImpls) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     const auto prog = test::single_node_program(
         "concat",
         {Layout({Dimension()}, DataType::f32), Layout({Dimension()}, DataType::f32), Layout({3}, DataType::f32)},
         axis_attr(0));
     const auto make = [](int64_t n, uint64_t seed) {
-        return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n}, seed)},
+        return test::OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n}, seed)},
                          {"in1", test::random_tensor(DataType::f32, Shape{n + 2}, seed + 100)},
                          {"in2", test::random_tensor(DataType::f32, Shape{3}, seed + 200)}};
     };
-    for (bool dynamic : {true, false}) ocl_sweep(eng, prog, kOclSizes, dynamic, make, 0, 0);
+    for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, test::ocl_tail_sizes(), dynamic, make, 0, 0);
 }
 
 TEST(ConcatOcl, SingleInputIsACopy) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     const auto prog = test::single_node_program("concat", {Layout({Dimension()}, DataType::i32)}, axis_attr(0));
     const HostTensor in = HostTensor::from_int64(DataType::i32, Shape{4}, {4, -3, 2, 1});

@@ -220,31 +220,24 @@ INSTANTIATE_TEST_SUITE_P(Impls, GatherSweep, ::testing::Values(true, false), tes
 // Skipped when the ocl module is not built or no OpenCL platform exists
 // (helpers in tests/support/ocl_sweep.hpp).
 
-using test::expect_close;
-using test::ocl_engine;
-using test::ocl_sweep;
-using test::OclInputs;
-
-const std::vector<int64_t>& kOclSizes = test::ocl_tail_sizes();
-
 // Gathers move bits: every comparison is exact.
 TEST(GatherOcl, Axis0SweepMatchesCpuOnDynamicAndStaticImpls) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     // data [n, 4], indices [5] in [-n, n): negative ones count from the end.
     const auto prog = test::single_node_program(
         "gather", {Layout({Dimension(), 4}, DataType::f32), Layout({Dimension()}, DataType::i64)},
         axis_attr(0));
     const auto make = [](int64_t n, uint64_t seed) {
-        return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n, 4}, seed)},
+        return test::OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n, 4}, seed)},
                          {"in1", test::random_tensor(DataType::i64, Shape{5}, seed + 7, static_cast<double>(-n),
                                                      static_cast<double>(n))}};
     };
-    for (bool dynamic : {true, false}) ocl_sweep(eng, prog, kOclSizes, dynamic, make, 0, 0);
+    for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, test::ocl_tail_sizes(), dynamic, make, 0, 0);
 }
 
 TEST(GatherOcl, MiddleAxisWithMatrixIndicesMatchesCpuForEveryElementWidth) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::u8}) {
         SCOPED_TRACE(to_string(t));
@@ -253,18 +246,18 @@ TEST(GatherOcl, MiddleAxisWithMatrixIndicesMatchesCpuForEveryElementWidth) {
             "gather", {Layout({3, Dimension(), 2}, t), Layout({2, Dimension()}, DataType::i32)},
             axis_attr(1));
         const auto make = [t](int64_t n, uint64_t seed) {
-            return OclInputs{{"in0", test::random_tensor(t, Shape{3, n, 2}, seed, -100, 100)},
+            return test::OclInputs{{"in0", test::random_tensor(t, Shape{3, n, 2}, seed, -100, 100)},
                              {"in1", test::random_tensor(DataType::i32, Shape{2, (n % 5) + 1}, seed + 7,
                                                          static_cast<double>(-n), static_cast<double>(n))}};
         };
-        for (bool dynamic : {true, false}) ocl_sweep(eng, prog, {1, 13, 257, 13}, dynamic, make, 0, 0);
+        for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, {1, 13, 257, 13}, dynamic, make, 0, 0);
     }
 }
 
 // The device cannot raise an error: an index out of range writes zeros (the
 // host impl raises instead; see gather.cl).
 TEST(GatherOcl, OutOfRangeIndexWritesZerosOnTheDevice) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     const auto prog = test::single_node_program(
         "gather", {Layout({Dimension(), 2}, DataType::f32), Layout({3}, DataType::i64)}, axis_attr(0));

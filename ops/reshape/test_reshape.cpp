@@ -226,16 +226,9 @@ INSTANTIATE_TEST_SUITE_P(Impls, ReshapeSweep, ::testing::Values(true, false), te
 // Skipped when the ocl module is not built or no OpenCL platform exists
 // (helpers in tests/support/ocl_sweep.hpp).
 
-using test::expect_close;
-using test::ocl_engine;
-using test::ocl_sweep;
-using test::OclInputs;
-
-const std::vector<int64_t>& kOclSizes = test::ocl_tail_sizes();
-
 // A copy: every comparison is exact.
 TEST(ReshapeOcl, FlattenSweepMatchesCpuOnDynamicAndStaticImpls) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     // [n, 3] -> [3n]: 3, 9, 39, 48, 51, 765, 771 elements hit every tail of the
     // four-element copies.
@@ -243,13 +236,13 @@ TEST(ReshapeOcl, FlattenSweepMatchesCpuOnDynamicAndStaticImpls) {
     attrs.set("shape", std::vector<int64_t>{-1});
     const auto prog = test::single_node_program("reshape", {Layout({Dimension(), 3}, DataType::f32)}, attrs);
     const auto make = [](int64_t n, uint64_t seed) {
-        return OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n, 3}, seed)}};
+        return test::OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n, 3}, seed)}};
     };
-    for (bool dynamic : {true, false}) ocl_sweep(eng, prog, kOclSizes, dynamic, make, 0, 0);
+    for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, test::ocl_tail_sizes(), dynamic, make, 0, 0);
 }
 
 TEST(ReshapeOcl, TargetFromAConstantInputMatchesCpuForEveryElementWidth) {
-    const EnginePtr eng = ocl_engine();
+    const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     for (DataType t : {DataType::f16, DataType::i64, DataType::u8}) {
         SCOPED_TRACE(to_string(t));
@@ -258,9 +251,9 @@ TEST(ReshapeOcl, TargetFromAConstantInputMatchesCpuForEveryElementWidth) {
             "reshape", {Layout({Dimension(), 6}, t), Layout({3}, DataType::i64)}, {},
             {{1, HostTensor::from_int64(DataType::i64, Shape{3}, {0, 2, 3})}});
         const auto make = [t](int64_t n, uint64_t seed) {
-            return OclInputs{{"in0", test::random_tensor(t, Shape{n, 6}, seed, -100, 100)}};
+            return test::OclInputs{{"in0", test::random_tensor(t, Shape{n, 6}, seed, -100, 100)}};
         };
-        for (bool dynamic : {true, false}) ocl_sweep(eng, prog, {1, 13, 16, 13}, dynamic, make, 0, 0);
+        for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, {1, 13, 16, 13}, dynamic, make, 0, 0);
     }
 }
 
