@@ -41,7 +41,7 @@ std::vector<Layout> infer_concat(const ShapeInferContext& ctx) {
     const Layout& first = ctx.inputs.at(0);
     const size_t rank = first.shape.rank();
     if (rank == 0) throw Error("input 0 is a scalar " + first.shape.to_string() + "; concat needs rank >= 1");
-    const auto axis = static_cast<size_t>(normalize_axis(ctx.attrs.get_int("axis"), static_cast<int64_t>(rank)));
+    const size_t axis = axis_attr(ctx.attrs, rank);
 
     std::vector<Dimension> out(first.shape.dims());
     int64_t axis_min = first.shape[axis].min();
@@ -71,11 +71,8 @@ std::vector<Layout> infer_concat(const ShapeInferContext& ctx) {
 
 void concat_kernel(HostCall& call) {
     const Shape& out = call.out_shape(0);
-    const auto axis = static_cast<size_t>(
-        normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(out.rank())));
-    size_t outer = 1, inner = 1;
-    for (size_t i = 0; i < axis; ++i) outer *= static_cast<size_t>(out[i]);
-    for (size_t i = axis + 1; i < out.rank(); ++i) inner *= static_cast<size_t>(out[i]);
+    const size_t axis = axis_attr(call.attrs(), out.rank());
+    const size_t outer = dims_product(out, 0, axis), inner = dims_product(out, axis + 1, out.rank());
     const size_t esize = byte_size(call.out_type(0));
     const size_t out_row = static_cast<size_t>(out[axis]) * inner * esize;
 
@@ -92,16 +89,6 @@ void concat_kernel(HostCall& call) {
 
 // ---- OpenCL ---------------------------------------------------------------
 
-// Unsigned OpenCL type of an element's width: copies move bits, not values.
-const char* ocl_bits_type(DataType t) {
-    switch (byte_size(t)) {
-        case 1: return "uchar";
-        case 2: return "ushort";
-        case 8: return "ulong";
-        default: return "uint";
-    }
-}
-
 // OpenCL kernels take at most a few hundred bytes of arguments on some
 // devices; more inputs than this run on the host impl.
 constexpr size_t kMaxOclInputs = 64;
@@ -115,7 +102,7 @@ OclKernelSpec concat_ocl_spec() {
     spec.defines = [](const KernelParams& p, bool) {
         const Layout& out = p.outputs.at(0);
         const size_t rank = out.shape.rank();
-        const auto axis = static_cast<size_t>(normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(rank)));
+        const size_t axis = axis_attr(*p.attrs, rank);
         std::string args, picks;
         std::string copies;
         JitDefines d{{"ELEM_T", ocl_bits_type(out.dtype)},
@@ -141,7 +128,7 @@ OclKernelSpec concat_ocl_spec() {
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
         const Layout& out = p.outputs.at(0);
         const size_t rank = out.shape.rank();
-        const auto axis = static_cast<size_t>(normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(rank)));
+        const size_t axis = axis_attr(*p.attrs, rank);
         size_t outer = 1;
         for (size_t i = 0; i < axis; ++i) outer *= static_cast<size_t>(out.shape[i].get_length());
         const size_t n = out.count();
@@ -157,13 +144,8 @@ OclKernelSpec concat_ocl_spec() {
 }
 
 void register_concat(ModuleRegistrar& reg) {
-    OpDefinition def;
-    def.name = "concat";
-    def.doc = "Joins the inputs along axis";
-    def.min_inputs = 1;
-    def.max_inputs = SIZE_MAX;
-    def.attrs = {attr_int("axis", 0, "axis to join along; negative counts from the end")};
-    def.infer = infer_concat;
+    OpDefinition def = op_def("concat", "Joins the inputs along axis", 1, SIZE_MAX,
+                              {attr_int("axis", 0, "axis to join along; negative counts from the end")}, infer_concat);
     // In-place target: the inputs lie one after another along `axis` in the output.
     def.inplace_axis = [](const Attributes& attrs, size_t rank) {
         return normalize_axis(attrs.get_int("axis"), static_cast<int64_t>(rank));
@@ -171,14 +153,13 @@ void register_concat(ModuleRegistrar& reg) {
     reg.add_op(def);
     add_host_impls(reg, "concat", concat_kernel);
 
-    OclImplOptions ocl;
-    ocl.validate = [](const KernelParams& p) -> std::string {
+    const auto ocl_supported = [](const KernelParams& p) -> std::string {
         if (p.inputs.size() > kMaxOclInputs)
             return std::to_string(p.inputs.size()) + " inputs (the OpenCL kernel takes up to " +
                    std::to_string(kMaxOclInputs) + ")";
         return {};
     };
-    add_ocl_impls(reg, "concat", concat_ocl_spec(), ocl);
+    add_ocl_impls(reg, "concat", concat_ocl_spec(), ocl_options({}, ocl_supported));
 }
 
 }  // namespace

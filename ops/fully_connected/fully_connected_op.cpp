@@ -87,12 +87,8 @@ bool fake_align(std::vector<dynrt::Layout>& in, std::vector<dynrt::Layout>& out,
 }
 
 void register_fully_connected(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def;
-    def.name = "fully_connected";
-    def.doc = "y[..., N] = x[..., K] * w[N, K]^T + bias[N]";
-    def.min_inputs = 2;
-    def.max_inputs = 3;
-    def.infer = infer;
+    dynrt::OpDefinition def =
+        dynrt::op_def("fully_connected", "y[..., N] = x[..., K] * w[N, K]^T + bias[N]", 2, 3, {}, infer);
     def.traits.critical = true;
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
@@ -101,18 +97,14 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     // A multiply-add per output element and element of K; every tensor moves once.
     def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
                   const dynrt::Attributes&) {
-        dynrt::OpCost c;
-        for (const auto* side : {&in, &out})
-            for (const dynrt::Layout& l : *side) c.bytes += static_cast<double>(l.bytes());
+        dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape x = in.at(0).get_shape();
         if (!x.empty()) c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(x[x.size() - 1]);
         return c;
     };
     reg.add_op(def);
 
-    dynrt::HostImplOptions opts;
-    opts.dtypes = {DataType::f32, DataType::f16};
-    dynrt::add_host_impls(reg, "fully_connected", kernel, opts);
+    dynrt::add_host_impls(reg, "fully_connected", kernel, dynrt::host_options({DataType::f32, DataType::f16}));
 
     // OpenCL: the SDK's matrix-product kernels (dynrt/ocl_matmul.hpp) with
     // FC=1: the leading dims of x collapse into M, w [N, K] is op(b)

@@ -30,8 +30,7 @@ std::vector<Layout> infer_gather(const ShapeInferContext& ctx) {
         throw Error(std::string("indices must be i32 or i64, got ") + to_string(indices.dtype));
     if (data.shape.rank() == 0)
         throw Error("data " + data.shape.to_string() + " is a scalar; gather needs rank >= 1");
-    const auto axis = static_cast<size_t>(
-        normalize_axis(ctx.attrs.get_int("axis"), static_cast<int64_t>(data.shape.rank())));
+    const size_t axis = axis_attr(ctx.attrs, data.shape.rank());
 
     std::vector<Dimension> out;
     for (size_t i = 0; i < axis; ++i) out.push_back(data.shape[i]);
@@ -42,11 +41,8 @@ std::vector<Layout> infer_gather(const ShapeInferContext& ctx) {
 
 void gather_kernel(HostCall& call) {
     const Shape& data = call.in_shape(0);
-    const auto axis = static_cast<size_t>(
-        normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(data.rank())));
-    size_t outer = 1, inner = 1;
-    for (size_t i = 0; i < axis; ++i) outer *= static_cast<size_t>(data[i]);
-    for (size_t i = axis + 1; i < data.rank(); ++i) inner *= static_cast<size_t>(data[i]);
+    const size_t axis = axis_attr(call.attrs(), data.rank());
+    const size_t outer = dims_product(data, 0, axis), inner = dims_product(data, axis + 1, data.rank());
     const int64_t axis_len = data[axis];
 
     const std::vector<int64_t> idx = call.get_ints(1);
@@ -83,16 +79,6 @@ void gather_kernel(HostCall& call) {
 
 // ---- OpenCL ---------------------------------------------------------------
 
-// Unsigned OpenCL type of an element's width: copies move bits, not values.
-const char* ocl_bits_type(DataType t) {
-    switch (byte_size(t)) {
-        case 1: return "uchar";
-        case 2: return "ushort";
-        case 8: return "ulong";
-        default: return "uint";
-    }
-}
-
 OclKernelSpec gather_ocl_spec() {
     OclKernelSpec spec;
     spec.source = gather_cl;
@@ -102,7 +88,7 @@ OclKernelSpec gather_ocl_spec() {
     spec.defines = [](const KernelParams& p, bool) {
         const Layout& data = p.inputs.at(0);
         const size_t rank = data.shape.rank();
-        const auto axis = static_cast<size_t>(normalize_axis(p.attrs->get_int("axis"), static_cast<int64_t>(rank)));
+        const size_t axis = axis_attr(*p.attrs, rank);
         return JitDefines{{"ELEM_T", ocl_bits_type(data.dtype)},
                           {"AXIS_LEN", jit_dims_product("INPUT0", rank, axis, axis + 1)},
                           {"INNER", jit_dims_product("INPUT0", rank, axis + 1, rank)}};
@@ -114,28 +100,19 @@ OclKernelSpec gather_ocl_spec() {
 }
 
 void register_gather(ModuleRegistrar& reg) {
-    OpDefinition def;
-    def.name = "gather";
-    def.doc = "Slices of data along axis at the given indices (ONNX Gather)";
-    def.min_inputs = 2;
-    def.max_inputs = 2;
-    def.attrs = {attr_int("axis", 0, "axis of data to gather along; negative counts from the end")};
-    def.infer = infer_gather;
-    reg.add_op(def);
-
-    HostImplOptions opts;
-    opts.validate = [](const KernelParams& p) -> std::string {
+    reg.add_op(op_def("gather", "Slices of data along axis at the given indices (ONNX Gather)", 2, 2,
+                      {attr_int("axis", 0, "axis of data to gather along; negative counts from the end")},
+                      infer_gather));
+    const auto check_indices = [](const KernelParams& p) -> std::string {
         if (!is_index_type(p.inputs.at(1).dtype))
             return std::string("indices type ") + to_string(p.inputs.at(1).dtype) + " is not i32 or i64";
         return {};
     };
-    add_host_impls(reg, "gather", gather_kernel, opts);
+    add_host_impls(reg, "gather", gather_kernel, host_options({}, check_indices));
 
     // OpenCL: an out-of-range index writes 0 there instead of raising (see
     // gather.cl); the host impl is the one that reports it.
-    OclImplOptions ocl;
-    ocl.validate = opts.validate;
-    add_ocl_impls(reg, "gather", gather_ocl_spec(), ocl);
+    add_ocl_impls(reg, "gather", gather_ocl_spec(), ocl_options({}, check_indices));
 }
 
 }  // namespace

@@ -149,18 +149,13 @@ void kernel(dynrt::HostCall& call) {
 }
 
 void register_gemm(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def;
-    def.name = "gemm";
-    def.doc = "Batched matrix product y = alpha * op(a) @ op(b) + beta * c";
-    def.min_inputs = 2;
-    def.max_inputs = 3;
-    def.attrs = {
-        dynrt::attr_bool("transpose_a", false, "use a transposed over its last two dims"),
-        dynrt::attr_bool("transpose_b", false, "use b transposed over its last two dims"),
-        dynrt::attr_float("alpha", 1.0, "scale of the product"),
-        dynrt::attr_float("beta", 1.0, "scale of c"),
-    };
-    def.infer = infer;
+    dynrt::OpDefinition def =
+        dynrt::op_def("gemm", "Batched matrix product y = alpha * op(a) @ op(b) + beta * c", 2, 3,
+                      {dynrt::attr_bool("transpose_a", false, "use a transposed over its last two dims"),
+                       dynrt::attr_bool("transpose_b", false, "use b transposed over its last two dims"),
+                       dynrt::attr_float("alpha", 1.0, "scale of the product"),
+                       dynrt::attr_float("beta", 1.0, "scale of c")},
+                      infer);
     def.traits.critical = true;
     def.traits.accepts_fused_ops = true;   // host impls apply them (docs/architecture.md, "Fusion")
     def.traits.weightable = true;          // b, when constant (no impl prefers a blocked format yet)
@@ -168,9 +163,7 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
     // A multiply-add per output element and element of K; every tensor moves once.
     def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
                   const dynrt::Attributes& attrs) {
-        dynrt::OpCost c;
-        for (const auto* side : {&in, &out})
-            for (const dynrt::Layout& l : *side) c.bytes += static_cast<double>(l.bytes());
+        dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape a = in.at(0).get_shape();
         const bool ta = attrs.has("transpose_a") && attrs.get_bool("transpose_a");
         if (a.size() >= 2)
@@ -180,9 +173,7 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
     };
     reg.add_op(def);
 
-    dynrt::HostImplOptions opts;
-    opts.dtypes = {DataType::f32, DataType::f16};
-    dynrt::add_host_impls(reg, "gemm", kernel, opts);
+    dynrt::add_host_impls(reg, "gemm", kernel, dynrt::host_options({DataType::f32, DataType::f16}));
 
     // OpenCL: the SDK's matrix-product kernels (tiled for large M, skinny for
     // decode shapes; dynrt/ocl_matmul.hpp); f16 falls back to the host impls.

@@ -47,10 +47,7 @@ void nonzero_kernel(HostCall& call) {
 }
 
 void register_nonzero(ModuleRegistrar& reg) {
-    OpDefinition def;
-    def.name = "nonzero";
-    def.doc = "Indices of the non-zero elements, [rank, count] i64";
-    def.infer = infer_nonzero;
+    OpDefinition def = op_def("nonzero", "Indices of the non-zero elements, [rank, count] i64", 1, 1, {}, infer_nonzero);
     def.traits.data_dependent_output = true;
     reg.add_op(def);
     // The output layout changes with the data, so a static impl (built for one

@@ -73,13 +73,9 @@ std::string check_dense(const dynrt::KernelParams& p) {
 }
 
 void register_reorder(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def;
-    def.name = "reorder";
-    def.doc = "Copy of a tensor in another memory format (plain, osv16)";
-    def.min_inputs = 1;
-    def.max_inputs = 1;
-    def.attrs = {dynrt::attr_string("format", std::string("plain"), format_names(), "output memory format")};
-    def.infer = infer;
+    dynrt::OpDefinition def =
+        dynrt::op_def("reorder", "Copy of a tensor in another memory format (plain, osv16)", 1, 1,
+                      {dynrt::attr_string("format", std::string("plain"), format_names(), "output memory format")}, infer);
     // The flow reorders constant weights through this op (OpDefinition::convert_format).
     def.convert_format = [](dynrt::Format target) {
         dynrt::Attributes attrs;

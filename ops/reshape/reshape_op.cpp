@@ -147,16 +147,6 @@ void reshape_kernel(HostCall& call) {
     if (bytes != 0) std::memcpy(call.out_raw(0), call.in_raw(0), bytes);
 }
 
-// Unsigned OpenCL type of an element's width: the copy moves bits, not values.
-const char* ocl_bits_type(DataType t) {
-    switch (byte_size(t)) {
-        case 1: return "uchar";
-        case 2: return "ushort";
-        case 8: return "ulong";
-        default: return "uint";
-    }
-}
-
 OclKernelSpec reshape_ocl_spec() {
     OclKernelSpec spec;
     spec.source = reshape_cl;
@@ -166,33 +156,26 @@ OclKernelSpec reshape_ocl_spec() {
     };
     // Grid-stride over 4-element vectors, at least one work-item per tail element.
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        const size_t n = p.outputs.at(0).count();
-        if (n == 0) return dispatch_1d(0, limits);
-        return dispatch_grid_stride(std::max<size_t>(n / 4, n % 4), limits);
+        return dispatch_vec4(p.outputs.at(0).count(), limits);
     };
     return spec;
 }
 
 void register_reshape(ModuleRegistrar& reg) {
-    OpDefinition def;
-    def.name = "reshape";
-    def.doc = "Same elements under a new shape (from input 1 or the shape attribute)";
-    def.min_inputs = 1;
-    def.max_inputs = 2;
-    def.attrs = {attr_ints("shape", std::vector<int64_t>{}, "target shape when there is no input 1"),
-                 attr_bool("special_zero", true, "a 0 copies the input dim at that position")};
+    OpDefinition def = op_def("reshape", "Same elements under a new shape (from input 1 or the shape attribute)", 1, 2,
+                              {attr_ints("shape", std::vector<int64_t>{}, "target shape when there is no input 1"),
+                               attr_bool("special_zero", true, "a 0 copies the input dim at that position")},
+                              infer_reshape);
     def.value_inputs = {1};
-    def.infer = infer_reshape;
     reg.add_op(def);
     add_host_impls(reg, "reshape", reshape_kernel);
 
-    OclImplOptions ocl;
-    ocl.validate = [](const KernelParams& p) -> std::string {
+    const auto counts_match = [](const KernelParams& p) -> std::string {
         if (p.inputs.at(0).count() != p.outputs.at(0).count())
             return "input and output element counts differ";
         return {};
     };
-    add_ocl_impls(reg, "reshape", reshape_ocl_spec(), ocl);
+    add_ocl_impls(reg, "reshape", reshape_ocl_spec(), ocl_options({}, counts_match));
 }
 
 }  // namespace

@@ -38,14 +38,9 @@ void shape_of_kernel(HostCall& call) {
 }
 
 void register_shape_of(ModuleRegistrar& reg) {
-    OpDefinition def;
-    def.name = "shape_of";
-    def.doc = "Dims of the input as a 1-D i64/i32 tensor";
-    def.min_inputs = 1;
-    def.max_inputs = 1;
-    def.attrs = {attr_string("output_type", std::string("i64"), {"i64", "i32"},
-                             "data type of the output")};
-    def.infer = infer_shape_of;
+    OpDefinition def = op_def("shape_of", "Dims of the input as a 1-D i64/i32 tensor", 1, 1,
+                              {attr_string("output_type", std::string("i64"), {"i64", "i32"}, "data type of the output")},
+                              infer_shape_of);
     def.traits.shape_of_like = true;
     reg.add_op(def);
 
@@ -55,9 +50,7 @@ void register_shape_of(ModuleRegistrar& reg) {
             return std::string("output type ") + to_string(t) + " is not i64 or i32";
         return {};
     };
-    HostImplOptions opts;
-    opts.validate = check_output;
-    add_host_impls(reg, "shape_of", shape_of_kernel, opts);
+    add_host_impls(reg, "shape_of", shape_of_kernel, host_options({}, check_output));
 
     // OpenCL: one work-item per dim. The flow prefers the host impl for
     // shape_of (its output usually feeds shape inference on the host); this
@@ -68,9 +61,7 @@ void register_shape_of(ModuleRegistrar& reg) {
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
         return dispatch_1d(p.inputs.at(0).shape.rank(), limits);
     };
-    OclImplOptions ocl;
-    ocl.validate = check_output;
-    add_ocl_impls(reg, "shape_of", spec, ocl);
+    add_ocl_impls(reg, "shape_of", spec, ocl_options({}, check_output));
 }
 
 }  // namespace

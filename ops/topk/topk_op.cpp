@@ -75,15 +75,12 @@ void topk_kernel(HostCall& call) {
 }
 
 void register_topk(ModuleRegistrar& reg) {
-    OpDefinition def;
-    def.name = "topk";
-    def.doc = "k largest/smallest elements along axis (k read from input 1 at run time)";
-    def.min_inputs = def.max_inputs = 2;
+    OpDefinition def = op_def("topk", "k largest/smallest elements along axis (k read from input 1 at run time)", 2, 2,
+                              {attr_int("axis", -1, "axis to select along; negative counts from the end"),
+                               attr_bool("largest", true, "true: the k largest; false: the k smallest"),
+                               attr_bool("sorted", true, "true: best first; false: in index order")},
+                              infer_topk);
     def.num_outputs = 2;
-    def.attrs = {attr_int("axis", -1, "axis to select along; negative counts from the end"),
-                 attr_bool("largest", true, "true: the k largest; false: the k smallest"),
-                 attr_bool("sorted", true, "true: best first; false: in index order")};
-    def.infer = infer_topk;
     def.traits.data_dependent_output = true;
     reg.add_op(def);
     HostImplOptions o;
