@@ -29,7 +29,7 @@ struct NoopImpl : Impl {
 
 std::shared_ptr<Registry> make_registry() {
     auto reg = std::make_shared<Registry>();
-    for (const char* m : {"libdynrt_cpu.so", "libdynrt_op_parameter.so"})
+    for (const char* m : {"libdynrt_cpu.so"})
         ModuleLoader::load_file(*reg, std::string(DYNRT_BENCH_MODULE_DIR) + "/" + m);
     auto rec = std::make_shared<ModuleRecord>();
     rec->path = "<flow_bench>";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "dynrt/impl_cache.hpp"
@@ -130,7 +131,7 @@ struct Env {
     std::shared_ptr<Registry> registry = std::make_shared<Registry>();
     EnginePtr engine;
     Env() {
-        for (const char* m : {"libdynrt_cpu.so", "libdynrt_op_parameter.so", "libdynrt_op_constant.so"})
+        for (const char* m : {"libdynrt_cpu.so"})
             ModuleLoader::load_file(*registry, test::module_dir() + "/" + m);
         ModuleLoader::load_file(*registry, std::string(DYNRT_TEST_MODULES_DIR) + "/scratch/libtm_scratch.so");
         auto rec = std::make_shared<ModuleRecord>();
@@ -607,6 +608,45 @@ TEST(Flow, ImplWithoutScratchOrState_GetsNull) {
     r.infer();
     EXPECT_TRUE(r.inst("n").scratch().empty());
     EXPECT_EQ(r.inst("n").impl_state(), nullptr);
+}
+
+// Graph inputs and constants are node kinds of Program: no op definition, no
+// impl, no module.
+TEST(Program, InputsAndConstants_AreBuiltInNodeKinds) {
+    auto p = std::make_shared<Program>(env().registry, "t");
+    p->add_input("x", Layout({Dimension(), 4}, DataType::f32));
+    HostTensor c(DataType::i64, Shape{3});
+    for (int64_t i = 0; i < 3; ++i) c.as<int64_t>()[i] = 60 + i;
+    p->add_constant("c", c);
+    p->add_output("x");
+    p->add_output("c");
+    p->build();
+    const Node& x = p->nodes()[p->node_index("x")];
+    const Node& k = p->nodes()[p->node_index("c")];
+    EXPECT_TRUE(x.is_input());
+    EXPECT_TRUE(k.is_constant());
+    EXPECT_EQ(x.def, nullptr);
+    EXPECT_EQ(k.def, nullptr);
+    EXPECT_EQ(p->inputs(), std::vector<size_t>{p->node_index("x")});
+    EXPECT_TRUE(x.is_dynamic);
+    EXPECT_FALSE(k.is_dynamic);
+    EXPECT_EQ(k.out_layouts.at(0).shape, PartialShape({3}));
+    EXPECT_EQ(env().registry->find_op("parameter"), nullptr);
+    EXPECT_EQ(env().registry->find_op("constant"), nullptr);
+
+    // An input feeding only an output comes back unchanged whatever its shape;
+    // a constant comes back on every run.
+    InferRequest req(Network::create(p, env().engine));
+    for (int64_t n : {2, 5, 5, 1, 17}) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        const HostTensor in = iota({n, 4}, float(n));
+        req.set_input("x", in);
+        req.infer();
+        const HostTensor out = req.get_output(0);
+        ASSERT_EQ(out.shape(), Shape({n, 4}));
+        EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
+        EXPECT_EQ(req.get_output(1).to_int64(), std::vector<int64_t>({60, 61, 62}));
+    }
 }
 
 TEST(FlowErrors, BadInputs_ClearErrors) {

@@ -389,7 +389,6 @@ std::shared_ptr<Registry> priority_registry(bool high_first) {
     def.infer = [](const ShapeInferContext& ctx) { return std::vector<Layout>{ctx.inputs.at(0)}; };
     in_process.add_op(def);
     in_process.commit();
-    ModuleLoader::load_file(*reg, test::module_dir() + "/libdynrt_op_parameter.so");
     const std::string low = case_file("priority", "tm_aaa_low_priority");
     const std::string high = case_file("priority", "tm_zzz_high_priority");
     ModuleLoader::load_file(*reg, high_first ? high : low);

@@ -102,7 +102,7 @@ struct SdkEnv {
     EnginePtr engine;
     SdkEnv() {
         test::ocl_engine();   // points the binary cache at the test's temp folder
-        for (const char* m : {"libdynrt_ocl.so", "libdynrt_op_parameter.so"})
+        for (const char* m : {"libdynrt_ocl.so"})
             ModuleLoader::load_file(*registry, test::module_dir() + "/" + m);
         auto rec = std::make_shared<ModuleRecord>();
         rec->path = "<ocl_sdk_test>";

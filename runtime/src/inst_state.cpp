@@ -82,7 +82,7 @@ size_t copy_elements(Stream& stream, const Memory& src, const Memory& dst) {
 }  // namespace
 
 void PrimitiveInst::on_state_reset() {
-    if (!node_.def->def.traits.reads_state) return;
+    if (!node_.is_op() || !node_.def->def.traits.reads_state) return;
     // The output may alias the forgotten value: start again from the initial value.
     for (auto& o : outputs_) o.reset();
     capacity_.assign(capacity_.size(), 0);

@@ -32,7 +32,7 @@ bool storage_compatible(const Layout& a, const Layout& b) {
 bool PrimitiveInst::weights_reorderable() const {
     const OpDefinition& def = node_.def->def;
     if (!def.traits.weightable || !network_.format_converter() || def.weights_input >= deps_.size()) return false;
-    return deps_[def.weights_input]->node().def->def.traits.is_constant;
+    return deps_[def.weights_input]->node().is_constant();
 }
 
 MemoryPtr PrimitiveInst::weights_cache_get(const Layout& l) {

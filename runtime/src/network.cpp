@@ -53,20 +53,21 @@ void Network::plan_fusion() {
     fused_main_.assign(nodes.size(), 0);
     if (!options_.fusion) return;
     auto plain_node = [](const Node& n) {
+        if (!n.is_op()) return false;
         const OpTraits& t = n.def->def.traits;
-        return !t.is_input && !t.is_constant && !t.shape_of_like && !t.data_dependent_output && !t.reads_state &&
+        return !t.shape_of_like && !t.data_dependent_output && !t.reads_state &&
                !t.writes_state && !n.in_shape_of_subgraph && n.out_layouts.size() == 1;
     };
     for (size_t idx : program_->order()) {
         const Node& p = nodes[idx];
-        if (fused_into_[idx] != kNotFused || !p.def->def.traits.accepts_fused_ops || !plain_node(p)) continue;
+        if (fused_into_[idx] != kNotFused || !plain_node(p) || !p.def->def.traits.accepts_fused_ops) continue;
         size_t cur = idx;
         for (;;) {
             const Node& c = nodes[cur];
             if (c.users.size() != 1 || c.is_output) break;
             const size_t u = c.users[0];
             const Node& un = nodes[u];
-            if (!un.def->def.traits.fusable || !plain_node(un) || fused_into_[u] != kNotFused) break;
+            if (!plain_node(un) || !un.def->def.traits.fusable || fused_into_[u] != kNotFused) break;
             size_t reads = 0, main = 0;
             for (size_t i = 0; i < un.inputs.size(); ++i)
                 if (un.inputs[i].node == cur) {
@@ -175,8 +176,8 @@ std::vector<std::vector<size_t>> InferRequest::plan_inplace_targets() const {
     if (!network_->options().inplace_concat) return producers_of;
     for (size_t c = 0; c < nodes.size(); ++c) {
         const Node& n = nodes[c];
-        if (!n.def->def.inplace_axis || !n.is_dynamic || n.in_shape_of_subgraph || n.out_layouts.size() != 1 ||
-            n.out_layouts[0].shape.rank() == 0)
+        if (!n.is_op() || !n.def->def.inplace_axis || !n.is_dynamic || n.in_shape_of_subgraph ||
+            n.out_layouts.size() != 1 || n.out_layouts[0].shape.rank() == 0)
             continue;
         bool ok = !n.inputs.empty();
         std::vector<size_t> prods;
@@ -195,9 +196,9 @@ std::vector<std::vector<size_t>> InferRequest::plan_inplace_targets() const {
 // cascades).
 bool InferRequest::can_write_in_place(size_t producer, const Node& target) const {
     const Node& p = network_->program().nodes()[producer];
+    if (!p.is_op()) return false;
     const OpTraits& t = p.def->def.traits;
-    return p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output && !t.is_input && !t.is_constant &&
-           !t.data_dependent_output && !t.shape_of_like && !t.writes_state && !p.in_shape_of_subgraph &&
+    return p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output && !t.data_dependent_output && !t.shape_of_like && !t.writes_state && !p.in_shape_of_subgraph &&
            !p.def->def.inplace_axis && network_->fused_into(producer) == Network::kNotFused &&
            network_->fused_chain(producer).empty() && p.out_layouts[0].dtype == target.out_layouts[0].dtype;
 }
@@ -270,14 +271,16 @@ void InferRequest::plan_lifetimes(const std::vector<std::vector<size_t>>& produc
     std::vector<MemoryPool::Lifetime> lt(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) {
         const Node& n = nodes[i];
-        const OpTraits& t = n.def->def.traits;
         MemoryPool::Lifetime& l = lt[i];
         l.first = pos[i];
         l.last = pos[i];
         for (size_t u : n.users) l.last = std::max(l.last, pos[u]);
         for (size_t p : producers_of[i]) l.first = std::min(l.first, pos[p]);
-        bool pinned = n.is_output || t.is_input || t.is_constant || t.shape_of_like || n.in_shape_of_subgraph ||
-                      t.reads_state || t.writes_state;
+        bool pinned = n.is_output || !n.is_op() || n.in_shape_of_subgraph;
+        if (n.is_op()) {
+            const OpTraits& t = n.def->def.traits;
+            pinned = pinned || t.shape_of_like || t.reads_state || t.writes_state;
+        }
         for (size_t u : n.users) pinned = pinned || writes_state(u);
         // A producer running its fused chain holds the chain's result: its
         // buffer lives as long as the last fused node's.
@@ -400,10 +403,10 @@ uint64_t InferRequest::tensor_bytes() const {
         return n;
     };
     for (const auto& inst : insts_) {
-        const OpTraits& t = inst->node().def->def.traits;
         // Views of someone else's data: state readers and writers alias the
         // variable / their input, in-place producers the target's buffer.
-        if (t.reads_state || t.writes_state) continue;
+        const Node& n = inst->node();
+        if (n.is_op() && (n.def->def.traits.reads_state || n.def->def.traits.writes_state)) continue;
         if (inst->fused_away()) continue;   // its output is its producer's buffer
         if (inst->node().users.size() == 1 && insts_[inst->node().users[0]]->inplace_active()) continue;
         for (size_t i = 0; i < inst->node().out_layouts.size(); ++i) {

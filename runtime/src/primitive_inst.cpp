@@ -24,13 +24,23 @@ PrimitiveInst::PrimitiveInst(InferRequest& request, size_t node_index)
       node_(network_.program().nodes()[node_index]) {
     const Program& program = network_.program();
     params_.node = node_.name;
-    params_.op = &node_.def->def;
+    params_.op = node_.def ? &node_.def->def : nullptr;
     params_.attrs = &node_.attrs;
     params_.engine = &network_.engine();
     auto node_inputs = std::make_shared<std::vector<Layout>>();
     for (const NodeInput& in : node_.inputs)
         node_inputs->push_back(program.nodes().at(in.node).out_layouts.at(in.output));
     params_.node_inputs = std::move(node_inputs);
+    params_.outputs = node_.out_layouts;
+    outputs_.resize(node_.out_layouts.size());
+    capacity_.assign(node_.out_layouts.size(), 0);
+    if (node_.is_constant()) {
+        outputs_[0] = network_.constant_memory(node_index);
+        capacity_[0] = outputs_[0]->capacity();
+        initialized_ = true;
+        has_run_ = true;
+    }
+    if (!node_.is_op()) return;
     const OpTraits& traits = node_.def->def.traits;
     if (traits.reads_state || traits.writes_state) {
         const auto& name_of = node_.def->def.state_variable;
@@ -38,15 +48,6 @@ PrimitiveInst::PrimitiveInst(InferRequest& request, size_t node_index)
             throw Error("op '" + node_.op + "' reads or writes request state but has no state_variable hook", ctx());
         variable_ = name_of(node_.attrs);
         if (variable_.empty()) throw Error("the node names no request variable", ctx());
-    }
-    params_.outputs = node_.out_layouts;
-    outputs_.resize(node_.out_layouts.size());
-    capacity_.assign(node_.out_layouts.size(), 0);
-    if (traits.is_constant) {
-        outputs_[0] = network_.constant_memory(node_index);
-        capacity_[0] = outputs_[0]->capacity();
-        initialized_ = true;
-        has_run_ = true;
     }
 }
 
@@ -68,8 +69,7 @@ MemoryPtr PrimitiveInst::input_memory(size_t i) const {
 
 // The flow (docs/architecture.md, "The execution flow of one primitive").
 void PrimitiveInst::execute() {
-    const OpTraits& t = node_.def->def.traits;
-    if (t.is_input || t.is_constant) return;
+    if (!node_.is_op()) return;   // inputs and constants hold their data
     // The first producer of an in-place target to run decides for all of them.
     if (inplace_.target && !run_.update_shape_done_by_other) inplace_.target->prepare_inplace();
     if (fused_away()) return take_fused_output();

@@ -47,7 +47,8 @@ void Program::add_input(const std::string& name, const Layout& layout, ErrorCont
     check_new_name(nodes_, name, where);
     Node n;
     n.name = name;
-    n.op = "parameter";
+    n.kind = NodeKind::input;
+    n.op = "<input>";
     n.declared = layout;
     n.where = std::move(where);
     nodes_.push_back(std::move(n));
@@ -58,7 +59,8 @@ void Program::add_constant(const std::string& name, HostTensor value, ErrorConte
     check_new_name(nodes_, name, where);
     Node n;
     n.name = name;
-    n.op = "constant";
+    n.kind = NodeKind::constant;
+    n.op = "<const>";
     n.constant = std::make_shared<const HostTensor>(std::move(value));
     n.where = std::move(where);
     nodes_.push_back(std::move(n));
@@ -129,6 +131,8 @@ void Program::build() {
 // The node's op, attributes and input references.
 void Program::resolve_node(size_t i) {
     Node& n = nodes_[i];
+    if (n.is_input()) inputs_.push_back(i);
+    if (!n.is_op()) return;   // built in: no op, no inputs
     n.def = registry_->find_op(n.op);
     if (!n.def) {
         std::string known;
@@ -136,9 +140,6 @@ void Program::resolve_node(size_t i) {
         throw Error("unknown op '" + n.op + "' (loaded ops: " + known + ")", node_ctx(n, "op"));
     }
     const OpDefinition& def = n.def->def;
-    if ((def.traits.is_input || def.traits.is_constant) && !n.input_names.empty())
-        throw Error("op '" + n.op + "' takes no inputs", node_ctx(n, "inputs"));
-    if (def.traits.is_constant && !n.constant) throw Error("constant node without a value", node_ctx(n));
     const size_t nin = n.input_names.size();
     if (nin < def.min_inputs || nin > def.max_inputs) {
         std::string expect = def.min_inputs == def.max_inputs
@@ -159,7 +160,6 @@ void Program::resolve_node(size_t i) {
         if (in.node == i) throw Error("node '" + n.name + "' uses itself as input", node_ctx(n, "inputs"));
         n.inputs.push_back(in);
     }
-    if (def.traits.is_input) inputs_.push_back(i);
 }
 
 // Kahn's algorithm, stable by declaration order; a cycle is an error.
@@ -196,6 +196,11 @@ void Program::order_topologically() {
 
 // Partial shape inference of one node (its producers are done).
 void Program::infer_node(Node& n) {
+    if (!n.is_op()) {
+        n.out_layouts = {n.is_input() ? n.declared : n.constant->layout()};
+        n.is_dynamic = n.out_layouts[0].shape.is_dynamic();
+        return;
+    }
     const OpDefinition& def = n.def->def;
     std::vector<Layout> in_layouts;
     for (const auto& in : n.inputs) {
@@ -204,28 +209,22 @@ void Program::infer_node(Node& n) {
             throw Error("node '" + p.name + "' has no output " + std::to_string(in.output), node_ctx(n, "inputs"));
         in_layouts.push_back(p.out_layouts[in.output]);
     }
-    if (def.traits.is_input) {
-        n.out_layouts = {n.declared};
-    } else if (def.traits.is_constant) {
-        n.out_layouts = {n.constant->layout()};
-    } else {
-        ShapeInferContext ctx{n.name, in_layouts, n.attrs, {}};
-        ctx.values.assign(n.inputs.size(), nullptr);
-        for (size_t v : def.value_inputs) {
-            if (v < n.inputs.size() && nodes_[n.inputs[v].node].constant)
-                ctx.values[v] = nodes_[n.inputs[v].node].constant.get();
-        }
-        try {
-            n.out_layouts = def.infer(ctx);
-        } catch (const Error& e) {
-            throw Error(e.message() + " (inputs: " + join_layouts(in_layouts) + ")", node_ctx(n))
-                .with_context(e.context());
-        }
-        if (n.out_layouts.size() != def.num_outputs)
-            throw Error("shape inference returned " + std::to_string(n.out_layouts.size()) +
-                            " outputs, op declares " + std::to_string(def.num_outputs),
-                        node_ctx(n));
+    ShapeInferContext ctx{n.name, in_layouts, n.attrs, {}};
+    ctx.values.assign(n.inputs.size(), nullptr);
+    for (size_t v : def.value_inputs) {
+        if (v < n.inputs.size() && nodes_[n.inputs[v].node].constant)
+            ctx.values[v] = nodes_[n.inputs[v].node].constant.get();
     }
+    try {
+        n.out_layouts = def.infer(ctx);
+    } catch (const Error& e) {
+        throw Error(e.message() + " (inputs: " + join_layouts(in_layouts) + ")", node_ctx(n))
+            .with_context(e.context());
+    }
+    if (n.out_layouts.size() != def.num_outputs)
+        throw Error("shape inference returned " + std::to_string(n.out_layouts.size()) +
+                        " outputs, op declares " + std::to_string(def.num_outputs),
+                    node_ctx(n));
     n.is_dynamic = false;
     for (const auto& l : in_layouts) n.is_dynamic |= l.shape.is_dynamic();
     for (const auto& l : n.out_layouts) n.is_dynamic |= l.shape.is_dynamic();
@@ -250,16 +249,15 @@ void Program::resolve_outputs() {
 void Program::mark_shape_of_subgraphs() {
     for (size_t idx : order_) {
         Node& n = nodes_[idx];
+        if (!n.is_op()) continue;
         const OpTraits& t = n.def->def.traits;
-        if (t.is_input || t.is_constant || t.shape_of_like || t.data_dependent_output || n.inputs.empty())
-            continue;
+        if (t.shape_of_like || t.data_dependent_output || n.inputs.empty()) continue;
         bool all = true;
         std::set<size_t> roots;
         for (const auto& in : n.inputs) {
             const Node& p = nodes_[in.node];
-            const OpTraits& pt = p.def->def.traits;
-            if (pt.is_constant) continue;
-            if (pt.shape_of_like) {
+            if (p.is_constant()) continue;
+            if (p.is_op() && p.def->def.traits.shape_of_like) {
                 roots.insert(in.node);
             } else if (p.in_shape_of_subgraph) {
                 roots.insert(p.shape_of_roots.begin(), p.shape_of_roots.end());

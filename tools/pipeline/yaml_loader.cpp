@@ -435,6 +435,9 @@ struct Loader {
             ErrorContext where = src.at(spec);
             where.node = name;
             where.op = op;
+            // Graph inputs and constants are built into Program, not ops.
+            if (op == "parameter" || op == "constant")
+                src.fail(spec["op"], what + ": declare " + op + " nodes under 'inputs:' or 'constants:'", "op");
             if (!def) {
                 std::string msg = "unknown op '" + op + "'";
                 const auto close = close_names(op, ops);
@@ -448,8 +451,6 @@ struct Loader {
                 c.node = name;
                 throw Error(msg, c);
             }
-            if (def->def.traits.is_input || def->def.traits.is_constant)
-                src.fail(spec["op"], what + ": declare " + op + " nodes under 'inputs:' or 'constants:'", "op");
 
             std::vector<std::string> inputs;
             if (const YAML::Node ins = spec["inputs"]) {

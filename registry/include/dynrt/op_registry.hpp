@@ -60,7 +60,7 @@ struct OpTraits {
     // inputs broadcast into the output).
     bool fusable = false;
     // Request state (variables kept by an InferRequest across runs, named by the
-    // op's String attribute "variable"). A reader's output is the variable's value
+    // op's state_variable hook). A reader's output is the variable's value
     // once one was assigned; until then its own shape inference and kernel give
     // the initial value. A writer's input becomes the variable's value when the
     // run ends (readers of the same run see the previous value).

@@ -21,6 +21,10 @@ namespace dynrt {
 class Registry;
 struct RegisteredOp;
 
+// Graph inputs and constants are built into Program (no op definition, no
+// impl): an input's data is set by the request, a constant's is uploaded once.
+enum class NodeKind { op, input, constant };
+
 struct NodeInput {
     size_t node = 0;     // index into Program::nodes()
     size_t output = 0;
@@ -28,12 +32,13 @@ struct NodeInput {
 
 struct Node {
     std::string name;
-    std::string op;
+    NodeKind kind = NodeKind::op;
+    std::string op;                             // ops: the op name; built-in kinds: "<input>", "<const>"
     std::vector<std::string> input_names;       // as given
     std::vector<NodeInput> inputs;              // resolved by build()
     Attributes attrs;                           // validated by build()
     ErrorContext where;
-    const RegisteredOp* def = nullptr;          // resolved by build()
+    const RegisteredOp* def = nullptr;          // resolved by build(); null for inputs and constants
     std::vector<Layout> out_layouts;            // partial layouts, by build()
     std::shared_ptr<const HostTensor> constant; // constants only
     Layout declared;                            // inputs only
@@ -42,6 +47,10 @@ struct Node {
     bool is_dynamic = false;                    // any input or output dim dynamic
     bool in_shape_of_subgraph = false;          // computes only from shapes
     std::vector<size_t> shape_of_roots;         // shape_of nodes feeding the subgraph
+
+    bool is_op() const { return kind == NodeKind::op; }
+    bool is_input() const { return kind == NodeKind::input; }
+    bool is_constant() const { return kind == NodeKind::constant; }
 };
 
 class Program {
