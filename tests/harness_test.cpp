@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "dynrt/error.hpp"
@@ -243,24 +244,29 @@ TEST(HarnessRepro, CommandNamesOpAttrsCaseImplAndDevice) {
 
 namespace {
 
-// relu that is wrong for positive inputs: x + 0.5 instead of x.
-class WrongRelu : public Impl {
+// An impl computing y = fn(x) element by element on the host.
+class HostMap : public Impl {
 public:
-    explicit WrongRelu(bool dynamic) : dynamic_(dynamic) {}
+    HostMap(std::string name, bool dynamic, std::function<double(double)> fn)
+        : name_(std::move(name)), dynamic_(dynamic), fn_(std::move(fn)) {}
     void execute(ExecContext& ctx) override {
         HostCall call(ctx);
         const size_t n = call.out_shape(0).count();
-        for (size_t i = 0; i < n; ++i) {
-            const double x = call.get(0, i);
-            call.set(0, i, x > 0 ? x + 0.5 : 0.0);
-        }
+        for (size_t i = 0; i < n; ++i) call.set(0, i, fn_(call.get(0, i)));
     }
-    std::string name() const override { return "wrong_relu"; }
+    std::string name() const override { return name_; }
     bool is_dynamic() const override { return dynamic_; }
 
 private:
+    std::string name_;
     bool dynamic_;
+    std::function<double(double)> fn_;
 };
+
+// relu that is wrong for positive inputs: x + 0.5 instead of x.
+std::unique_ptr<Impl> wrong_relu(bool dynamic) {
+    return std::make_unique<HostMap>("wrong_relu", dynamic, [](double x) { return x > 0 ? x + 0.5 : 0.0; });
+}
 
 std::shared_ptr<Registry> registry_with_wrong_impls() {
     auto reg = std::make_shared<Registry>();
@@ -277,7 +283,7 @@ std::shared_ptr<Registry> registry_with_wrong_impls() {
         r.entry.validate = [](const KernelParams& p) {
             return p.attrs->get_string("func") == "relu" ? std::string() : std::string("relu only");
         };
-        r.entry.create = [dynamic](const KernelParams&) { return std::make_unique<WrongRelu>(dynamic); };
+        r.entry.create = [dynamic](const KernelParams&) { return wrong_relu(dynamic); };
         reg->add_impl(std::move(r));
     }
     return reg;
@@ -320,19 +326,10 @@ TEST(HarnessRun, WrongImplRegisteredInProcess_IsReportedAsFailing) {
 namespace {
 
 // y = 2x + offset: offset 0 is right, anything else wrong.
-class Doubler : public Impl {
-public:
-    explicit Doubler(double offset) : offset_(offset) {}
-    void execute(ExecContext& ctx) override {
-        HostCall call(ctx);
-        for (size_t i = 0; i < call.out_shape(0).count(); ++i) call.set(0, i, 2 * call.get(0, i) + offset_);
-    }
-    std::string name() const override { return offset_ == 0 ? "doubler" : "wrong_doubler"; }
-    bool is_dynamic() const override { return false; }
-
-private:
-    double offset_;
-};
+std::unique_ptr<Impl> doubler(double offset) {
+    return std::make_unique<HostMap>(offset == 0 ? "doubler" : "wrong_doubler", false,
+                                     [offset](double x) { return 2 * x + offset; });
+}
 
 }  // namespace
 
@@ -353,7 +350,7 @@ TEST(HarnessRun, ReferenceImpl_IsTheFlaggedOneWhateverItsNameOrPlace) {
         r.entry.priority = offset == 0 ? kPriorityReference : 0;
         r.entry.impl_type = "cpu";
         r.entry.dtypes = {DataType::f32};
-        r.entry.create = [offset](const KernelParams&) { return std::make_unique<Doubler>(offset); };
+        r.entry.create = [offset](const KernelParams&) { return doubler(offset); };
         reg->add_impl(std::move(r));
     }
     Options opt;

@@ -87,6 +87,13 @@ ox::ModelProto unary_model(const std::string& op, int nodes = 1) {
     return m;
 }
 
+// A node-test folder `f` with the model and one data set of one input and one output.
+void write_case(const fs::path& f, const ox::ModelProto& model, const ox::TensorProto& in, const ox::TensorProto& out) {
+    write(f / "model.onnx", model);
+    write(f / "test_data_set_0" / "input_0.pb", in);
+    write(f / "test_data_set_0" / "output_0.pb", out);
+}
+
 di::CaseResult run_one(const fs::path& folder) {
     di::TestOptions opt;
     const di::TestReport r = di::run_tests(test::registry(), {folder.string()}, opt);
@@ -307,9 +314,7 @@ TEST(OnnxMap, UnknownAttributeOrOp_IsNeverIgnored) {
 TEST(OnnxTest, ReluFolder_PassesStaticallyAndThroughTheDynamicPath) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu";
-    write(f / "model.onnx", unary_model("Relu"));
-    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true));
-    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 2, 0, 4, 0, 6}, false));
+    write_case(f, unary_model("Relu"), float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true), float_tensor({2, 3}, {0, 2, 0, 4, 0, 6}, false));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "pass") << r.detail;
     EXPECT_EQ(r.onnx_op, "Relu");
@@ -321,9 +326,7 @@ TEST(OnnxTest, ReluFolder_PassesStaticallyAndThroughTheDynamicPath) {
 TEST(OnnxTest, WrongExpectedOutput_Fails) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu_wrong";
-    write(f / "model.onnx", unary_model("Relu"));
-    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true));
-    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 2, 0, 4, 0, 6.01f}, true));
+    write_case(f, unary_model("Relu"), float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true), float_tensor({2, 3}, {0, 2, 0, 4, 0, 6.01f}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "FAIL");
     EXPECT_NE(r.detail.find("element 5"), std::string::npos) << r.detail;
@@ -332,9 +335,7 @@ TEST(OnnxTest, WrongExpectedOutput_Fails) {
 TEST(OnnxTest, UnknownOp_IsAnErrorNamingTheModelFile) {
     TempDir dir;
     const fs::path f = dir.path / "test_frob";
-    write(f / "model.onnx", unary_model("Frobnicate"));
-    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
-    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    write_case(f, unary_model("Frobnicate"), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
     EXPECT_NE(r.detail.find("unknown ONNX op 'Frobnicate'"), std::string::npos) << r.detail;
@@ -344,9 +345,7 @@ TEST(OnnxTest, UnknownOp_IsAnErrorNamingTheModelFile) {
 TEST(OnnxTest, TwoNodeModel_IsAnErrorNamingTheModelFile) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu_relu";
-    write(f / "model.onnx", unary_model("Relu", 2));
-    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
-    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    write_case(f, unary_model("Relu", 2), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
     EXPECT_NE(r.detail.find("2 nodes"), std::string::npos) << r.detail;
@@ -379,9 +378,7 @@ TEST(OnnxTest, ModelDeclaringAnUnsupportedDtype_IsUnsupportedNotPassed) {
     const fs::path f = dir.path / "test_relu_f64";
     ox::ModelProto m = unary_model("Relu");
     m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(ox::TensorProto::DOUBLE);
-    write(f / "model.onnx", m);
-    write(f / "test_data_set_0" / "input_0.pb", float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true));
-    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true));
+    write_case(f, m, float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true), float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "unsupported");
     EXPECT_NE(r.detail.find("DOUBLE"), std::string::npos) << r.detail;
@@ -390,9 +387,7 @@ TEST(OnnxTest, ModelDeclaringAnUnsupportedDtype_IsUnsupportedNotPassed) {
 TEST(OnnxTest, ShapeMismatchBetweenModelAndData_IsAnErrorNamingTheDataFile) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu_shape";
-    write(f / "model.onnx", unary_model("Relu"));
-    write(f / "test_data_set_0" / "input_0.pb", float_tensor({3, 2}, {1, 2, 3, 4, 5, 6}, true));
-    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    write_case(f, unary_model("Relu"), float_tensor({3, 2}, {1, 2, 3, 4, 5, 6}, true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
     EXPECT_NE(r.detail.find("shape mismatch"), std::string::npos) << r.detail;

@@ -674,11 +674,16 @@ TEST(PipelineCli, BadPipeline_ExitsWith1AndNamesTheLocation) {
     EXPECT_EQ(dynrt_cli("run " + kFixtures + "does_not_exist.yaml" + modules_arg()).code, 1);
 }
 
+// `dynrt run PIPELINE --device cpu`, saving the outputs into `out_dir` and the report to `report`.
+Proc run_saving(const std::string& pipeline, const std::string& out_dir, const std::string& report) {
+    return dynrt_cli("run " + pipeline + " --device cpu --save-outputs " + out_dir + " --report " + report +
+                     modules_arg());
+}
+
 TEST(PipelineCli, Run_SavesOutputsAndWritesTheReport) {
     TempDir dir;
     const std::string out_dir = dir / "outs", report = dir / "report.json";
-    const Proc p = dynrt_cli("run " + kSource + "/configs/shape_chain.yaml --device cpu --save-outputs " + out_dir +
-                             " --report " + report + modules_arg());
+    const Proc p = run_saving(kSource + "/configs/shape_chain.yaml", out_dir, report);
     ASSERT_EQ(p.code, 0) << p.out;
     EXPECT_NE(p.out.find("median ms"), std::string::npos) << p.out;
     const Pipeline pl = load_pipeline(kSource + "/configs/shape_chain.yaml", test::registry());
@@ -709,8 +714,7 @@ TEST(PipelineCli, FailingRun_WritesNeitherReportNorOutputs) {
     TempDir dir;
     const std::string out_dir = dir / "outs", report = dir / "report.json";
     // Run 0 succeeds, run 1 fails: run 0's files must not appear either.
-    const Proc p = dynrt_cli("run " + kFixtures + "runtime_mismatch.yaml --device cpu --save-outputs " + out_dir +
-                             " --report " + report + modules_arg());
+    const Proc p = run_saving(kFixtures + "runtime_mismatch.yaml", out_dir, report);
     EXPECT_EQ(p.code, 1) << p.out;
     EXPECT_NE(p.out.find("node 'sum'"), std::string::npos) << p.out;
     EXPECT_FALSE(fs::exists(report));

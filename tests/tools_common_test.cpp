@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 
 #include "dynrt/error.hpp"
 #include "int_range.hpp"
@@ -46,11 +47,12 @@ TEST(ToolsRange, ParseRange_RejectsMalformedText) {
 }
 
 TEST(ToolsRange, Errors_SayWhatIsWrong) {
-    EXPECT_NE(error_of("5..1").find("bad range '5..1'"), std::string::npos);
-    EXPECT_NE(error_of("5..1").find("empty range"), std::string::npos);
-    EXPECT_NE(error_of("1..x").find("'x' is not an integer"), std::string::npos);
-    EXPECT_NE(error_of("1..4:0").find("step"), std::string::npos);
-    EXPECT_NE(error_of("0..99999999").find("more than a million"), std::string::npos);
+    const std::pair<const char*, const char*> cases[] = {{"5..1", "bad range '5..1'"},
+                                                         {"5..1", "empty range"},
+                                                         {"1..x", "'x' is not an integer"},
+                                                         {"1..4:0", "step"},
+                                                         {"0..99999999", "more than a million"}};
+    for (const auto& [text, part] : cases) EXPECT_NE(error_of(text).find(part), std::string::npos) << text;
 }
 
 TEST(ToolsRange, LimitsOfInt64_DoNotOverflow) {

@@ -14,13 +14,13 @@
 
 namespace dynrt::tools {
 
-namespace {
-
 ErrorContext in_file(const std::string& path) {
     ErrorContext c;
     c.file = path;
     return c;
 }
+
+namespace {
 
 const char* kind_of(mode_t m) {
     if (S_ISDIR(m)) return "a directory";

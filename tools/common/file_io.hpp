@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <string>
 
+#include "dynrt/error.hpp"
+
 namespace dynrt::tools {
 
 // Pipelines, sweep files: 16 MiB.
@@ -19,6 +21,9 @@ inline constexpr size_t kDefaultMaxTensorFileBytes = size_t{4} << 30;
 // The cap for tensor files: DYNRT_MAX_TENSOR_FILE_BYTES when set (throws
 // dynrt::Error when it is not a positive integer), else the default.
 size_t max_tensor_file_bytes();
+
+// An error context naming `path` as the file.
+ErrorContext in_file(const std::string& path);
 
 // The whole of `path`. Throws dynrt::Error (file = path) when it cannot be
 // opened, is not a regular file, or holds more than `max_bytes`; `what` names

@@ -109,6 +109,17 @@ ErrorContext for_option(const std::string& path, const std::string& option) {
     return c;
 }
 
+// `dir` must be an existing folder this process can write into (errors name
+// `path` and `option`).
+void check_folder_writable(const std::filesystem::path& dir, const std::string& path, const std::string& option) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw Error(option + ": the folder " + dir.string() + " does not exist", for_option(path, option));
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        throw Error(option + ": cannot write into " + dir.string() + ": " + std::strerror(errno),
+                    for_option(path, option));
+}
+
 // The folder that will hold `path` must exist and be writable (the file is
 // written next to it and renamed), and `path` must not be a folder.
 void check_writable_file(const std::string& path, const std::string& option) {
@@ -118,11 +129,7 @@ void check_writable_file(const std::string& path, const std::string& option) {
     if (fs::is_directory(path, ec)) throw Error(option + ": the path is a directory", for_option(path, option));
     fs::path dir = fs::path(path).parent_path();
     if (dir.empty()) dir = ".";
-    if (!fs::is_directory(dir, ec))
-        throw Error(option + ": the folder " + dir.string() + " does not exist", for_option(path, option));
-    if (::access(dir.c_str(), W_OK | X_OK) != 0)
-        throw Error(option + ": cannot write into " + dir.string() + ": " + std::strerror(errno),
-                    for_option(path, option));
+    check_folder_writable(dir, path, option);
 }
 
 // `dir` is an existing writable folder, or can be created in an existing
@@ -136,13 +143,8 @@ void check_writable_folder(const std::string& dir, const std::string& option) {
         throw Error(option + ": the path exists and is not a directory", for_option(dir, option));
     fs::path parent = d.parent_path();
     if (parent.empty()) parent = ".";
-    if (!fs::is_directory(parent, ec))
-        throw Error(option + ": the folder " + parent.string() + " does not exist", for_option(dir, option));
-    if (::access(parent.c_str(), W_OK | X_OK) != 0)
-        throw Error(option + ": cannot write into " + parent.string() + ": " + std::strerror(errno),
-                    for_option(dir, option));
-    if (fs::is_directory(d, ec) && ::access(d.c_str(), W_OK | X_OK) != 0)
-        throw Error(option + ": cannot write into " + d.string() + ": " + std::strerror(errno), for_option(dir, option));
+    check_folder_writable(parent, dir, option);
+    if (fs::is_directory(d, ec)) check_folder_writable(d, dir, option);
 }
 
 int cmd_run(const std::vector<std::string>& args) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli_parse.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_loader.hpp"
 #include "harness.hpp"
@@ -66,17 +67,7 @@ int dynrt_test_op_main(int argc, char** argv) {
     po::positional_options_description pos;
     pos.add("op", 1);
     po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        std::cerr << "dynrt test-op: " << e.what() << "\n";
-        return 2;
-    }
-    if (vm.count("help")) {
-        std::cout << desc << "\n";
-        return 0;
-    }
+    if (const auto done = tools::parse_command_line(argc, argv, desc, pos, vm, "dynrt test-op")) return *done;
     if (!vm.count("op")) {
         std::cerr << "dynrt test-op: missing OP (see dynrt test-op --help; dynrt ops lists them)\n";
         return 2;

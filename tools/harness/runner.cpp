@@ -418,17 +418,20 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
             if (!w.ref_error.empty()) return "the reference failed";
             return entry.check(params_of(*w.ref_program, engine.get()));
         };
+        // Adds the row of a case the impl does not take (true), else leaves it (false).
+        auto rejected = [&](const CaseWork& w, Row& row) {
+            const std::string why = rejects(w);
+            if (why.empty()) return false;
+            row.status = w.ref_error.empty() ? "n/a" : "error";
+            row.detail = w.ref_error.empty() ? why : "reference: " + w.ref_error;
+            report.rows.push_back(std::move(row));
+            return true;
+        };
 
         if (!dynamic) {
             for (const CaseWork& w : work) {
                 Row row = new_row(w);
-                const std::string why = rejects(w);
-                if (!why.empty()) {
-                    row.status = w.ref_error.empty() ? "n/a" : "error";
-                    row.detail = w.ref_error.empty() ? why : "reference: " + w.ref_error;
-                    report.rows.push_back(std::move(row));
-                    continue;
-                }
+                if (rejected(w, row)) continue;
                 try {
                     const auto node = single_node(opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
                     auto program = tools::build_single_node(view, node);
@@ -460,13 +463,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
         for (size_t i = 0; i < work.size(); ++i) {
             const CaseWork& w = work[i];
             Row row = new_row(w);
-            const std::string why = rejects(w);
-            if (!why.empty()) {
-                row.status = w.ref_error.empty() ? "n/a" : "error";
-                row.detail = w.ref_error.empty() ? why : "reference: " + w.ref_error;
-                report.rows.push_back(std::move(row));
-                continue;
-            }
+            if (rejected(w, row)) continue;
             std::string key = std::to_string(w.section);
             for (size_t k = 0; k < w.inputs.size(); ++k)
                 key += "|" + (w.the_case.inputs[k].values ? w.inputs[k].shape().to_string()

@@ -50,44 +50,34 @@ bool parse_double(const std::string& s, double& out) {
     return end && *end == '\0';
 }
 
-// Splits at `sep` where brackets/braces/parentheses are balanced.
-std::vector<std::string> split_top(const std::string& s, char sep) {
+// Splits at depth 0 (brackets/braces/parentheses balanced). `items`: at
+// whitespace, dropping empty pieces and whitespace inside brackets, and failing
+// on unbalanced brackets; else at `sep`, keeping every piece.
+std::vector<std::string> split_depth0(const std::string& s, char sep, bool items) {
     std::vector<std::string> out;
     int depth = 0;
     std::string cur;
     for (char c : s) {
         if (c == '[' || c == '{' || c == '(') ++depth;
         if (c == ']' || c == '}' || c == ')') --depth;
-        if (depth == 0 && c == sep) {
-            out.push_back(cur);
+        const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+        if (depth == 0 && (items ? space : c == sep)) {
+            if (!items || !cur.empty()) out.push_back(cur);
             cur.clear();
-        } else {
+        } else if (!(items && depth > 0 && space)) {
             cur += c;
         }
     }
-    out.push_back(cur);
+    if (items && depth != 0) fail("unbalanced brackets", s);
+    if (!items || !cur.empty()) out.push_back(cur);
     return out;
 }
 
+// Splits at `sep` where brackets/braces/parentheses are balanced.
+std::vector<std::string> split_top(const std::string& s, char sep) { return split_depth0(s, sep, false); }
+
 // Items of a case: whitespace-separated at depth 0.
-std::vector<std::string> split_items(const std::string& s) {
-    std::vector<std::string> out;
-    int depth = 0;
-    std::string cur;
-    for (char c : s) {
-        if (c == '[' || c == '{' || c == '(') ++depth;
-        if (c == ']' || c == '}' || c == ')') --depth;
-        if (depth == 0 && std::isspace(static_cast<unsigned char>(c))) {
-            if (!cur.empty()) out.push_back(cur);
-            cur.clear();
-        } else if (!(depth > 0 && std::isspace(static_cast<unsigned char>(c)))) {
-            cur += c;
-        }
-    }
-    if (depth != 0) fail("unbalanced brackets", s);
-    if (!cur.empty()) out.push_back(cur);
-    return out;
-}
+std::vector<std::string> split_items(const std::string& s) { return split_depth0(s, ' ', true); }
 
 // A set of integers: `1,3,13`, `1..64`, `1..64:8`, mixed with ',' or '|'.
 std::vector<int64_t> parse_value_set(const std::string& text, const std::string& whole) {

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli_parse.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_loader.hpp"
 #include "onnx_import.hpp"
@@ -44,17 +45,7 @@ int dynrt_onnx_test_main(int argc, char** argv) {
     po::positional_options_description pos;
     pos.add("path", -1);
     po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(argc, argv).options(desc).positional(pos).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        std::cerr << "dynrt onnx-test: " << e.what() << "\n";
-        return 2;
-    }
-    if (vm.count("help")) {
-        std::cout << desc << "\n";
-        return 0;
-    }
+    if (const auto done = tools::parse_command_line(argc, argv, desc, pos, vm, "dynrt onnx-test")) return *done;
     onnx::TestOptions opt;
     opt.device = vm["device"].as<std::string>();
     for (const std::string& o : ops) {

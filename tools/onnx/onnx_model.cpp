@@ -127,6 +127,12 @@ ValueInfo value_info(const ::onnx::ValueInfoProto& v) {
     return out;
 }
 
+// Appends every element of a repeated protobuf field.
+template <class V, class R>
+void append_all(V& out, const R& field) {
+    for (const auto& x : field) out.push_back(x);
+}
+
 OnnxAttr attr_of(const ::onnx::AttributeProto& a, const std::string& file) {
     OnnxAttr out;
     using A = ::onnx::AttributeProto;
@@ -134,18 +140,9 @@ OnnxAttr attr_of(const ::onnx::AttributeProto& a, const std::string& file) {
         case A::INT: out.kind = OnnxAttr::Kind::Int; out.i = a.i(); break;
         case A::FLOAT: out.kind = OnnxAttr::Kind::Float; out.f = a.f(); break;
         case A::STRING: out.kind = OnnxAttr::Kind::String; out.s = a.s(); break;
-        case A::INTS:
-            out.kind = OnnxAttr::Kind::Ints;
-            out.ints.assign(a.ints().begin(), a.ints().end());
-            break;
-        case A::FLOATS:
-            out.kind = OnnxAttr::Kind::Floats;
-            for (float f : a.floats()) out.floats.push_back(f);
-            break;
-        case A::STRINGS:
-            out.kind = OnnxAttr::Kind::Strings;
-            out.strings.assign(a.strings().begin(), a.strings().end());
-            break;
+        case A::INTS: out.kind = OnnxAttr::Kind::Ints; append_all(out.ints, a.ints()); break;
+        case A::FLOATS: out.kind = OnnxAttr::Kind::Floats; append_all(out.floats, a.floats()); break;
+        case A::STRINGS: out.kind = OnnxAttr::Kind::Strings; append_all(out.strings, a.strings()); break;
         case A::TENSOR:
             out.kind = OnnxAttr::Kind::Tensor;
             out.tensor = std::make_shared<HostTensor>(decode(a.t(), file));

@@ -9,6 +9,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/program.hpp"
+#include "file_io.hpp"
 #include "onnx_import.hpp"
 #include "single_node.hpp"
 #include "tensor_compare.hpp"
@@ -19,11 +20,7 @@ namespace dynrt::onnx {
 
 namespace {
 
-ErrorContext in_file(const std::string& file) {
-    ErrorContext c;
-    c.file = file;
-    return c;
-}
+using tools::in_file;
 
 std::string type_text(const ValueInfo& v) {
     const auto dt = dtype_from_onnx(v.onnx_type);

@@ -354,6 +354,15 @@ struct Loader {
             }
             return out;
         };
+        // Every item read by `read` (detail::try_int, detail::try_float) through `x`.
+        auto list_of = [&](const char* expected, auto read, auto& x) {
+            std::vector<std::decay_t<decltype(x)>> out;
+            for (const auto& e : items(expected)) {
+                if (!read(e, x)) fail_type(expected);
+                out.push_back(x);
+            }
+            return out;
+        };
         int64_t i = 0;
         double f = 0;
         bool b = false;
@@ -383,22 +392,8 @@ struct Loader {
                 }
                 return s;
             }
-            case AttrType::Ints: {
-                std::vector<int64_t> out;
-                for (const auto& e : items("a list of integers")) {
-                    if (!detail::try_int(e, i)) fail_type("a list of integers");
-                    out.push_back(i);
-                }
-                return out;
-            }
-            case AttrType::Floats: {
-                std::vector<double> out;
-                for (const auto& e : items("a list of numbers")) {
-                    if (!detail::try_float(e, f)) fail_type("a list of numbers");
-                    out.push_back(f);
-                }
-                return out;
-            }
+            case AttrType::Ints: return list_of("a list of integers", detail::try_int, i);
+            case AttrType::Floats: return list_of("a list of numbers", detail::try_float, f);
             case AttrType::Strings: {
                 std::vector<std::string> out;
                 for (const auto& e : items("a list of strings")) {

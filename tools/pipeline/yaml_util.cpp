@@ -56,35 +56,23 @@ std::string read_string(const Source& src, const YAML::Node& n, const std::strin
 // Numbers and booleans must be plain scalars: a quoted "5" is a string.
 static bool plain(const YAML::Node& n) { return n.IsScalar() && n.Tag() != "!"; }
 
-bool try_int(const YAML::Node& n, int64_t& out) {
+// `n` as a T when it is a plain scalar that converts.
+template <class T>
+static bool try_as(const YAML::Node& n, T& out) {
     if (!plain(n)) return false;
     try {
-        out = n.as<int64_t>();
+        out = n.as<T>();
         return true;
     } catch (const YAML::Exception&) {
         return false;
     }
 }
 
-bool try_float(const YAML::Node& n, double& out) {
-    if (!plain(n)) return false;
-    try {
-        out = n.as<double>();
-        return true;
-    } catch (const YAML::Exception&) {
-        return false;
-    }
-}
+bool try_int(const YAML::Node& n, int64_t& out) { return try_as(n, out); }
 
-bool try_bool(const YAML::Node& n, bool& out) {
-    if (!plain(n)) return false;
-    try {
-        out = n.as<bool>();
-        return true;
-    } catch (const YAML::Exception&) {
-        return false;
-    }
-}
+bool try_float(const YAML::Node& n, double& out) { return try_as(n, out); }
+
+bool try_bool(const YAML::Node& n, bool& out) { return try_as(n, out); }
 
 static std::string shown(const YAML::Node& n) {
     if (n.IsScalar()) return "'" + n.Scalar() + "'";
