@@ -15,28 +15,18 @@
 
 namespace dynrt {
 
-// a * b; throws Error("<what> overflows: a * b") when it does not fit.
-inline int64_t checked_mul(int64_t a, int64_t b, const char* what) {
-    int64_t r = 0;
+// a * b and a + b for int64_t or size_t; throw Error("<what> overflows: a * b")
+// when the result does not fit.
+template <typename T>
+T checked_mul(T a, T b, const char* what) {
+    T r{};
     if (__builtin_mul_overflow(a, b, &r))
         throw Error(std::string(what) + " overflows: " + std::to_string(a) + " * " + std::to_string(b));
     return r;
 }
-inline size_t checked_mul(size_t a, size_t b, const char* what) {
-    size_t r = 0;
-    if (__builtin_mul_overflow(a, b, &r))
-        throw Error(std::string(what) + " overflows: " + std::to_string(a) + " * " + std::to_string(b));
-    return r;
-}
-// a + b; throws Error("<what> overflows: a + b") when it does not fit.
-inline int64_t checked_add(int64_t a, int64_t b, const char* what) {
-    int64_t r = 0;
-    if (__builtin_add_overflow(a, b, &r))
-        throw Error(std::string(what) + " overflows: " + std::to_string(a) + " + " + std::to_string(b));
-    return r;
-}
-inline size_t checked_add(size_t a, size_t b, const char* what) {
-    size_t r = 0;
+template <typename T>
+T checked_add(T a, T b, const char* what) {
+    T r{};
     if (__builtin_add_overflow(a, b, &r))
         throw Error(std::string(what) + " overflows: " + std::to_string(a) + " + " + std::to_string(b));
     return r;
