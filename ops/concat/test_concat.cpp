@@ -29,15 +29,9 @@ using test::error_of;
 
 using test::registry;
 
-std::vector<Layout> infer(const std::vector<Layout>& inputs, int64_t axis) {
-    return test::infer_shapes("concat", inputs, test::attrs({{"axis", axis}}));
-}
+const test::ShapesOf infer{"concat"};
 
-Attributes axis_attr(int64_t axis) {
-    Attributes a;
-    a.set("axis", axis);
-    return a;
-}
+using test::axis_attr;
 
 using test::f32;
 
@@ -214,22 +208,20 @@ TEST(ConcatOcl, ThreeInputsAlongTheMiddleAxisMatchCpuOnDynamicAndStaticImpls) {
                          {"in1", test::random_tensor(DataType::f32, Shape{2, 5, 3}, seed + 100)},
                          {"in2", test::random_tensor(DataType::f32, Shape{2, n % 3, 3}, seed + 200)}};
     };
-    for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, test::ocl_tail_sizes(), dynamic, make, 0, 0);
+    test::ocl_sweep_exact(eng, prog, test::ocl_tail_sizes(), make);
 }
 
 TEST(ConcatOcl, OuterAxisMatchesCpuForEveryElementWidth) {
-    const EnginePtr eng = test::ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    for (DataType t : {DataType::f16, DataType::i64, DataType::u8}) {
-        SCOPED_TRACE(to_string(t));
-        const auto prog = test::single_node_program(
-            "concat", {Layout({Dimension(), 4}, t), Layout({Dimension(), 4}, t)}, axis_attr(-2));
-        const auto make = [t](int64_t n, uint64_t seed) {
+    test::ocl_sweep_every_width(
+        {1, 16, 257, 16},
+        [](DataType t) {
+            return test::single_node_program("concat", {Layout({Dimension(), 4}, t), Layout({Dimension(), 4}, t)},
+                                             axis_attr(-2));
+        },
+        [](DataType t, int64_t n, uint64_t seed) {
             return test::OclInputs{{"in0", test::random_tensor(t, Shape{n, 4}, seed, -100, 100)},
-                             {"in1", test::random_tensor(t, Shape{n + 1, 4}, seed + 1, -100, 100)}};
-        };
-        for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, {1, 16, 257, 16}, dynamic, make, 0, 0);
-    }
+                                   {"in1", test::random_tensor(t, Shape{n + 1, 4}, seed + 1, -100, 100)}};
+        });
 }
 
 // 1-D inputs along axis 0: each input is one contiguous block of the output
@@ -247,7 +239,7 @@ TEST(ConcatOcl, FlatInputsAtUnalignedStartsMatchCpuOnDynamicAndStaticImpls) {
                          {"in1", test::random_tensor(DataType::f32, Shape{n + 2}, seed + 100)},
                          {"in2", test::random_tensor(DataType::f32, Shape{3}, seed + 200)}};
     };
-    for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, test::ocl_tail_sizes(), dynamic, make, 0, 0);
+    test::ocl_sweep_exact(eng, prog, test::ocl_tail_sizes(), make);
 }
 
 TEST(ConcatOcl, SingleInputIsACopy) {

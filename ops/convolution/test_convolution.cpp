@@ -304,14 +304,9 @@ void ocl_sweep(bool dynamic, const Conv& conv, const Shape& w_shape, const std::
                                           {Layout(PartialShape::dynamic_of_rank(4), DataType::f32), w.layout(),
                                            b.layout()},
                                           conv.attrs(), {{1, w}, {2, b}});
-    NetworkOptions opts;
-    opts.use_dynamic_impls = dynamic;
-    // Dynamic: the shape-agnostic impl serves every new shape (a background
-    // static build is queued for each; revisits may pick those up).
-    opts.async_compile = dynamic;
-    auto net = Network::create(prog, eng, opts);
-    auto ref_net = Network::create(prog, test::engine(), NetworkOptions());
-    InferRequest req(net), ref(ref_net);
+    test::OclAndCpuRequests requests(eng, prog, dynamic);
+    InferRequest& req = requests.req;
+    InferRequest& ref = requests.ref;
     std::set<Shape> seen;
     for (size_t step = 0; step < xs.size(); ++step) {
         const bool revisit = seen.count(xs[step]) > 0;

@@ -83,11 +83,8 @@ void expect_close(const HostTensor& got, const HostTensor& want, double tol) {
 }
 
 TEST(DeconvolutionShape, StridePadsOutputPadding_GiveTheTransposedExtent) {
-    DA a;
-    a.strides = {2, 2};
-    a.pb = {1, 1};
-    a.pe = {1, 1};
-    a.op = {1, 1};
+    // strides, pads_begin, pads_end, dilations, output_padding
+    const DA a{{2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
     // (3-1)*2 - 2 + 2 + 1 + 1 = 6 ; (4-1)*2 - 2 + 2 + 1 + 1 = 8
     const auto out = infer({Layout(PartialShape{1, 2, 3, 4}, DataType::f32), Layout(PartialShape{2, 3, 3, 3}, DataType::f32)}, a);
     EXPECT_EQ(out.at(0).shape, (PartialShape{1, 3, 6, 8}));
@@ -134,13 +131,8 @@ TEST(DeconvolutionRef, TwoByTwo_ScattersTheKernelAtEveryInput) {
 }
 
 TEST(DeconvolutionRef, GroupsStridesDilationsPads_MatchTheGatherForm) {
-    DA a;
-    a.strides = {2, 3};
-    a.pb = {1, 0};
-    a.pe = {0, 2};
-    a.dil = {2, 1};
-    a.op = {1, 2};
-    a.groups = 2;
+    // strides, pads_begin, pads_end, dilations, output_padding, groups
+    const DA a{{2, 3}, {1, 0}, {0, 2}, {2, 1}, {1, 2}, 2};
     const HostTensor x = test::random_tensor(DataType::f32, Shape{2, 4, 3, 5}, 1);
     const HostTensor w = test::random_tensor(DataType::f32, Shape{4, 3, 3, 2}, 2);
     const HostTensor b = test::random_tensor(DataType::f32, Shape{6}, 3);

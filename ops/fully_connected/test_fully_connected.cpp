@@ -30,24 +30,16 @@ using test::f32;
 
 TEST(FullyConnectedShape, OutputReplacesLastDimByN) {
     const Dimension dyn;
-    struct Case {
-        std::vector<Layout> in;
-        PartialShape out;
-    };
-    const std::vector<Case> cases = {
-        {{f32({2, 3}), f32({4, 3})}, {2, 4}},
-        {{f32({3}), f32({4, 3})}, {4}},
-        {{f32({dyn, 5, 3}), f32({4, 3}), f32({4})}, {dyn, 5, 4}},
-        {{f32({dyn, dyn}), f32({4, 3})}, {dyn, 4}},
-        {{f32({Dimension(1, 64), 3}), f32({dyn, 3})}, {Dimension(1, 64), dyn}},
-        {{f32({0, 3}), f32({4, 3})}, {0, 4}},
-    };
-    for (const Case& c : cases) {
-        const std::vector<Layout> out = infer(c.in);
-        ASSERT_EQ(out.size(), 1u);
-        EXPECT_EQ(out[0].shape, c.out) << c.in[0].to_string() << " -> " << out[0].shape.to_string();
-        EXPECT_EQ(out[0].dtype, DataType::f32);
-    }
+    // Exactly one f32 output of the listed shape per row.
+    test::expect_shapes("fully_connected",
+                        {
+                            {{f32({2, 3}), f32({4, 3})}, {}, {f32({2, 4})}},
+                            {{f32({3}), f32({4, 3})}, {}, {f32({4})}},
+                            {{f32({dyn, 5, 3}), f32({4, 3}), f32({4})}, {}, {f32({dyn, 5, 4})}},
+                            {{f32({dyn, dyn}), f32({4, 3})}, {}, {f32({dyn, 4})}},
+                            {{f32({Dimension(1, 64), 3}), f32({dyn, 3})}, {}, {f32({Dimension(1, 64), dyn})}},
+                            {{f32({0, 3}), f32({4, 3})}, {}, {f32({0, 4})}},
+                        });
     EXPECT_EQ(infer({Layout(PartialShape{2, 3}, DataType::f16), Layout(PartialShape{4, 3}, DataType::f16)})[0].dtype,
               DataType::f16);
 }
@@ -188,14 +180,10 @@ void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases, b
     prog->add_output("fc");
     prog->build();
     NetworkOptions opts;
-    opts.use_dynamic_impls = dynamic;
-    // Dynamic: the shape-agnostic impl serves every new shape (a background
-    // static build is queued for each; revisits may pick those up).
-    opts.async_compile = dynamic;
     opts.fake_alignment = fake_alignment;
-    auto net = Network::create(prog, eng, opts);
-    auto ref_net = Network::create(prog, test::engine(), NetworkOptions());
-    InferRequest req(net), ref(ref_net);
+    test::OclAndCpuRequests requests(eng, prog, dynamic, opts);
+    InferRequest& req = requests.req;
+    InferRequest& ref = requests.ref;
     std::set<std::vector<int64_t>> seen;
     for (size_t step = 0; step < cases.size(); ++step) {
         const FcCase& c = cases[step];
@@ -208,12 +196,7 @@ void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases, b
             {"x", test::random_tensor(DataType::f32, Shape{c.d0, c.d1, c.k}, 100 + step)},
             {"w", test::random_tensor(DataType::f32, Shape{c.n, c.k}, 200 + step)}};
         if (with_bias) inputs.emplace_back("b", test::random_tensor(DataType::f32, Shape{c.n}, 300 + step));
-        for (const auto& in : inputs) {
-            req.set_input(in.first, in.second);
-            ref.set_input(in.first, in.second);
-        }
-        req.infer();
-        ref.infer();
+        requests.infer(inputs);
         const HostTensor y = req.get_output(0);
         const HostTensor want = ref.get_output(0);
         ASSERT_EQ(y.shape(), (Shape{c.d0, c.d1, c.n})) << what;

@@ -29,15 +29,9 @@ using test::error_of;
 
 using test::registry;
 
-std::vector<Layout> infer(const std::vector<Layout>& inputs, int64_t axis) {
-    return test::infer_shapes("gather", inputs, test::attrs({{"axis", axis}}));
-}
+const test::ShapesOf infer{"gather"};
 
-Attributes axis_attr(int64_t axis) {
-    Attributes a;
-    a.set("axis", axis);
-    return a;
-}
+using test::axis_attr;
 
 using test::expect_bytes_equal;
 
@@ -233,7 +227,7 @@ TEST(GatherOcl, Axis0SweepMatchesCpuOnDynamicAndStaticImpls) {
                          {"in1", test::random_tensor(DataType::i64, Shape{5}, seed + 7, static_cast<double>(-n),
                                                      static_cast<double>(n))}};
     };
-    for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, test::ocl_tail_sizes(), dynamic, make, 0, 0);
+    test::ocl_sweep_exact(eng, prog, test::ocl_tail_sizes(), make);
 }
 
 TEST(GatherOcl, MiddleAxisWithMatrixIndicesMatchesCpuForEveryElementWidth) {
@@ -250,7 +244,7 @@ TEST(GatherOcl, MiddleAxisWithMatrixIndicesMatchesCpuForEveryElementWidth) {
                              {"in1", test::random_tensor(DataType::i32, Shape{2, (n % 5) + 1}, seed + 7,
                                                          static_cast<double>(-n), static_cast<double>(n))}};
         };
-        for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, {1, 13, 257, 13}, dynamic, make, 0, 0);
+        test::ocl_sweep_exact(eng, prog, {1, 13, 257, 13}, make);
     }
 }
 

@@ -33,29 +33,20 @@ using test::f32;
 
 TEST(GemmShape, TransposesAndBatchBroadcasting) {
     const Dimension dyn;
-    struct Case {
-        std::vector<Layout> in;
-        bool ta, tb;
-        PartialShape out;
-    };
-    const std::vector<Case> cases = {
-        {{f32({2, 3}), f32({3, 4})}, false, false, {2, 4}},
-        {{f32({3, 2}), f32({3, 4})}, true, false, {2, 4}},
-        {{f32({2, 3}), f32({4, 3})}, false, true, {2, 4}},
-        {{f32({3, 2}), f32({4, 3})}, true, true, {2, 4}},
-        {{f32({5, 1, 2, 3}), f32({4, 3, 6})}, false, false, {5, 4, 2, 6}},
-        {{f32({dyn, dyn, 3}), f32({3, 4})}, false, false, {dyn, dyn, 4}},
-        {{f32({dyn, 2, dyn}), f32({dyn, dyn, 4})}, false, false, {dyn, 2, 4}},
-        {{f32({2, 3}), f32({3, 4}), f32({4})}, false, false, {2, 4}},
-        {{f32({2, 3}), f32({3, 4}), f32({2, 1})}, false, false, {2, 4}},
-        {{f32({7, 2, 3}), f32({3, 4}), f32({})}, false, false, {7, 2, 4}},
-    };
-    for (const Case& c : cases) {
-        const std::vector<Layout> out = infer(c.in, gemm_attrs(c.ta, c.tb));
-        ASSERT_EQ(out.size(), 1u);
-        EXPECT_EQ(out[0].shape, c.out) << c.in[0].to_string() << " x " << c.in[1].to_string() << " -> "
-                                       << out[0].shape.to_string();
-    }
+    // Exactly one output (f32, the inputs' type) of the listed shape per row.
+    test::expect_shapes("gemm",
+                        {
+                            {{f32({2, 3}), f32({3, 4})}, gemm_attrs(false, false), {f32({2, 4})}},
+                            {{f32({3, 2}), f32({3, 4})}, gemm_attrs(true, false), {f32({2, 4})}},
+                            {{f32({2, 3}), f32({4, 3})}, gemm_attrs(false, true), {f32({2, 4})}},
+                            {{f32({3, 2}), f32({4, 3})}, gemm_attrs(true, true), {f32({2, 4})}},
+                            {{f32({5, 1, 2, 3}), f32({4, 3, 6})}, gemm_attrs(), {f32({5, 4, 2, 6})}},
+                            {{f32({dyn, dyn, 3}), f32({3, 4})}, gemm_attrs(), {f32({dyn, dyn, 4})}},
+                            {{f32({dyn, 2, dyn}), f32({dyn, dyn, 4})}, gemm_attrs(), {f32({dyn, 2, 4})}},
+                            {{f32({2, 3}), f32({3, 4}), f32({4})}, gemm_attrs(), {f32({2, 4})}},
+                            {{f32({2, 3}), f32({3, 4}), f32({2, 1})}, gemm_attrs(), {f32({2, 4})}},
+                            {{f32({7, 2, 3}), f32({3, 4}), f32({})}, gemm_attrs(), {f32({7, 2, 4})}},
+                        });
 }
 
 TEST(GemmShape, InvalidShapesAreNamed) {
@@ -224,14 +215,9 @@ void ocl_sweep(bool dynamic, bool ta, bool tb, bool with_c, const std::vector<Oc
     prog->add_node("mm", "gemm", ins, gemm_attrs(ta, tb, 0.75, -1.5));
     prog->add_output("mm");
     prog->build();
-    NetworkOptions opts;
-    opts.use_dynamic_impls = dynamic;
-    // Dynamic: the shape-agnostic impl serves every new shape (a background
-    // static build is queued for each; revisits may pick those up).
-    opts.async_compile = dynamic;
-    auto net = Network::create(prog, eng, opts);
-    auto ref_net = Network::create(prog, test::engine(), NetworkOptions());
-    InferRequest req(net), ref(ref_net);
+    test::OclAndCpuRequests requests(eng, prog, dynamic);
+    InferRequest& req = requests.req;
+    InferRequest& ref = requests.ref;
     std::set<std::string> seen;
     for (size_t step = 0; step < cases.size(); ++step) {
         const OclCase& oc = cases[step];
@@ -242,12 +228,7 @@ void ocl_sweep(bool dynamic, bool ta, bool tb, bool with_c, const std::vector<Oc
             {"a", test::random_tensor(DataType::f32, oc.a, 100 + step)},
             {"b", test::random_tensor(DataType::f32, oc.b, 200 + step)}};
         if (with_c) inputs.emplace_back("c", test::random_tensor(DataType::f32, oc.c, 300 + step));
-        for (const auto& in : inputs) {
-            req.set_input(in.first, in.second);
-            ref.set_input(in.first, in.second);
-        }
-        req.infer();
-        ref.infer();
+        requests.infer(inputs);
         const HostTensor y = req.get_output(0);
         const HostTensor want = ref.get_output(0);
         ASSERT_EQ(y.shape(), want.shape()) << "step " << step << " " << key;

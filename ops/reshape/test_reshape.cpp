@@ -238,23 +238,20 @@ TEST(ReshapeOcl, FlattenSweepMatchesCpuOnDynamicAndStaticImpls) {
     const auto make = [](int64_t n, uint64_t seed) {
         return test::OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n, 3}, seed)}};
     };
-    for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, test::ocl_tail_sizes(), dynamic, make, 0, 0);
+    test::ocl_sweep_exact(eng, prog, test::ocl_tail_sizes(), make);
 }
 
 TEST(ReshapeOcl, TargetFromAConstantInputMatchesCpuForEveryElementWidth) {
-    const EnginePtr eng = test::ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    for (DataType t : {DataType::f16, DataType::i64, DataType::u8}) {
-        SCOPED_TRACE(to_string(t));
-        // [n, 6] -> [0, 2, 3] (special_zero copies n).
-        const auto prog = test::single_node_program(
-            "reshape", {Layout({Dimension(), 6}, t), Layout({3}, DataType::i64)}, {},
-            {{1, HostTensor::from_int64(DataType::i64, Shape{3}, {0, 2, 3})}});
-        const auto make = [t](int64_t n, uint64_t seed) {
+    // [n, 6] -> [0, 2, 3] (special_zero copies n).
+    test::ocl_sweep_every_width(
+        {1, 13, 16, 13},
+        [](DataType t) {
+            return test::single_node_program("reshape", {Layout({Dimension(), 6}, t), Layout({3}, DataType::i64)}, {},
+                                             {{1, HostTensor::from_int64(DataType::i64, Shape{3}, {0, 2, 3})}});
+        },
+        [](DataType t, int64_t n, uint64_t seed) {
             return test::OclInputs{{"in0", test::random_tensor(t, Shape{n, 6}, seed, -100, 100)}};
-        };
-        for (bool dynamic : {true, false}) test::ocl_sweep(eng, prog, {1, 13, 16, 13}, dynamic, make, 0, 0);
-    }
+        });
 }
 
 }  // namespace

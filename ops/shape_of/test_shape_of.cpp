@@ -20,6 +20,7 @@
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
+#include "ocl_sweep.hpp"
 #include "op_test.hpp"
 
 namespace dynrt {
@@ -169,15 +170,7 @@ TEST_P(ShapeOfOcl, WritesTheDimsOfEveryShapeForBothOutputTypes) {
             ASSERT_EQ(entry->entry.check(p), "");
             if (!impl || !dynamic) impl = entry->entry.create(p);
             EXPECT_EQ(impl->name(), dynamic ? "shape_of_ocl_dynamic" : "shape_of_ocl_static");
-            const std::vector<MemoryPtr> ins = {
-                std::make_shared<Memory>(eng->allocate(p.inputs[0].bytes()), p.inputs[0])};
-            const std::vector<MemoryPtr> outs = {
-                std::make_shared<Memory>(eng->allocate(p.outputs[0].bytes()), p.outputs[0])};
-            ExecContext ctx{*stream, p, ins, outs};
-            impl->execute(ctx);
-            HostTensor got(out_type, Shape{static_cast<int64_t>(s.rank())});
-            outs[0]->buffer()->read(*stream, got.data(), 0, got.bytes());
-            EXPECT_EQ(got.to_int64(), s.dims());
+            EXPECT_EQ(test::execute_impl(eng, *stream, *impl, p).to_int64(), s.dims());
         }
     }
 }
@@ -201,15 +194,7 @@ TEST(ShapeOfOcl, RankEightAndRankOneInputs) {
             p.outputs = {Layout(PartialShape{Dimension(static_cast<int64_t>(s.rank()))}, DataType::i64)};
             p.engine = eng.get();
             const ImplPtr impl = r->entry.create(p);
-            const std::vector<MemoryPtr> ins = {
-                std::make_shared<Memory>(eng->allocate(p.inputs[0].bytes()), p.inputs[0])};
-            const std::vector<MemoryPtr> outs = {
-                std::make_shared<Memory>(eng->allocate(p.outputs[0].bytes()), p.outputs[0])};
-            ExecContext ctx{*stream, p, ins, outs};
-            impl->execute(ctx);
-            HostTensor got(DataType::i64, Shape{static_cast<int64_t>(s.rank())});
-            outs[0]->buffer()->read(*stream, got.data(), 0, got.bytes());
-            EXPECT_EQ(got.to_int64(), s.dims());
+            EXPECT_EQ(test::execute_impl(eng, *stream, *impl, p).to_int64(), s.dims());
         }
     }
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "dynrt/error.hpp"
 #include "dynrt/network.hpp"
@@ -55,6 +56,54 @@ void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, co
     }
 }
 
+void ocl_sweep_exact(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
+                     const std::function<OclInputs(int64_t n, uint64_t seed)>& make) {
+    for (bool dynamic : {true, false}) ocl_sweep(eng, program, sizes, dynamic, make, 0, 0);
+}
+
+void ocl_sweep_every_width(const std::vector<int64_t>& sizes,
+                           const std::function<std::shared_ptr<Program>(DataType t)>& program,
+                           const std::function<OclInputs(DataType t, int64_t n, uint64_t seed)>& make) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    for (DataType t : {DataType::f16, DataType::i64, DataType::u8}) {
+        SCOPED_TRACE(to_string(t));
+        ocl_sweep_exact(eng, program(t), sizes, [&](int64_t n, uint64_t seed) { return make(t, n, seed); });
+    }
+}
+
+namespace {
+NetworkOptions ocl_options(bool dynamic, NetworkOptions opts) {
+    opts.use_dynamic_impls = dynamic;
+    opts.async_compile = dynamic;
+    return opts;
+}
+}  // namespace
+
+OclAndCpuRequests::OclAndCpuRequests(const EnginePtr& eng, const std::shared_ptr<Program>& program, bool dynamic,
+                                     NetworkOptions base)
+    : req(Network::create(program, eng, ocl_options(dynamic, std::move(base)))),
+      ref(Network::create(program, engine("cpu"), NetworkOptions())) {}
+
+void OclAndCpuRequests::infer(const OclInputs& inputs) {
+    for (const auto& [name, value] : inputs) {
+        req.set_input(name, value);
+        ref.set_input(name, value);
+    }
+    req.infer();
+    ref.infer();
+}
+
+HostTensor execute_impl(const EnginePtr& eng, Stream& stream, Impl& impl, const KernelParams& p) {
+    const std::vector<MemoryPtr> ins = {std::make_shared<Memory>(eng->allocate(p.inputs[0].bytes()), p.inputs[0])};
+    const std::vector<MemoryPtr> outs = {
+        std::make_shared<Memory>(eng->allocate(p.outputs[0].bytes()), p.outputs[0])};
+    ExecContext ctx{stream, p, ins, outs};
+    impl.execute(ctx);
+    HostTensor got(p.outputs[0].dtype, p.outputs[0].shape.to_shape());
+    outs[0]->buffer()->read(stream, got.data(), 0, got.bytes());
+    return got;
+}
 
 void expect_ocl_impl(const NodeStats& ns, bool dynamic, bool revisit, const std::string& what) {
     if (dynamic) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dynrt/host_tensor.hpp"
+#include "dynrt/implementation_map.hpp"
 #include "dynrt/memory.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/program.hpp"
@@ -29,6 +30,35 @@ using OclInputs = std::vector<std::pair<std::string, HostTensor>>;
 void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
                bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol,
                double atol);
+
+// ocl_sweep() with dynamic impls, then with static impls, exact comparison.
+void ocl_sweep_exact(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
+                     const std::function<OclInputs(int64_t n, uint64_t seed)>& make);
+
+// ocl_sweep_exact() on ocl_engine() for each element width (f16, i64, u8):
+// program(t) is the program of dtype t, make(t, n, seed) the inputs of one run.
+// Skips the test (with a note) when there is no ocl engine.
+void ocl_sweep_every_width(const std::vector<int64_t>& sizes,
+                           const std::function<std::shared_ptr<Program>(DataType t)>& program,
+                           const std::function<OclInputs(DataType t, int64_t n, uint64_t seed)>& make);
+
+// ONE request on the ocl engine (dynamic: shape-agnostic impls serve every new
+// shape while static builds are queued in the background for revisits; else
+// static impls only) and one cpu reference request, both for `program`. The
+// ocl request takes the rest of its options from `ocl_options`.
+struct OclAndCpuRequests {
+    OclAndCpuRequests(const EnginePtr& eng, const std::shared_ptr<Program>& program, bool dynamic,
+                      NetworkOptions ocl_options = {});
+    // Feeds `inputs` (by name) to both requests and runs both.
+    void infer(const OclInputs& inputs);
+    InferRequest req;
+    InferRequest ref;
+};
+
+// Runs one impl on `eng` directly (no network): allocates device memory for
+// p.inputs and p.outputs, executes `impl` on `stream` and reads output 0 back.
+// The input buffers are left uninitialised (for ops that only read shapes).
+HostTensor execute_impl(const EnginePtr& eng, Stream& stream, Impl& impl, const KernelParams& p);
 
 // The impl a node ran in one step of a sweep on the ocl engine. Dynamic
 // (background builds on): a new shape runs the *_ocl_dynamic impl, a revisit the

@@ -66,6 +66,9 @@ void expect_bytes_equal(const HostTensor& got, const HostTensor& want);
 // Attributes from a list: attrs({{"axis", int64_t{1}}, {"reverse", true}}).
 Attributes attrs(std::initializer_list<std::pair<const std::string, AttrValue>> values);
 
+// {"axis": axis}: the attributes of axis-only ops (concat, gather...).
+inline Attributes axis_attr(int64_t axis) { return attrs({{"axis", axis}}); }
+
 // Convolution-family attributes (convolution, deconvolution): strides,
 // pads_begin, pads_end, dilations, groups and, when given, output_padding.
 Attributes conv_attrs(const std::vector<int64_t>& strides, const std::vector<int64_t>& pads_begin,
@@ -104,6 +107,10 @@ struct ShapesOf {
     std::string op;
     std::vector<Layout> operator()(const std::vector<Layout>& inputs, const Attributes& raw = {}) const {
         return infer_shapes(op, inputs, raw);
+    }
+    // Axis-only ops: infer(inputs, axis) with the attributes axis_attr(axis).
+    std::vector<Layout> operator()(const std::vector<Layout>& inputs, int64_t axis) const {
+        return infer_shapes(op, inputs, axis_attr(axis));
     }
 };
 
