@@ -77,8 +77,8 @@ Fixture& fixture() {
 }
 
 void report(benchmark::State& state) {
-    state.counters["per_node_ns"] = benchmark::Counter(
-        double(state.iterations()) * kNodes, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    state.counters["per_node_ns"] = benchmark::Counter(double(state.iterations()) * kNodes,
+                                                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // Shape unchanged between runs: every primitive skips update_shape, impl and
@@ -130,6 +130,6 @@ void BM_Flow_ShapeChangedDynamicImpl(benchmark::State& state) {
 }
 BENCHMARK(BM_Flow_ShapeChangedDynamicImpl);
 
-}  // namespace
+}   // namespace
 
 BENCHMARK_MAIN();

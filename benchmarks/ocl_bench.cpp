@@ -48,7 +48,6 @@
 #include <clblast.h>
 #endif
 
-
 using namespace dynrt;
 using Clock = std::chrono::steady_clock;
 
@@ -85,7 +84,8 @@ Env& env() {
         Env x;
         x.registry = std::make_shared<Registry>();
         const LoadReport r = ModuleLoader::load_dirs(*x.registry, {module_dir()});
-        for (const LoadFailure& f : r.failed) std::fprintf(stderr, "module %s: %s\n", f.path.c_str(), f.message.c_str());
+        for (const LoadFailure& f : r.failed)
+            std::fprintf(stderr, "module %s: %s\n", f.path.c_str(), f.message.c_str());
         try {
             if (!x.registry->has_engine("ocl")) throw Error("the ocl device module is not built or not loaded");
             const char* dev = std::getenv("DYNRT_OCL_BENCH_DEVICE");
@@ -242,7 +242,8 @@ void BM_CopyKernel(benchmark::State& state) {
 }
 
 void report_memory_bound(benchmark::State& state, OpRun& run, double bytes_per_run) {
-    const double per_run = timed_loop(state, reps_for_bytes(static_cast<size_t>(bytes_per_run)), [&] { run.execute(); });
+    const double per_run =
+        timed_loop(state, reps_for_bytes(static_cast<size_t>(bytes_per_run)), [&] { run.execute(); });
     const double gbps = bytes_per_run / per_run / 1e9;
     state.counters["GB/s"] = gbps;
     state.counters["of_copy"] = gbps / copy_gbps(nullptr);
@@ -312,8 +313,7 @@ void BM_Matmul(benchmark::State& state, const std::string& op, const std::string
         std::vector<Layout> ins;
         if (op == "fully_connected")
             ins = {Layout(PartialShape{M, K}, DataType::f32), Layout(PartialShape{N, K}, DataType::f32)};
-        else
-            ins = {Layout(PartialShape{M, K}, DataType::f32), Layout(PartialShape{K, N}, DataType::f32)};
+        else ins = {Layout(PartialShape{M, K}, DataType::f32), Layout(PartialShape{K, N}, DataType::f32)};
         // "ocl_dynamic_const_w": the shape-agnostic impl of a node whose rows
         // are dynamic and whose weights are a constant (K and N static in the
         // program), as in a decode loop; "ocl_dynamic": every dim dynamic.
@@ -438,9 +438,10 @@ void open_clblast_env(ClblastEnv& e) {
         e.why_not = "CLBlast: clCreateCommandQueue failed (" + std::to_string(err) + ")";
         return;
     }
-    const char* how = same        ? "the engine's device"
-                      : same_name ? "a device named like the engine's, on another platform"
-                      : "NOT the engine's device (no device of that name): the first GPU, else the first device";
+    const char* how = same ? "the engine's device"
+                      : same_name
+                          ? "a device named like the engine's, on another platform"
+                          : "NOT the engine's device (no device of that name): the first GPU, else the first device";
     std::fprintf(stderr, "ocl_bench: CLBlast on %s / %s (%s)\n", cl_platform_str(platform, CL_PLATFORM_NAME).c_str(),
                  cl_device_str(device, CL_DEVICE_NAME).c_str(), how);
 }
@@ -461,7 +462,9 @@ struct ClBuffer {
     ClBuffer(cl_context context, size_t bytes) {
         cl_int err = CL_SUCCESS;
         mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, nullptr, &err);
-        if (err != CL_SUCCESS) throw Error("CLBlast: clCreateBuffer of " + std::to_string(bytes) + " bytes failed (" + std::to_string(err) + ")");
+        if (err != CL_SUCCESS)
+            throw Error("CLBlast: clCreateBuffer of " + std::to_string(bytes) + " bytes failed (" +
+                        std::to_string(err) + ")");
     }
     ClBuffer(const ClBuffer&) = delete;
     ClBuffer& operator=(const ClBuffer&) = delete;
@@ -506,11 +509,14 @@ std::string check_clblast(ClblastEnv& e, const std::string& op) {
             for (float& v : a) v = next();
             for (float& v : b) v = next();
             ClBuffer da(e.context, a.size() * 4), db(e.context, b.size() * 4), dc(e.context, c.size() * 4);
-            cl_check(clEnqueueWriteBuffer(e.queue, da.mem, CL_TRUE, 0, a.size() * 4, a.data(), 0, nullptr, nullptr), "write");
-            cl_check(clEnqueueWriteBuffer(e.queue, db.mem, CL_TRUE, 0, b.size() * 4, b.data(), 0, nullptr, nullptr), "write");
+            cl_check(clEnqueueWriteBuffer(e.queue, da.mem, CL_TRUE, 0, a.size() * 4, a.data(), 0, nullptr, nullptr),
+                     "write");
+            cl_check(clEnqueueWriteBuffer(e.queue, db.mem, CL_TRUE, 0, b.size() * 4, b.data(), 0, nullptr, nullptr),
+                     "write");
             const clblast::StatusCode st = clblast_matmul(e, fc, M, K, N, da.mem, db.mem, dc.mem);
             if (st != clblast::StatusCode::kSuccess) return clblast_status(st) + " on the check";
-            cl_check(clEnqueueReadBuffer(e.queue, dc.mem, CL_TRUE, 0, c.size() * 4, c.data(), 0, nullptr, nullptr), "read");
+            cl_check(clEnqueueReadBuffer(e.queue, dc.mem, CL_TRUE, 0, c.size() * 4, c.data(), 0, nullptr, nullptr),
+                     "read");
             for (size_t i = 0; i < M; ++i)
                 for (size_t j = 0; j < N; ++j) {
                     double ref = 0, mag = 0;
@@ -881,8 +887,8 @@ void register_all() {
             for (const char* impl : {"ocl_static", "ocl_dynamic", "ocl_dynamic_const_w"}) {
                 const std::string name = std::string("ocl/") + op + "/" + impl + "/M" + std::to_string(s[0]) + "_K" +
                                          std::to_string(s[1]) + "_N" + std::to_string(s[2]);
-                benchmark::RegisterBenchmark(name.c_str(),
-                                             [op, impl, s](benchmark::State& st) { BM_Matmul(st, op, impl, s[0], s[1], s[2]); })
+                benchmark::RegisterBenchmark(
+                    name.c_str(), [op, impl, s](benchmark::State& st) { BM_Matmul(st, op, impl, s[0], s[1], s[2]); })
                     ->UseManualTime()
                     ->Unit(benchmark::kMicrosecond);
             }
@@ -890,9 +896,8 @@ void register_all() {
 #ifdef DYNRT_HAVE_CLBLAST
     register_clblast(g_max_dim, g_decode_k);
 #else
-    benchmark::RegisterBenchmark("ocl/clblast_sgemm", [](benchmark::State& s) {
-        s.SkipWithError("CLBlast not found");
-    });
+    benchmark::RegisterBenchmark("ocl/clblast_sgemm",
+                                 [](benchmark::State& s) { s.SkipWithError("CLBlast not found"); });
 #endif
     // The chains of section (c); plain_enqueue runs first: it sets the
     // baseline of host_work_per_node.
@@ -927,7 +932,7 @@ void parse_flags(int& argc, char** argv) {
     if (g_decode_k < 16) g_decode_k = 16;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     parse_flags(argc, argv);

@@ -43,4 +43,4 @@ private:
     size_t pos_ = 0;
 };
 
-}  // namespace dynrt::fuzz
+}   // namespace dynrt::fuzz

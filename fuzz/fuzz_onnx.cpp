@@ -30,7 +30,7 @@ void map_nodes(const dynrt::onnx::OnnxModel& m) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {

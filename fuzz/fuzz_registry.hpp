@@ -19,4 +19,4 @@ inline std::shared_ptr<const Registry> registry() {
     return reg;
 }
 
-}  // namespace dynrt::fuzz
+}   // namespace dynrt::fuzz

@@ -65,7 +65,7 @@ dynrt::AttrValue draw_attr(Input& in, const dynrt::AttrSpec& spec) {
 
 // Values for the inputs the op reads by value, when small enough to hold.
 std::vector<std::optional<dynrt::HostTensor>> draw_values(Input& in, const dynrt::OpDefinition& def,
-                                           const std::vector<dynrt::Layout>& layouts) {
+                                                          const std::vector<dynrt::Layout>& layouts) {
     std::vector<std::optional<dynrt::HostTensor>> values(layouts.size());
     for (size_t i : def.value_inputs) {
         if (i >= layouts.size() || !layouts[i].is_static() || in.byte() < 40) continue;
@@ -98,7 +98,7 @@ void infer_once(Input& in, const dynrt::Registry& reg, const std::vector<std::st
         if (out.is_static()) (void)out.bytes();   // a static result has a size that fits
 }
 
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const std::shared_ptr<const dynrt::Registry> registry = dynrt::fuzz::registry();

@@ -12,8 +12,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const std::shared_ptr<const dynrt::Registry> registry = dynrt::fuzz::registry();
     try {
-        (void)dynrt::pipeline::load_pipeline_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.yaml", "/nonexistent",
-                                        registry);
+        (void)dynrt::pipeline::load_pipeline_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.yaml",
+                                                  "/nonexistent", registry);
     } catch (const dynrt::Error&) {
     }
     return 0;

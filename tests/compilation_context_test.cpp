@@ -43,7 +43,7 @@ private:
     bool started_ = false, released_ = false;
 };
 
-}  // namespace
+}   // namespace
 
 TEST(CompilationContext, FullQueue_DropsTheOldestAndRunsTheNewestFirst) {
     CompilationContext cc(1, 4);

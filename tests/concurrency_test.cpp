@@ -358,5 +358,5 @@ TEST(Concurrency, ConcatSoftmax_Ocl) { run_case(concat_softmax(), "ocl"); }
 TEST(Concurrency, ShapeOfSubgraph_Cpu) { run_case(shape_of_subgraph(), "cpu"); }
 TEST(Concurrency, ShapeOfSubgraph_Ocl) { run_case(shape_of_subgraph(), "ocl"); }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

@@ -149,5 +149,5 @@ TEST(FakeAlign, HostTileOfOne_LeavesEveryShapeAlone) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

@@ -49,9 +49,12 @@ void register_test_ops(ModuleRegistrar& reg) {
     reg.add_op(stat);
     HostImplOptions so;
     so.register_dynamic = false;
-    add_host_impls(reg, "t_static_only", [](HostCall& c) {
-        for (size_t i = 0; i < c.in_shape(0).count(); ++i) c.set(0, i, c.get(0, i) - 1.0);
-    }, so);
+    add_host_impls(
+        reg, "t_static_only",
+        [](HostCall& c) {
+            for (size_t i = 0; i < c.in_shape(0).count(); ++i) c.set(0, i, c.get(0, i) - 1.0);
+        },
+        so);
 
     // shape of the input as i64
     OpDefinition shp;
@@ -72,10 +75,10 @@ void register_test_ops(ModuleRegistrar& reg) {
     rs.value_inputs = {1};
     rs.infer = [](const ShapeInferContext& c) {
         const HostTensor* t = c.value(1);
-        if (!t) return std::vector<Layout>{Layout(PartialShape::dynamic_of_rank(c.inputs[1].shape[0].is_static()
-                                                                                    ? c.inputs[1].shape[0].get_length()
-                                                                                    : 1),
-                                                  c.inputs[0].dtype)};
+        if (!t)
+            return std::vector<Layout>{Layout(
+                PartialShape::dynamic_of_rank(c.inputs[1].shape[0].is_static() ? c.inputs[1].shape[0].get_length() : 1),
+                c.inputs[0].dtype)};
         std::vector<Dimension> d;
         for (int64_t v : t->to_int64()) d.emplace_back(v);
         PartialShape ps(d);
@@ -131,8 +134,7 @@ struct Env {
     std::shared_ptr<Registry> registry = std::make_shared<Registry>();
     EnginePtr engine;
     Env() {
-        for (const char* m : {"libdynrt_cpu.so"})
-            ModuleLoader::load_file(*registry, test::module_dir() + "/" + m);
+        for (const char* m : {"libdynrt_cpu.so"}) ModuleLoader::load_file(*registry, test::module_dir() + "/" + m);
         ModuleLoader::load_file(*registry, std::string(DYNRT_TEST_MODULES_DIR) + "/scratch/libtm_scratch.so");
         auto rec = std::make_shared<ModuleRecord>();
         rec->path = "<flow_test>";
@@ -166,7 +168,7 @@ std::shared_ptr<Network> chain(const std::string& op, NetworkOptions opt = {}, P
 
 using test::node_counters;
 
-}  // namespace
+}   // namespace
 
 TEST(Flow, FirstRun_InfersShapeBuildsImplAndAllocates) {
     auto net = chain("t_unary");
@@ -367,7 +369,7 @@ TEST(Flow, CriticalOp_ByDefaultQueuesTheStaticBuildOnAShapesSecondRun) {
     EXPECT_EQ(node_counters(r, "n").async_builds_queued, 0u);
     net->wait_for_background_builds();
     EXPECT_TRUE(r.inst("n").impl()->is_dynamic());   // nothing was built
-    r.infer();   // second run of [6]: queued now
+    r.infer();                                       // second run of [6]: queued now
     const Counters second = node_counters(r, "n");
     EXPECT_EQ(second.async_builds_queued, 1u);
     // The build may finish before this run's own check for it, which then

@@ -107,9 +107,9 @@ TEST(FusionPlan, ProducerWithTwoUsersOrAnOutput_IsNotFused) {
     p->add_output("s");
     p->build();
     auto net = Network::create(p, test::engine("cpu"));
-    EXPECT_TRUE(net->fused_chain(p->node_index("a")).empty());   // two users
-    EXPECT_TRUE(net->fused_chain(p->node_index("b")).empty());   // a network output
-    EXPECT_EQ(net->fused_chain(p->node_index("r1")).size(), 0u); // activation takes no post-ops
+    EXPECT_TRUE(net->fused_chain(p->node_index("a")).empty());     // two users
+    EXPECT_TRUE(net->fused_chain(p->node_index("b")).empty());     // a network output
+    EXPECT_EQ(net->fused_chain(p->node_index("r1")).size(), 0u);   // activation takes no post-ops
 }
 
 TEST(FusionRun, ConvAddReluWithBroadcastInput_RunsFusedAndMatchesTheReference) {
@@ -211,7 +211,8 @@ TEST(FusionRun, FullyConnectedGeluAndEltwiseSigmoid_MatchTheReference) {
     q->build();
     Pair pq(q, test::engine("cpu"));
     for (int64_t m : {2, 9}) {
-        pq.run({{"a", test::random_tensor(DataType::f32, Shape{m, 5}, 1)}, {"b", test::random_tensor(DataType::f32, Shape{1, 5}, 2)}});
+        pq.run({{"a", test::random_tensor(DataType::f32, Shape{m, 5}, 1)},
+                {"b", test::random_tensor(DataType::f32, Shape{1, 5}, 2)}});
         EXPECT_EQ(stats_of(pq.fused, "add").counters.fused_runs, 1u);
     }
 }
@@ -296,7 +297,9 @@ void ocl_fusion_sweep(bool dynamic) {
         EXPECT_EQ(conv.counters.unfused_runs, fuses && !grows ? 0u : 1u);
         // A critical op's background static build may serve a revisited size.
         const bool revisit = !seen.insert(h).second;
-        EXPECT_NE(conv.impl.find(dynamic && !revisit ? "_ocl_dynamic" : dynamic ? "_ocl_" : "_ocl_static"),
+        EXPECT_NE(conv.impl.find(dynamic && !revisit ? "_ocl_dynamic"
+                                 : dynamic           ? "_ocl_"
+                                                     : "_ocl_static"),
                   std::string::npos)
             << conv.impl;
     }
@@ -370,5 +373,5 @@ TEST(FusionOcl, MatmulAndEltwiseProducers_StaticImplsApplyPostOps) { ocl_matmul_
 TEST(FusionOcl, DynamicImpl_FusesWhereItCanAndMatchesCpu) { ocl_fusion_sweep(true); }
 TEST(FusionOcl, StaticImpls_FuseWhereTheyCanAndMatchCpu) { ocl_fusion_sweep(false); }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

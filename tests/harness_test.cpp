@@ -30,17 +30,15 @@ std::vector<Case> expand_text(const std::string& text) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 TEST(HarnessSweep, RangeWithStep_ExpandsEveryValue) {
-    EXPECT_EQ(specs(expand_text("[2,1..7:3,16]")),
-              (std::vector<std::string>{"[2,1,16]", "[2,4,16]", "[2,7,16]"}));
+    EXPECT_EQ(specs(expand_text("[2,1..7:3,16]")), (std::vector<std::string>{"[2,1,16]", "[2,4,16]", "[2,7,16]"}));
     EXPECT_EQ(specs(expand_text("[1|3|13]")), (std::vector<std::string>{"[1]", "[3]", "[13]"}));
 }
 
 TEST(HarnessSweep, TwoInlineRanges_GiveTheirProductLastFastest) {
-    EXPECT_EQ(specs(expand_text("[1..2,5|6]")),
-              (std::vector<std::string>{"[1,5]", "[1,6]", "[2,5]", "[2,6]"}));
+    EXPECT_EQ(specs(expand_text("[1..2,5|6]")), (std::vector<std::string>{"[1,5]", "[1,6]", "[2,5]", "[2,6]"}));
 }
 
 TEST(HarnessSweep, SharedSymbols_KeepRelatedDimsEqual) {
@@ -125,7 +123,8 @@ TEST(HarnessSweep, SweepFile_GroupsCasesUnderAttributeSections) {
         "mem.txt");
     ASSERT_EQ(sections.size(), 3u);
     EXPECT_TRUE(sections[0].attrs.empty());
-    EXPECT_EQ(sections[1].attrs, (std::vector<std::pair<std::string, std::string>>{{"axis", "1"}, {"exclusive", "true"}}));
+    EXPECT_EQ(sections[1].attrs,
+              (std::vector<std::pair<std::string, std::string>>{{"axis", "1"}, {"exclusive", "true"}}));
     EXPECT_EQ(sections[1].cases.size(), 2u);
     EXPECT_EQ(sections[2].cases.size(), 2u);
     try {
@@ -195,7 +194,7 @@ OpCost cost(const std::string& op, const std::vector<Shape>& in, const Shape& ou
     return cost_of(test::registry()->op(op).def, li, lo, attrs);
 }
 
-}  // namespace
+}   // namespace
 
 TEST(HarnessCost, GemmConvolutionAndFullyConnectedCountMultiplyAdds) {
     // [2,3] x [3,4]: 2*4 outputs, 3 multiply-adds each.
@@ -289,7 +288,7 @@ std::shared_ptr<Registry> registry_with_wrong_impls() {
     return reg;
 }
 
-}  // namespace
+}   // namespace
 
 TEST(HarnessRun, WrongImplRegisteredInProcess_IsReportedAsFailing) {
     auto reg = registry_with_wrong_impls();
@@ -331,7 +330,7 @@ std::unique_ptr<Impl> doubler(double offset) {
                                      [offset](double x) { return 2 * x + offset; });
 }
 
-}  // namespace
+}   // namespace
 
 TEST(HarnessRun, ReferenceImpl_IsTheFlaggedOneWhateverItsNameOrPlace) {
     auto reg = std::make_shared<Registry>();
@@ -386,7 +385,7 @@ TEST(HarnessRun, EveryImplIsForced_AndReportsWhatRan) {
     auto reg = registry_with_wrong_impls();
     Options opt;
     opt.op = "activation";
-    opt.devices = {"cpu"};   // the wrong impls are cpu impls; other devices have their own rows
+    opt.devices = {"cpu"};            // the wrong impls are cpu impls; other devices have their own rows
     opt.attrs = {{"func", "tanh"}};   // the wrong impls do not validate for tanh
     opt.shapes = {"[2,3];[5,1]"};
     const Report r = run(reg, opt);

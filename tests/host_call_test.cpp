@@ -178,5 +178,5 @@ TEST(HostCall, AbsentInputIsNullAndOutOfRangeIsAnError) {
     EXPECT_EQ(c.in_buf->maps, 0);
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

@@ -56,7 +56,7 @@ HostTensor reference(const HostTensor& x1, const HostTensor& x2) {
 
 using test::node_counters;
 
-}  // namespace
+}   // namespace
 
 TEST(InplaceConcat, ProducersWriteIntoConcatBuffer_NoKernelNoCopy) {
     auto net = build(true);

@@ -23,7 +23,7 @@ std::vector<MemoryPool::Lifetime> lifetimes(std::initializer_list<std::pair<size
     return v;
 }
 
-}  // namespace
+}   // namespace
 
 TEST(MemoryPool, SizeClasses_RoundUpByAtMostAnEighth) {
     EXPECT_EQ(MemoryPool::size_class(1), 256u);
@@ -81,9 +81,9 @@ TEST(MemoryPool, PinnedHolder_SharesWithNobody) {
 TEST(MemoryPool, EndRun_FreesBuffersUnusedForAWholeRun) {
     MemoryPool pool(test::engine(), {});
     { auto g = pool.acquire(4096, 0, true); }
-    pool.end_run();                    // freed during this run: kept for the next
+    pool.end_run();   // freed during this run: kept for the next
     EXPECT_EQ(pool.used_bytes(), 4096u);
-    pool.end_run();                    // nobody took it during a whole run
+    pool.end_run();   // nobody took it during a whole run
     EXPECT_EQ(pool.used_bytes(), 0u);
 }
 
@@ -159,7 +159,7 @@ void revisited_shapes(const EnginePtr& eng) {
     EXPECT_EQ(net->engine().allocation_count(), allocations_first_round);
 }
 
-}  // namespace
+}   // namespace
 
 TEST(MemoryPool, Network_DisjointPrimitivesShareAndResultsStayRight) {
     for (bool pool : {true, false}) {

@@ -21,9 +21,7 @@ using namespace dynrt;
 namespace {
 
 std::string case_dir(const std::string& c) { return std::string(DYNRT_TEST_MODULES_DIR) + "/" + c; }
-std::string case_file(const std::string& c, const std::string& target) {
-    return case_dir(c) + "/lib" + target + ".so";
-}
+std::string case_file(const std::string& c, const std::string& target) { return case_dir(c) + "/lib" + target + ".so"; }
 
 // Loads `path` expecting failure; returns the error text (what()).
 std::string load_error(Registry& reg, const std::string& path) {
@@ -69,7 +67,7 @@ private:
     bool had_ = false;
 };
 
-}  // namespace
+}   // namespace
 
 TEST(ModuleLoader, TextFileNamedSo_IsRefusedAsNotASharedObject) {
     Registry reg;

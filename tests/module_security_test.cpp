@@ -116,4 +116,4 @@ TEST_F(ModuleFolder, ModuleForAnotherArchitecture_SaysSo) {
     EXPECT_NE(reg.find_op("softmax"), nullptr);   // the good one still loads
 }
 
-}  // namespace
+}   // namespace

@@ -235,5 +235,5 @@ TEST(OclAsync, SecondEngineWithTheSameCacheBuildsNothingFromSource) {
     EXPECT_EQ(dev1->build_stats().source_builds, s1.source_builds);
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

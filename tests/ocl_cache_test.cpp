@@ -248,4 +248,4 @@ TEST_F(OclCacheTest, DanglingLinkOrDirectory_IsRejected) {
     EXPECT_TRUE(contains(log, "not a regular file")) << log;
 }
 
-}  // namespace
+}   // namespace

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -59,10 +59,8 @@ public:
         if (const char* v = std::getenv(name)) old_ = v, had_ = true;
     }
     ~EnvGuard() {
-        if (had_)
-            setenv(name_, old_.c_str(), 1);
-        else
-            unsetenv(name_);
+        if (had_) setenv(name_, old_.c_str(), 1);
+        else unsetenv(name_);
     }
 
 private:
@@ -123,8 +121,7 @@ protected:
         }
         // A cache folder per test, so that counts start from nothing.
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        cache_dir_ = fs::temp_directory_path() /
-                     ("dynrt-ocl-test-" + std::to_string(getpid()) + "-" + info->name());
+        cache_dir_ = fs::temp_directory_path() / ("dynrt-ocl-test-" + std::to_string(getpid()) + "-" + info->name());
         fs::remove_all(cache_dir_);
         setenv("DYNRT_CACHE_DIR", cache_dir_.c_str(), 1);
         unsetenv("DYNRT_OCL_DEVICE");
@@ -194,7 +191,7 @@ private:
     DeviceInfo info_;
 };
 
-}  // namespace
+}   // namespace
 
 // ---- host-only helpers ----------------------------------------------------------
 
@@ -215,30 +212,29 @@ TEST(OclApi, ShapeInfoPack_RightAlignsDimsAndPaddingsOfDynamicTensorsOnly) {
     // The output is a view of rows 2..4 of a [2, 8, 4] buffer (padding on dim 1).
     const Layout view(PartialShape{2, 3, 4}, DataType::f32, Format::plain, Padding{{0, 2, 0}, {0, 3, 0}});
     pack_shape_info(plan, {Layout(Shape{5, 7}, DataType::f32), in1}, {view}, packed);
-    EXPECT_EQ(packed, (std::vector<int32_t>{1, 1, 1, 1, 1, 1, 5, 7,    // slot 0 dims
-                                            0, 0, 0, 0, 0, 0, 0, 0,    // lower
-                                            0, 0, 0, 0, 0, 0, 0, 0,    // upper
-                                            1, 1, 1, 1, 1, 2, 3, 4,    // slot 1 dims
-                                            0, 0, 0, 0, 0, 0, 2, 0,    // lower
-                                            0, 0, 0, 0, 0, 0, 3, 0}));  // upper
+    EXPECT_EQ(packed, (std::vector<int32_t>{1, 1, 1, 1, 1, 1, 5, 7,      // slot 0 dims
+                                            0, 0, 0, 0, 0, 0, 0, 0,      // lower
+                                            0, 0, 0, 0, 0, 0, 0, 0,      // upper
+                                            1, 1, 1, 1, 1, 2, 3, 4,      // slot 1 dims
+                                            0, 0, 0, 0, 0, 0, 2, 0,      // lower
+                                            0, 0, 0, 0, 0, 0, 3, 0}));   // upper
 }
 
 TEST(OclApi, ShapeInfoPack_RejectsRankAboveEightBadPaddingAndHugeDims) {
     const ShapeInfoPlan plan = plan_shape_info({Layout(PartialShape::dynamic_of_rank(9), DataType::f32)}, {});
     std::vector<int32_t> packed;
-    EXPECT_TRUE(contains(error_of([&] {
-                             pack_shape_info(plan, {Layout(Shape{1, 1, 1, 1, 1, 1, 1, 1, 2}, DataType::f32)}, {},
-                                             packed);
-                         }),
-                         "rank 9"));
+    EXPECT_TRUE(
+        contains(error_of([&] {
+                     pack_shape_info(plan, {Layout(Shape{1, 1, 1, 1, 1, 1, 1, 1, 2}, DataType::f32)}, {}, packed);
+                 }),
+                 "rank 9"));
     const ShapeInfoPlan plan1 = plan_shape_info({Layout(PartialShape{Dimension::dynamic()}, DataType::f32)}, {});
     Padding pad;
     pad.lower = {-1};
     pad.upper = {0};
-    EXPECT_TRUE(contains(error_of([&] {
-                             pack_shape_info(plan1, {Layout(Shape{4}, DataType::f32, Format::plain, pad)}, {}, packed);
-                         }),
-                         "padding of dim 0"));
+    EXPECT_TRUE(contains(
+        error_of([&] { pack_shape_info(plan1, {Layout(Shape{4}, DataType::f32, Format::plain, pad)}, {}, packed); }),
+        "padding of dim 0"));
     EXPECT_TRUE(contains(
         error_of([&] { pack_shape_info(plan1, {Layout(Shape{int64_t{1} << 33}, DataType::f32)}, {}, packed); }),
         "int32"));
@@ -252,7 +248,8 @@ TEST(OclApi, ShapeAgnosticDefines_DifferForStaticAndDynamicBuilds) {
     };
     const JitDefines dyn = shape_agnostic_defines(true), stat = shape_agnostic_defines(false);
     EXPECT_EQ(find(dyn, "IS_DYNAMIC"), "1");
-    EXPECT_EQ(find(dyn, "OPTIONAL_SHAPE_INFO_ARG"), "__global const int* shape_info_base, const int shape_info_offset,");
+    EXPECT_EQ(find(dyn, "OPTIONAL_SHAPE_INFO_ARG"),
+              "__global const int* shape_info_base, const int shape_info_offset,");
     EXPECT_EQ(find(dyn, "OPTIONAL_SHAPE_INFO_TENSOR"), "shape_info_base, shape_info_offset,");
     EXPECT_EQ(find(dyn, "shape_info"), "(shape_info_base + shape_info_offset)");
     EXPECT_EQ(find(stat, "IS_DYNAMIC"), "0");
@@ -276,14 +273,13 @@ TEST(OclApi, ShapeAgnosticDefines_DifferForStaticAndDynamicBuilds) {
     const JitDefines st = tensor_jit_defines("S", Layout(PartialShape{2, 3}, DataType::f32), -1);
     EXPECT_EQ(find(st, "S_PADDED"), "0");
     EXPECT_EQ(find(st, "S_PHYS(i)"), "((ulong)(i))");
-    const JitDefines sp = tensor_jit_defines(
-        "P", Layout(PartialShape{2, 3}, DataType::f32, Format::plain, Padding{{0, 1}, {0, 2}}), -1);
+    const JitDefines sp =
+        tensor_jit_defines("P", Layout(PartialShape{2, 3}, DataType::f32, Format::plain, Padding{{0, 1}, {0, 2}}), -1);
     EXPECT_EQ(find(sp, "P_PADDED"), "1");
     EXPECT_EQ(find(sp, "P_PAD_LOWER7"), "1");
-    EXPECT_TRUE(contains(error_of([] {
-                             tensor_jit_defines("IN", Layout(PartialShape{Dimension::dynamic()}, DataType::f32), -1);
-                         }),
-                         "no shape_info slot"));
+    EXPECT_TRUE(contains(
+        error_of([] { tensor_jit_defines("IN", Layout(PartialShape{Dimension::dynamic()}, DataType::f32), -1); }),
+        "no shape_info slot"));
 }
 
 TEST(OclApi, PickLocalSize_UsesASmallFixedSetAndCoversTheWork) {
@@ -482,8 +478,7 @@ TEST_F(OclEngineTest, VectorAddShapeAgnostic_ReadsEachRunsShapeInfo) {
         const size_t work[3] = {n, 1, 1};
         dev_->launch(*stream_, *kernel,
                      {OclArg::buf(*shape_info), OclArg::i32(int32_t(at / 4)), OclArg::mem(ma), OclArg::mem(mb),
-                      OclArg::mem(mo),
-                      OclArg::f32(2.0f)},
+                      OclArg::mem(mo), OclArg::f32(2.0f)},
                      dispatch_for(work, 1, dev_->limits()));
     }
     stream_->finish();
@@ -588,12 +583,11 @@ TEST_F(OclEngineTest, MemoryOffset_IsPassedAsSubBufferOrRefused) {
 }
 
 TEST_F(OclEngineTest, ProfilingStream_CountsLaunches) {
-    auto kernel = dev_->build_kernel(kVectorAdd, "vector_add",
-                                     [] {
-                                         JitDefines d = shape_agnostic_defines(false);
-                                         d.emplace_back("OUTPUT0_LENGTH", "4");
-                                         return d;
-                                     }());
+    auto kernel = dev_->build_kernel(kVectorAdd, "vector_add", [] {
+        JitDefines d = shape_agnostic_defines(false);
+        d.emplace_back("OUTPUT0_LENGTH", "4");
+        return d;
+    }());
     auto s = dev_->create_stream(true);
     auto buf = upload(*engine_, *s, std::vector<float>(4, 1.0f));
     Memory m(buf, Layout(Shape{4}, DataType::f32));

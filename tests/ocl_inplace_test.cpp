@@ -104,7 +104,7 @@ void sweep(int64_t batch) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST(OclInplaceConcat, DenseBlocks_DeviceKernelsWriteIntoTheConcatBuffer) { sweep(1); }
 

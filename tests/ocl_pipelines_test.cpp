@@ -143,4 +143,4 @@ TEST(OclPipelines, EveryShippedConfig_MatchesCpuWithStaticImpls) {
     }
 }
 
-}  // namespace
+}   // namespace

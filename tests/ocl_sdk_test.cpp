@@ -54,9 +54,7 @@ KERNEL(rowsum_final)(OPTIONAL_SHAPE_INFO_ARG __global const float* partial, __gl
 )CL";
 
 size_t rows_of(const KernelParams& p) { return size_t(p.inputs[0].shape[0].get_length()); }
-size_t chunks_of(const KernelParams& p) {
-    return (size_t(p.inputs[0].shape[1].get_length()) + kChunk - 1) / kChunk;
-}
+size_t chunks_of(const KernelParams& p) { return (size_t(p.inputs[0].shape[1].get_length()) + kChunk - 1) / kChunk; }
 
 OclMultiKernelSpec rowsum_spec() {
     OclMultiKernelSpec s;
@@ -102,8 +100,7 @@ struct SdkEnv {
     EnginePtr engine;
     SdkEnv() {
         test::ocl_engine();   // points the binary cache at the test's temp folder
-        for (const char* m : {"libdynrt_ocl.so"})
-            ModuleLoader::load_file(*registry, test::module_dir() + "/" + m);
+        for (const char* m : {"libdynrt_ocl.so"}) ModuleLoader::load_file(*registry, test::module_dir() + "/" + m);
         auto rec = std::make_shared<ModuleRecord>();
         rec->path = "<ocl_sdk_test>";
         rec->name = "ocl_sdk_test";
@@ -308,7 +305,8 @@ TEST(OclSdk, TwoRequestsOnTwoThreads_MatchSequentialRunsBitForBit) {
             ASSERT_EQ(got_b.size(), want_b.size());
             for (size_t i = 0; i < want_a.size(); ++i) EXPECT_TRUE(got_a[i] == want_a[i]) << "request a, output " << i;
             for (size_t i = 0; i < want_b.size(); ++i) EXPECT_TRUE(got_b[i] == want_b[i]) << "request b, output " << i;
-            EXPECT_EQ(ra.inst("fc").impl()->name(), dynamic ? "fully_connected_ocl_dynamic" : "fully_connected_ocl_static");
+            EXPECT_EQ(ra.inst("fc").impl()->name(),
+                      dynamic ? "fully_connected_ocl_dynamic" : "fully_connected_ocl_static");
             EXPECT_EQ(rb.inst("prod").impl()->name(), dynamic ? "gemm_ocl_dynamic" : "gemm_ocl_static");
         }
     }
@@ -387,5 +385,5 @@ TEST(OclSdk, BlockedInputToEltwiseOnOcl_GetsAReorderOrAClearError) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

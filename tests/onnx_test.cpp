@@ -101,8 +101,8 @@ di::CaseResult run_one(const fs::path& folder) {
     return r.cases.empty() ? di::CaseResult{} : r.cases[0];
 }
 
-di::Mapped map(const std::string& op, std::map<std::string, di::OnnxAttr> attrs,
-                 const std::vector<di::MapInput>& in, int64_t opset = 13) {
+di::Mapped map(const std::string& op, std::map<std::string, di::OnnxAttr> attrs, const std::vector<di::MapInput>& in,
+               int64_t opset = 13) {
     di::OnnxNode n;
     n.op_type = op;
     n.outputs = {"y"};
@@ -144,7 +144,7 @@ di::OnnxAttr a_str(std::string v) {
     return a;
 }
 
-}  // namespace
+}   // namespace
 
 // ---- TensorProto -------------------------------------------------------------
 
@@ -163,7 +163,8 @@ TEST(OnnxTensor, TypedIntegerBoolAndHalfFields_Decode) {
     i64.add_dims(3);
     i64.set_data_type(ox::TensorProto::INT64);
     for (int64_t x : {int64_t{-7}, int64_t{0}, int64_t{1} << 40}) i64.add_int64_data(x);
-    EXPECT_EQ(di::parse_tensor(i64.SerializeAsString(), "a.pb").to_int64(), (std::vector<int64_t>{-7, 0, int64_t{1} << 40}));
+    EXPECT_EQ(di::parse_tensor(i64.SerializeAsString(), "a.pb").to_int64(),
+              (std::vector<int64_t>{-7, 0, int64_t{1} << 40}));
 
     ox::TensorProto i8;   // int8 and bool values live in int32_data
     i8.add_dims(2);
@@ -206,12 +207,14 @@ TEST(OnnxTensor, UnsupportedDtypeOrWrongCount_IsAnErrorNamingTheFile) {
     const std::string e1 = error_of([&] { di::parse_tensor(d.SerializeAsString(), "dbl.pb"); });
     EXPECT_NE(e1.find("dbl.pb"), std::string::npos) << e1;
     EXPECT_NE(e1.find("DOUBLE"), std::string::npos) << e1;
-    const std::string e2 =
-        error_of([&] { di::parse_tensor(float_tensor({2, 2}, {1, 2, 3}, false).SerializeAsString(), "few.pb"); });
+    const std::string e2 = error_of([&] {
+        di::parse_tensor(float_tensor({2, 2}, {1, 2, 3}, false).SerializeAsString(), "few.pb");
+    });
     EXPECT_NE(e2.find("few.pb"), std::string::npos) << e2;
     EXPECT_NE(e2.find("holds 3 values"), std::string::npos) << e2;
-    const std::string e3 =
-        error_of([&] { di::parse_tensor(float_tensor({2, 2}, {1, 2, 3}, true).SerializeAsString(), "raw.pb"); });
+    const std::string e3 = error_of([&] {
+        di::parse_tensor(float_tensor({2, 2}, {1, 2, 3}, true).SerializeAsString(), "raw.pb");
+    });
     EXPECT_NE(e3.find("raw.pb"), std::string::npos) << e3;
     EXPECT_NE(error_of([] { di::parse_tensor("\xff\xff\xff", "junk.pb"); }).find("junk.pb"), std::string::npos);
 }
@@ -285,7 +288,7 @@ TEST(OnnxMap, SoftmaxBeforeOpset13_OnlyLastAxisMaps) {
 
 TEST(OnnxMap, ShapeStartEnd_MapsOnlyWhenEveryDimIsSelected) {
     EXPECT_EQ(map("Shape", {}, {input({2, 3, 4})}).op, "shape_of");
-    EXPECT_EQ(map("Shape", {{"end", a_int(10)}}, {input({2, 3, 4})}).op, "shape_of");        // clipped to rank
+    EXPECT_EQ(map("Shape", {{"end", a_int(10)}}, {input({2, 3, 4})}).op, "shape_of");   // clipped to rank
     EXPECT_EQ(map("Shape", {{"start", a_int(-10)}}, {input({2, 3, 4})}).op, "shape_of");
     EXPECT_NE(map("Shape", {{"start", a_int(1)}}, {input({2, 3, 4})}).unsupported.find("start/end"), std::string::npos);
 }
@@ -314,7 +317,8 @@ TEST(OnnxMap, UnknownAttributeOrOp_IsNeverIgnored) {
 TEST(OnnxTest, ReluFolder_PassesStaticallyAndThroughTheDynamicPath) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu";
-    write_case(f, unary_model("Relu"), float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true), float_tensor({2, 3}, {0, 2, 0, 4, 0, 6}, false));
+    write_case(f, unary_model("Relu"), float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true),
+               float_tensor({2, 3}, {0, 2, 0, 4, 0, 6}, false));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "pass") << r.detail;
     EXPECT_EQ(r.onnx_op, "Relu");
@@ -326,7 +330,8 @@ TEST(OnnxTest, ReluFolder_PassesStaticallyAndThroughTheDynamicPath) {
 TEST(OnnxTest, WrongExpectedOutput_Fails) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu_wrong";
-    write_case(f, unary_model("Relu"), float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true), float_tensor({2, 3}, {0, 2, 0, 4, 0, 6.01f}, true));
+    write_case(f, unary_model("Relu"), float_tensor({2, 3}, {-1, 2, -3, 4, 0, 6}, true),
+               float_tensor({2, 3}, {0, 2, 0, 4, 0, 6.01f}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "FAIL");
     EXPECT_NE(r.detail.find("element 5"), std::string::npos) << r.detail;
@@ -335,7 +340,8 @@ TEST(OnnxTest, WrongExpectedOutput_Fails) {
 TEST(OnnxTest, UnknownOp_IsAnErrorNamingTheModelFile) {
     TempDir dir;
     const fs::path f = dir.path / "test_frob";
-    write_case(f, unary_model("Frobnicate"), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    write_case(f, unary_model("Frobnicate"), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true),
+               float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
     EXPECT_NE(r.detail.find("unknown ONNX op 'Frobnicate'"), std::string::npos) << r.detail;
@@ -345,7 +351,8 @@ TEST(OnnxTest, UnknownOp_IsAnErrorNamingTheModelFile) {
 TEST(OnnxTest, TwoNodeModel_IsAnErrorNamingTheModelFile) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu_relu";
-    write_case(f, unary_model("Relu", 2), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    write_case(f, unary_model("Relu", 2), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true),
+               float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
     EXPECT_NE(r.detail.find("2 nodes"), std::string::npos) << r.detail;
@@ -387,7 +394,8 @@ TEST(OnnxTest, ModelDeclaringAnUnsupportedDtype_IsUnsupportedNotPassed) {
 TEST(OnnxTest, ShapeMismatchBetweenModelAndData_IsAnErrorNamingTheDataFile) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu_shape";
-    write_case(f, unary_model("Relu"), float_tensor({3, 2}, {1, 2, 3, 4, 5, 6}, true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    write_case(f, unary_model("Relu"), float_tensor({3, 2}, {1, 2, 3, 4, 5, 6}, true),
+               float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
     EXPECT_NE(r.detail.find("shape mismatch"), std::string::npos) << r.detail;

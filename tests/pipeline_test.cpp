@@ -82,8 +82,8 @@ void expect_near(const HostTensor& got, const Shape& shape, const std::vector<do
 }
 
 // y[r][n] = sum_k x[r][k] * w[n][k] + b[n], over the rows of x's leading dims.
-std::vector<double> fc_ref(const std::vector<double>& x, size_t rows, size_t k, const std::vector<double>& w,
-                           size_t n, const std::vector<double>* b) {
+std::vector<double> fc_ref(const std::vector<double>& x, size_t rows, size_t k, const std::vector<double>& w, size_t n,
+                           const std::vector<double>* b) {
     std::vector<double> y(rows * n);
     for (size_t r = 0; r < rows; ++r)
         for (size_t j = 0; j < n; ++j) {
@@ -113,7 +113,7 @@ struct TempDir {
     std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
-}  // namespace
+}   // namespace
 
 // ---- schedules ---------------------------------------------------------------
 
@@ -129,8 +129,9 @@ schedule:
 )";
 
 TEST(PipelineSchedule, EqualLengthListsAndRanges_AreZipped) {
-    const Pipeline p = load_text(std::string(kTwoSymbols) + "  - {batch: [1, 2, 3], seq: 4..6}\n"
-                                                            "  - {batch: 2, seq: [1, 7]}\n");
+    const Pipeline p = load_text(std::string(kTwoSymbols) +
+                                 "  - {batch: [1, 2, 3], seq: 4..6}\n"
+                                 "  - {batch: 2, seq: [1, 7]}\n");
     const std::vector<std::pair<int64_t, int64_t>> want = {{1, 4}, {2, 5}, {3, 6}, {2, 1}, {2, 7}};
     ASSERT_EQ(p.runs.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
@@ -146,8 +147,7 @@ TEST(PipelineSchedule, UnequalLengths_FailUnlessModeProduct) {
     EXPECT_NE(msg.find("pipe.yaml:8:5"), std::string::npos) << msg;
     EXPECT_NE(msg.find("cannot zip"), std::string::npos) << msg;
 
-    const Pipeline p =
-        load_text(std::string(kTwoSymbols) + "  - {batch: [1, 2], seq: [5, 6, 7], mode: product}\n");
+    const Pipeline p = load_text(std::string(kTwoSymbols) + "  - {batch: [1, 2], seq: [5, 6, 7], mode: product}\n");
     const std::vector<std::pair<int64_t, int64_t>> want = {{1, 5}, {1, 6}, {1, 7}, {2, 5}, {2, 6}, {2, 7}};
     ASSERT_EQ(p.runs.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i)
@@ -155,8 +155,9 @@ TEST(PipelineSchedule, UnequalLengths_FailUnlessModeProduct) {
 }
 
 TEST(PipelineSchedule, RevisitsAndRepeat_KeepTheWrittenOrder) {
-    const Pipeline p = load_text(std::string(kTwoSymbols) + "  - {batch: 1, seq: [7, 128, 7]}\n"
-                                                            "  - {batch: 1, seq: 1..5:2, repeat: 2}\n");
+    const Pipeline p = load_text(std::string(kTwoSymbols) +
+                                 "  - {batch: 1, seq: [7, 128, 7]}\n"
+                                 "  - {batch: 1, seq: 1..5:2, repeat: 2}\n");
     std::vector<int64_t> seqs;
     for (const auto& r : p.runs) seqs.push_back(r.symbols.at("seq"));
     EXPECT_EQ(seqs, (std::vector<int64_t>{7, 128, 7, 1, 3, 5, 1, 3, 5}));
@@ -223,8 +224,8 @@ TEST(PipelineSchedule, GeneratedInputs_AreReproduciblePerRunAndDifferBetweenRuns
 TEST(PipelineNpy, RoundTrip_KeepsDtypeShapeAndBytes) {
     TempDir dir;
     const std::vector<std::pair<DataType, Shape>> cases = {
-        {DataType::f32, Shape{2, 3, 4}}, {DataType::f16, Shape{5}},    {DataType::i32, Shape{3, 1}},
-        {DataType::i64, Shape{}},        {DataType::u8, Shape{4, 4}},  {DataType::i8, Shape{7}},
+        {DataType::f32, Shape{2, 3, 4}},  {DataType::f16, Shape{5}},   {DataType::i32, Shape{3, 1}},
+        {DataType::i64, Shape{}},         {DataType::u8, Shape{4, 4}}, {DataType::i8, Shape{7}},
         {DataType::boolean, Shape{2, 2}}, {DataType::f32, Shape{0, 3}}};
     int k = 0;
     for (const auto& [dtype, shape] : cases) {
@@ -490,7 +491,7 @@ std::vector<double> conv_ref(const std::vector<double>& x, const Shape& xs, cons
     return y;
 }
 
-}  // namespace
+}   // namespace
 
 TEST(PipelineConfigs, LlmDecode_FirstStepsMatchPlainLoops) { check_llm_config("llm_decode.yaml", 4); }
 
@@ -579,8 +580,8 @@ TEST(PipelineErrors, SmallerMistakes_AreLocatedToo) {
         std::string word;
     };
     const std::vector<Case> cases = {
-        {head + "  - {name: a, op: softmax, inputs: [x], attrs: {axis: \"1\"}}\noutputs: [a]\n", "pipe.yaml:4:",
-         "must be an integer"},
+        {head + "  - {name: a, op: softmax, inputs: [x], attrs: {axis: \"1\"}}\noutputs: [a]\n",
+         "pipe.yaml:4:", "must be an integer"},
         {head + "  - {name: a, op: softmax, inputs: [x]}\n  - {name: a, op: softmax, inputs: [x]}\noutputs: [a]\n",
          "pipe.yaml:5:12", "duplicate name 'a'"},
         {head + "  - {name: a, op: softmax, inputs: [x]}\noutputs: [b]\n", "pipe.yaml:5:11", "output 'b'"},
@@ -589,16 +590,15 @@ TEST(PipelineErrors, SmallerMistakes_AreLocatedToo) {
         {head + "  - {name: a, op: parameter}\noutputs: [a]\n", "pipe.yaml:4:", "under 'inputs:'"},
         {"inputs:\n  x: {dtype: f33, shape: [2]}\nnodes: []\noutputs: [x]\n", "pipe.yaml:2:14", "unknown data type"},
         {"inputs:\n  x: {shape: [2, -3]}\nnodes: []\noutputs: [x]\n", "pipe.yaml:2:18", "a dim must be >= 0"},
-        {"constants:\n  c: {dtype: i64, shape: [2], values: [1, 2, 3]}\nnodes: []\noutputs: [c]\n", "pipe.yaml:2:",
-         "3 values for shape [2]"},
-        {head + "  - {name: a, op: softmax, inputs: [x]}\noutputs: [a]\nrun: {seed: -1}\n", "pipe.yaml:6:",
-         "run.seed"},
-        {head + "  - {name: a, op: softmax, inputs: [x]}\noutputs: [a]\nrun: {prealloc: \"1 2\"}\n", "pipe.yaml:6:",
-         "run.prealloc"},
+        {"constants:\n  c: {dtype: i64, shape: [2], values: [1, 2, 3]}\nnodes: []\noutputs: [c]\n",
+         "pipe.yaml:2:", "3 values for shape [2]"},
+        {head + "  - {name: a, op: softmax, inputs: [x]}\noutputs: [a]\nrun: {seed: -1}\n", "pipe.yaml:6:", "run.seed"},
+        {head + "  - {name: a, op: softmax, inputs: [x]}\noutputs: [a]\nrun: {prealloc: \"1 2\"}\n",
+         "pipe.yaml:6:", "run.prealloc"},
         {head + "  - {name: a, op: softmax, inputs: [x]}\noutputs: [a]\nrun: {async_compile_after: 0}\n",
          "pipe.yaml:6:", "run.async_compile_after must be >= 1"},
-        {"inputs: {x: {shape: [1, seq]}}\nnodes: []\noutputs: [x]\nschedule:\n  - {seq: [1, x]}\n", "pipe.yaml:5:",
-         "must be integers"},
+        {"inputs: {x: {shape: [1, seq]}}\nnodes: []\noutputs: [x]\nschedule:\n  - {seq: [1, x]}\n",
+         "pipe.yaml:5:", "must be integers"},
     };
     for (const auto& c : cases) {
         const std::string msg = error_of_text(c.yaml);
@@ -651,7 +651,7 @@ size_t count_of(const std::string& text, const std::string& what) {
     return n;
 }
 
-}  // namespace
+}   // namespace
 
 TEST(PipelineCli, BadCommandLines_ExitWith2AndHelpExitsWith0) {
     EXPECT_EQ(dynrt_cli("").code, 2);
@@ -725,8 +725,9 @@ TEST(PipelineCli, FailingRun_WritesNeitherReportNorOutputs) {
 TEST(PipelineCli, Ops_ListsModulesOpsAndImplsAsJson) {
     const Proc p = dynrt_cli("ops --json" + modules_arg());
     ASSERT_EQ(p.code, 0) << p.out;
-    for (const char* key : {"\"modules\": [", "\"fingerprint\": ", "\"failed\": [", "\"name\": \"cumsum\"",
-                            "\"type\": \"cpu\"", "\"shape\": \"dynamic\"", "\"shape\": \"static\"", "\"engines\": [\"cpu\"]"})
+    for (const char* key :
+         {"\"modules\": [", "\"fingerprint\": ", "\"failed\": [", "\"name\": \"cumsum\"", "\"type\": \"cpu\"",
+          "\"shape\": \"dynamic\"", "\"shape\": \"static\"", "\"engines\": [\"cpu\"]"})
         EXPECT_NE(p.out.find(key), std::string::npos) << key << "\n" << p.out;
     EXPECT_EQ(count_of(p.out, "\"path\": "), test::registry()->modules().size());
     const Proc text = dynrt_cli("ops" + modules_arg());
@@ -775,7 +776,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-}  // namespace
+}   // namespace
 
 TEST(PipelineHostile, ScheduleExpandingPastTheCap_IsAnErrorNamingTheFieldAndTheCap) {
     const std::string repeat = error_of_text(std::string(kTwoSymbols) + "  - {batch: 1, seq: 2, repeat: 1000000000}\n");
@@ -798,14 +799,15 @@ schedule:
     EXPECT_NE(product.find("field 'schedule'"), std::string::npos) << product;
 
     // The cap counts over every entry.
-    const std::string sum = error_of_text(std::string(kTwoSymbols) + "  - {batch: 1, seq: [1, 2]}\n"
-                                                                     "  - {batch: 2, seq: 1..999999}\n");
+    const std::string sum = error_of_text(std::string(kTwoSymbols) +
+                                          "  - {batch: 1, seq: [1, 2]}\n"
+                                          "  - {batch: 2, seq: 1..999999}\n");
     EXPECT_NE(sum.find("after 2 runs of earlier entries"), std::string::npos) << sum;
 }
 
 TEST(PipelineHostile, RangeEndingAtInt64Max_EndsAtTheBound) {
-    const Pipeline p = load_text(std::string(kTwoSymbols) +
-                                 "  - {batch: 1, seq: 9223372036854775805..9223372036854775807}\n");
+    const Pipeline p =
+        load_text(std::string(kTwoSymbols) + "  - {batch: 1, seq: 9223372036854775805..9223372036854775807}\n");
     ASSERT_EQ(p.runs.size(), 3u);
     EXPECT_EQ(p.runs[2].symbols.at("seq"), INT64_MAX);
 }
@@ -963,9 +965,10 @@ TEST(PipelineHostile, FailingBeforeCommit_CommitsNoOutputsAndLeavesNoStaging) {
 
 TEST(PipelineHostile, Cli_BadValuesExit2_UnwritableDestinationsFailBeforeRunning) {
     const std::string cfg = kSource + "/configs/shape_chain.yaml";
-    for (const char* repeat : {"-1", "=-1", "=0", "=18446744073709551615", "=99999999999999999999", "=1000001", "=1x"}) {
-        const std::string arg = std::string(repeat)[0] == '=' ? std::string("--repeat") + repeat
-                                                              : std::string("--repeat ") + repeat;
+    for (const char* repeat :
+         {"-1", "=-1", "=0", "=18446744073709551615", "=99999999999999999999", "=1000001", "=1x"}) {
+        const std::string arg =
+            std::string(repeat)[0] == '=' ? std::string("--repeat") + repeat : std::string("--repeat ") + repeat;
         const Proc p = dynrt_cli("run " + cfg + " --device cpu " + arg + modules_arg());
         EXPECT_EQ(p.code, 2) << arg << ": " << p.out;
         EXPECT_EQ(p.out.find("vector"), std::string::npos) << p.out;

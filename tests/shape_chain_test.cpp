@@ -50,7 +50,7 @@ HostTensor expected(const HostTensor& x) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 TEST(ShapeChain, ReshapeTargetFromShapeOfChain_FollowsChangingShapes) {
     for (bool dynamic_impls : {true, false}) {

@@ -17,8 +17,7 @@ namespace {
 constexpr size_t kF32 = 32;
 using Result = std::pair<bool, Shape>;
 
-Result call(ShapePredictor& p, const Shape& s, bool reuse = false, const std::string& id = "x",
-            size_t bits = kF32) {
+Result call(ShapePredictor& p, const Shape& s, bool reuse = false, const std::string& id = "x", size_t bits = kF32) {
     return p.predict_preallocation_shape(id, s, bits, reuse);
 }
 
@@ -40,7 +39,7 @@ ShapePredictor::Settings settings(size_t n, size_t bytes, size_t diff, float rat
 
 const Result kNoSuggestion{false, Shape{}};
 
-}  // namespace
+}   // namespace
 
 TEST(ShapePredictor, Defaults_MatchTheReference) {
     ShapePredictor::Settings s;
@@ -240,7 +239,7 @@ TEST(ShapePredictor, RankChange_RestartsTheKeysHistory) {
     EXPECT_EQ(call(p, {1, 1}), kNoSuggestion);
     EXPECT_EQ(call(p, {1, 2}), kNoSuggestion);
     EXPECT_NO_THROW(EXPECT_EQ(call(p, {1, 2, 3}), kNoSuggestion));   // one shape known
-    EXPECT_EQ(call(p, {1, 2, 4}), kNoSuggestion);                      // two
+    EXPECT_EQ(call(p, {1, 2, 4}), kNoSuggestion);                    // two
     EXPECT_EQ(call(p, {1, 2, 5}), Result(true, Shape{1, 2, 15}));
 }
 
@@ -288,9 +287,9 @@ TEST(ShapePredictor, ParseSettings_ReadsFourValues) {
 }
 
 TEST(ShapePredictor, ParseSettings_RejectsMalformedText) {
-    for (const std::string bad : {"", "10 16384 2", "10 16384 2 1.1 5", "a 16384 2 1.1", "-1 16384 2 1.1",
-                                  "10 16k 2 1.1", "10 16384 2.5 1.1", "10 16384 2 x", "10 16384 2 1.1x",
-                                  "10 16384 2 -1", "10 16384 2 inf", "99999999999999999999999 1 1 1"}) {
+    for (const std::string bad :
+         {"", "10 16384 2", "10 16384 2 1.1 5", "a 16384 2 1.1", "-1 16384 2 1.1", "10 16k 2 1.1", "10 16384 2.5 1.1",
+          "10 16384 2 x", "10 16384 2 1.1x", "10 16384 2 -1", "10 16384 2 inf", "99999999999999999999999 1 1 1"}) {
         try {
             ShapePredictor::parse_settings(bad);
             ADD_FAILURE() << "accepted '" << bad << "'";
@@ -366,6 +365,6 @@ TEST(ShapePredictorLimits, BothLimits_EachApplies) {
     EXPECT_FALSE(p.can_preallocate(1500));   // within max alloc, above 90% of memory
     lim.max_alloc_bytes = 100;
     ShapePredictor q({}, lim);
-    EXPECT_FALSE(q.can_preallocate(101));    // below 90% of memory, above max alloc
+    EXPECT_FALSE(q.can_preallocate(101));   // below 90% of memory, above max alloc
     EXPECT_TRUE(q.can_preallocate(100));
 }

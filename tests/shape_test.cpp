@@ -33,7 +33,7 @@ Error error_of(F&& f) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-}  // namespace
+}   // namespace
 
 // ---- Error ------------------------------------------------------------------
 
@@ -157,15 +157,15 @@ TEST(DataType, BitwidthsAndByteSizes) {
 
 TEST(DataType, Parse_AcceptsAliases) {
     const std::pair<const char*, DataType> cases[] = {
-        {"f32", DataType::f32},   {"float32", DataType::f32}, {"float", DataType::f32},
-        {"f16", DataType::f16},   {"float16", DataType::f16}, {"half", DataType::f16},
-        {"i32", DataType::i32},   {"int32", DataType::i32},   {"i64", DataType::i64},
-        {"int64", DataType::i64}, {"u8", DataType::u8},       {"uint8", DataType::u8},
-        {"i8", DataType::i8},     {"int8", DataType::i8},     {"bool", DataType::boolean},
+        {"f32", DataType::f32},        {"float32", DataType::f32}, {"float", DataType::f32},
+        {"f16", DataType::f16},        {"float16", DataType::f16}, {"half", DataType::f16},
+        {"i32", DataType::i32},        {"int32", DataType::i32},   {"i64", DataType::i64},
+        {"int64", DataType::i64},      {"u8", DataType::u8},       {"uint8", DataType::u8},
+        {"i8", DataType::i8},          {"int8", DataType::i8},     {"bool", DataType::boolean},
         {"boolean", DataType::boolean}};
     for (const auto& [text, t] : cases) EXPECT_EQ(parse_data_type(text), t) << text;
-    for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64, DataType::u8, DataType::i8,
-                       DataType::boolean})
+    for (DataType t :
+         {DataType::f32, DataType::f16, DataType::i32, DataType::i64, DataType::u8, DataType::i8, DataType::boolean})
         EXPECT_EQ(parse_data_type(to_string(t)), t);
 }
 
@@ -279,9 +279,9 @@ TEST(Half, KnownValues_Encode) {
     EXPECT_EQ(float_to_half(-0.0f), 0x8000);
     EXPECT_EQ(float_to_half(1.0f), 0x3c00);
     EXPECT_EQ(float_to_half(-2.0f), 0xc000);
-    EXPECT_EQ(float_to_half(65504.0f), 0x7bff);              // largest finite
-    EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
-    EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+    EXPECT_EQ(float_to_half(65504.0f), 0x7bff);                // largest finite
+    EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);   // smallest normal
+    EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);   // smallest subnormal
     EXPECT_EQ(float_to_half(std::ldexp(1.0f, -30)), 0x0000);
     EXPECT_EQ(float_to_half(1e10f), 0x7c00);
 }
@@ -299,10 +299,10 @@ TEST(Half, Ties_RoundToEven) {
 }
 
 TEST(Half, Subnormals_RoundToEven) {
-    EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);       // tie 0 / 1
-    EXPECT_EQ(float_to_half(std::ldexp(1.5f, -25)), 0x0001);       // above the tie
-    EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);       // tie 1 / 2
-    EXPECT_EQ(float_to_half(std::ldexp(5.0f, -25)), 0x0002);       // tie 2 / 3
+    EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);   // tie 0 / 1
+    EXPECT_EQ(float_to_half(std::ldexp(1.5f, -25)), 0x0001);   // above the tie
+    EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);   // tie 1 / 2
+    EXPECT_EQ(float_to_half(std::ldexp(5.0f, -25)), 0x0002);   // tie 2 / 3
     // Halfway between the largest subnormal 0x03ff and 0x0400: even is 0x0400.
     EXPECT_EQ(float_to_half(std::ldexp(2047.0f, -25)), 0x0400);
     EXPECT_EQ(float_to_half(-std::ldexp(1.0f, -24)), 0x8001);
@@ -374,8 +374,11 @@ TEST(Counters, Items_ListEveryFieldInOrder) {
 
 namespace {
 std::vector<AttrSpec> schema() {
-    return {attr_int("axis", 0), attr_float("alpha", 1.0), attr_bool("exclusive", false),
-            attr_string("mode", "nearest", {"nearest", "linear"}), attr_ints("pads", std::nullopt),
+    return {attr_int("axis", 0),
+            attr_float("alpha", 1.0),
+            attr_bool("exclusive", false),
+            attr_string("mode", "nearest", {"nearest", "linear"}),
+            attr_ints("pads", std::nullopt),
             attr_floats("scales", std::vector<double>{})};
 }
 Attributes raw(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
@@ -383,7 +386,7 @@ Attributes raw(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
     for (const auto& [k, v] : kv) a.set(k, v);
     return a;
 }
-}  // namespace
+}   // namespace
 
 TEST(Attributes, Validate_FillsDefaultsAndKeepsGivenValues) {
     Attributes a = Attributes::validate(schema(), raw({{"pads", std::vector<int64_t>{1, 2}}, {"axis", int64_t{-1}}}));
@@ -406,15 +409,13 @@ TEST(Attributes, Validate_ConvertsCompatibleValues) {
     EXPECT_EQ(a.get_floats("scales"), std::vector<double>({2.0, 4.0}));
     Attributes b = Attributes::validate(schema(), raw({{"pads", std::vector<int64_t>{}}, {"scales", 0.5}}));
     EXPECT_EQ(b.get_floats("scales"), std::vector<double>({0.5}));
-    Attributes c = Attributes::validate({{"names", AttrType::Strings, std::nullopt, {}, ""}},
-                                        raw({{"names", std::string("a")}}));
+    Attributes c =
+        Attributes::validate({{"names", AttrType::Strings, std::nullopt, {}, ""}}, raw({{"names", std::string("a")}}));
     EXPECT_EQ(std::get<std::vector<std::string>>(c.values().at("names")), std::vector<std::string>({"a"}));
 }
 
 TEST(Attributes, Validate_RejectsUnknownListingKnown) {
-    Error e = error_of([] {
-        Attributes::validate({attr_int("a", 0), attr_int("b", 0)}, raw({{"foo", int64_t{1}}}));
-    });
+    Error e = error_of([] { Attributes::validate({attr_int("a", 0), attr_int("b", 0)}, raw({{"foo", int64_t{1}}})); });
     EXPECT_EQ(e.message(), "unknown attribute 'foo'; known: a, b");
     EXPECT_EQ(e.context().field, "foo");
 }
@@ -435,14 +436,14 @@ TEST(Attributes, Validate_RejectsIllTypedValues) {
     EXPECT_EQ(f.context().field, "axis");
     Error g = error_of([] { Attributes::validate(schema(), raw({{"pads", int64_t{1}}, {"exclusive", int64_t{1}}})); });
     EXPECT_EQ(g.message(), "expected bool, got int");
-    Error h = error_of([] {
-        Attributes::validate(schema(), raw({{"pads", std::vector<double>{1.0}}}));
-    });
+    Error h = error_of([] { Attributes::validate(schema(), raw({{"pads", std::vector<double>{1.0}}})); });
     EXPECT_EQ(h.message(), "expected ints, got floats");
 }
 
 TEST(Attributes, Validate_RejectsDisallowedStringListingAllowed) {
-    Error e = error_of([] { Attributes::validate(schema(), raw({{"pads", int64_t{0}}, {"mode", std::string("cubic")}})); });
+    Error e = error_of([] {
+        Attributes::validate(schema(), raw({{"pads", int64_t{0}}, {"mode", std::string("cubic")}}));
+    });
     EXPECT_TRUE(contains(e.message(), "'cubic'")) << e.what();
     EXPECT_TRUE(contains(e.message(), "nearest, linear")) << e.what();
     EXPECT_EQ(e.context().field, "mode");
@@ -470,8 +471,8 @@ TEST(Attributes, Hash_DependsOnValuesNotOnConstruction) {
 TEST(Attributes, ToString_IsSortedByName) {
     Attributes a = raw({{"exclusive", false}, {"axis", int64_t{1}}});
     EXPECT_EQ(a.to_string(), "{axis: 1, exclusive: false}");
-    Attributes b = raw({{"s", std::vector<double>{0.5, 0.1}}, {"m", std::string("nearest")},
-                        {"p", std::vector<int64_t>{1, -2}}});
+    Attributes b =
+        raw({{"s", std::vector<double>{0.5, 0.1}}, {"m", std::string("nearest")}, {"p", std::vector<int64_t>{1, -2}}});
     EXPECT_EQ(b.to_string(), "{m: nearest, p: [1, -2], s: [0.5, 0.1]}");
     EXPECT_STREQ(to_string(AttrType::Strings), "strings");
 }

@@ -67,7 +67,7 @@ void run_steps(InferRequest& r, int steps, uint64_t seed, std::vector<float>& ro
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST(State, KvCache_GrowsAcrossRunsAndMatchesHostRows) {
     for (bool inplace : {true, false}) {
@@ -195,8 +195,7 @@ TEST(State, ReadBeforeAssignWithoutInit_ErrorNamesTheVariable) {
         FAIL() << "expected an error";
     } catch (const Error& e) {
         EXPECT_EQ(e.context().node, "past");
-        EXPECT_NE(std::string(e.what()).find("variable 'kv' is read before any assign"), std::string::npos)
-            << e.what();
+        EXPECT_NE(std::string(e.what()).find("variable 'kv' is read before any assign"), std::string::npos) << e.what();
     }
     EXPECT_THROW(r.get_state("kv"), Error);
 }

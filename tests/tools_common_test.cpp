@@ -26,7 +26,7 @@ std::string error_of(const std::string& range) {
     return "no error";
 }
 
-}  // namespace
+}   // namespace
 
 // ---- ranges ---------------------------------------------------------------------
 
@@ -78,13 +78,17 @@ TEST(ToolsJson, Quote_PassesValidUtf8Through) {
 }
 
 TEST(ToolsJson, Quote_ReplacesEachInvalidByte) {
-    EXPECT_EQ(json_quote("a\xff" "b"), "\"a\\ufffdb\"");                  // never valid
-    EXPECT_EQ(json_quote("\x80"), "\"\\ufffd\"");                          // stray continuation
-    EXPECT_EQ(json_quote("\xc3"), "\"\\ufffd\"");                          // truncated
-    EXPECT_EQ(json_quote("\xc0\xaf"), "\"\\ufffd\\ufffd\"");               // overlong '/'
-    EXPECT_EQ(json_quote("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");    // surrogate
+    EXPECT_EQ(json_quote("a\xff"
+                         "b"),
+              "\"a\\ufffdb\"");                                                      // never valid
+    EXPECT_EQ(json_quote("\x80"), "\"\\ufffd\"");                                    // stray continuation
+    EXPECT_EQ(json_quote("\xc3"), "\"\\ufffd\"");                                    // truncated
+    EXPECT_EQ(json_quote("\xc0\xaf"), "\"\\ufffd\\ufffd\"");                         // overlong '/'
+    EXPECT_EQ(json_quote("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");              // surrogate
     EXPECT_EQ(json_quote("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");   // > U+10FFFF
-    EXPECT_EQ(json_quote("\xe2\x82" "x"), "\"\\ufffd\\ufffdx\"");          // cut short
+    EXPECT_EQ(json_quote("\xe2\x82"
+                         "x"),
+              "\"\\ufffd\\ufffdx\"");   // cut short
 }
 
 TEST(ToolsJson, Numbers_NonFiniteBecomeNull) {

@@ -157,5 +157,5 @@ TEST(WeightsReorder, TwoRequests_EachReorderItsOwnCopyOnce) {
     EXPECT_EQ(b.cumulative().impl_cache_hits, 1u);
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

@@ -47,4 +47,4 @@ std::string Error::format(const std::string& message, const ErrorContext& ctx) {
     return out + message;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

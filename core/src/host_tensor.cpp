@@ -39,7 +39,7 @@ T saturate(double v) {
     return static_cast<T>(v);   // truncates toward zero, like a C cast
 }
 
-}  // namespace
+}   // namespace
 
 uint16_t float_to_half(float f) {
     const uint32_t x = float_bits(f);
@@ -86,11 +86,19 @@ std::vector<int64_t> HostTensor::to_int64() const {
     const size_t n = count();
     std::vector<int64_t> out(n);
     switch (dtype_) {
-        case DataType::i32: for (size_t i = 0; i < n; ++i) out[i] = as<int32_t>()[i]; break;
-        case DataType::i64: for (size_t i = 0; i < n; ++i) out[i] = as<int64_t>()[i]; break;
+        case DataType::i32:
+            for (size_t i = 0; i < n; ++i) out[i] = as<int32_t>()[i];
+            break;
+        case DataType::i64:
+            for (size_t i = 0; i < n; ++i) out[i] = as<int64_t>()[i];
+            break;
         case DataType::u8:
-        case DataType::boolean: for (size_t i = 0; i < n; ++i) out[i] = as<uint8_t>()[i]; break;
-        case DataType::i8: for (size_t i = 0; i < n; ++i) out[i] = as<int8_t>()[i]; break;
+        case DataType::boolean:
+            for (size_t i = 0; i < n; ++i) out[i] = as<uint8_t>()[i];
+            break;
+        case DataType::i8:
+            for (size_t i = 0; i < n; ++i) out[i] = as<int8_t>()[i];
+            break;
         default:
             throw Error(std::string("expected an integer tensor, got ") + dynrt::to_string(dtype_) +
                         shape_.to_string());
@@ -100,8 +108,8 @@ std::vector<int64_t> HostTensor::to_int64() const {
 
 double HostTensor::get_as_double(size_t i) const {
     if (i >= count())
-        throw Error("element " + std::to_string(i) + " is out of range for a tensor of " +
-                    std::to_string(count()) + " elements");
+        throw Error("element " + std::to_string(i) + " is out of range for a tensor of " + std::to_string(count()) +
+                    " elements");
     switch (dtype_) {
         case DataType::f32: return as<float>()[i];
         case DataType::f16: return half_to_float(as<uint16_t>()[i]);
@@ -116,8 +124,8 @@ double HostTensor::get_as_double(size_t i) const {
 
 void HostTensor::set_from_double(size_t i, double v) {
     if (i >= count())
-        throw Error("element " + std::to_string(i) + " is out of range for a tensor of " +
-                    std::to_string(count()) + " elements");
+        throw Error("element " + std::to_string(i) + " is out of range for a tensor of " + std::to_string(count()) +
+                    " elements");
     // Integers truncate toward zero and saturate, so out-of-range values never
     // reach an undefined float-to-int conversion.
     switch (dtype_) {
@@ -134,8 +142,8 @@ void HostTensor::set_from_double(size_t i, double v) {
 HostTensor HostTensor::from_int64(DataType t, const Shape& shape, const std::vector<int64_t>& v) {
     HostTensor h(t, shape);
     if (v.size() != h.count())
-        throw Error("got " + std::to_string(v.size()) + " values for a tensor of shape " + shape.to_string() +
-                    " (" + std::to_string(h.count()) + " elements)");
+        throw Error("got " + std::to_string(v.size()) + " values for a tensor of shape " + shape.to_string() + " (" +
+                    std::to_string(h.count()) + " elements)");
     for (size_t i = 0; i < v.size(); ++i) {
         switch (t) {
             case DataType::i32: h.as<int32_t>()[i] = static_cast<int32_t>(v[i]); break;
@@ -153,10 +161,10 @@ HostTensor HostTensor::from_int64(DataType t, const Shape& shape, const std::vec
 HostTensor HostTensor::from_floats(const Shape& shape, const std::vector<float>& v) {
     HostTensor h(DataType::f32, shape);
     if (v.size() != h.count())
-        throw Error("got " + std::to_string(v.size()) + " values for a tensor of shape " + shape.to_string() +
-                    " (" + std::to_string(h.count()) + " elements)");
+        throw Error("got " + std::to_string(v.size()) + " values for a tensor of shape " + shape.to_string() + " (" +
+                    std::to_string(h.count()) + " elements)");
     if (!v.empty()) std::memcpy(h.data(), v.data(), v.size() * sizeof(float));
     return h;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

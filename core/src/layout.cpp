@@ -170,4 +170,4 @@ size_t hash_layout(const Layout& l) {
     return seed;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -23,8 +23,7 @@ void MemoryTracker::on_alloc(size_t bytes) {
 
 void MemoryTracker::on_free(size_t bytes) { used.fetch_sub(bytes); }
 
-Buffer::Buffer(size_t size, std::shared_ptr<MemoryTracker> tracker)
-    : size_(size), tracker_(std::move(tracker)) {
+Buffer::Buffer(size_t size, std::shared_ptr<MemoryTracker> tracker) : size_(size), tracker_(std::move(tracker)) {
     if (tracker_) tracker_->on_alloc(size_);
 }
 
@@ -77,4 +76,4 @@ std::shared_ptr<Buffer> Engine::allocate(size_t bytes) {
     }
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

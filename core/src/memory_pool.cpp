@@ -19,7 +19,7 @@ struct Record {
     size_t last_holder = 0;        // who left it free
 };
 
-}  // namespace
+}   // namespace
 
 // Shared with every lease, so that a view outliving the request still returns
 // its buffer to a live object.
@@ -100,7 +100,7 @@ struct Lease {
     size_t holder;
 };
 
-}  // namespace
+}   // namespace
 
 MemoryPool::MemoryPool(EnginePtr engine, Options options) : state_(std::make_shared<State>()) {
     if (!engine) throw Error("MemoryPool needs an engine");
@@ -150,8 +150,8 @@ MemoryPool::Grant MemoryPool::acquire(size_t bytes, size_t holder, bool dynamic)
             if (s.used + size > s.options.budget_bytes)
                 throw Error("memory budget exceeded: an output of " + std::to_string(bytes) + " bytes (" +
                             std::to_string(size) + " with its size class) does not fit; the request holds " +
-                            std::to_string(s.used) + " bytes of a budget of " +
-                            std::to_string(s.options.budget_bytes) + " bytes (NetworkOptions::memory_budget_bytes)");
+                            std::to_string(s.used) + " bytes of a budget of " + std::to_string(s.options.budget_bytes) +
+                            " bytes (NetworkOptions::memory_budget_bytes)");
         }
         auto rec = std::make_unique<Record>();
         rec->buffer = s.engine->allocate(size);   // throws dynrt::Error on device refusal
@@ -193,4 +193,4 @@ uint64_t MemoryPool::hits() const { return state_->hits; }
 uint64_t MemoryPool::misses() const { return state_->misses; }
 const MemoryPool::Options& MemoryPool::options() const { return state_->options; }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -87,4 +87,4 @@ std::string PartialShape::to_string() const {
     return s + "]";
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

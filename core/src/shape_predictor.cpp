@@ -39,7 +39,7 @@ size_t parse_count(const std::string& text, const std::string& tok, const char* 
     return static_cast<size_t>(v);
 }
 
-}  // namespace
+}   // namespace
 
 ShapePredictor::ShapePredictor(Settings settings) : settings_(settings) {}
 
@@ -50,8 +50,7 @@ ShapePredictor::Settings ShapePredictor::parse_settings(const std::string& text)
     std::istringstream is(text);
     std::vector<std::string> tok;
     for (std::string t; is >> t;) tok.push_back(t);
-    if (tok.size() != 4)
-        throw settings_error(text, "got " + std::to_string(tok.size()) + " values, need 4");
+    if (tok.size() != 4) throw settings_error(text, "got " + std::to_string(tok.size()) + " values, need 4");
     Settings s;
     s.next_iters_preallocation_count = parse_count(text, tok[0], "N");
     s.max_per_iter_size = parse_count(text, tok[1], "BYTES");
@@ -73,8 +72,7 @@ bool ShapePredictor::disabled(const Settings& s) {
     return no_iterations && s.buffers_preallocation_ratio <= 1.0f;
 }
 
-std::pair<bool, Shape> ShapePredictor::predict_preallocation_shape(const std::string& id,
-                                                                   const Shape& current_shape,
+std::pair<bool, Shape> ShapePredictor::predict_preallocation_shape(const std::string& id, const Shape& current_shape,
                                                                    size_t dt_bitwidth, bool can_reuse_buffer,
                                                                    Format format) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -133,8 +131,7 @@ bool ShapePredictor::can_preallocate(size_t desired_buffer_size) const {
     if (limits_.global_mem_bytes != 0) {
         const size_t used = limits_.used_bytes ? limits_.used_bytes() : 0;
         // Compared in float, strictly below 90%, as the reference does.
-        return static_cast<float>(used + desired_buffer_size) <
-               static_cast<float>(limits_.global_mem_bytes) * 0.90f;
+        return static_cast<float>(used + desired_buffer_size) < static_cast<float>(limits_.global_mem_bytes) * 0.90f;
     }
     return true;
 }
@@ -144,4 +141,4 @@ void ShapePredictor::reset() {
     history_.clear();
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

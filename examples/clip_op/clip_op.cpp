@@ -25,15 +25,13 @@ using namespace dynrt;
 // rather than in the kernel on every run.
 std::vector<Layout> infer_clip(const ShapeInferContext& ctx) {
     const Layout& in = ctx.inputs.at(0);
-    if (!is_floating(in.dtype))
-        throw Error("clip takes a floating-point input, got " + in.to_string());
+    if (!is_floating(in.dtype)) throw Error("clip takes a floating-point input, got " + in.to_string());
     const double lo = ctx.attrs.get_float("min");
     const double hi = ctx.attrs.get_float("max");
     if (lo > hi) {
         ErrorContext where;
         where.field = "max";
-        throw Error("clip needs min <= max, got min " + std::to_string(lo) + " and max " + std::to_string(hi),
-                    where);
+        throw Error("clip needs min <= max, got min " + std::to_string(lo) + " and max " + std::to_string(hi), where);
     }
     return {Layout(in.shape, in.dtype)};
 }
@@ -71,6 +69,6 @@ void register_clip(ModuleRegistrar& reg) {
     add_host_impls(reg, "clip", clip_kernel, opts);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("clip", register_clip)

@@ -6,26 +6,41 @@
 // rounded values of the exact function (up to libm accuracy).
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
+#include "activation_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_fused_ops.hpp"
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "activation_cl.hpp"
 
 namespace {
 
 using dynrt::DataType;
 
 enum class Func {
-    relu, gelu, gelu_tanh, silu, sigmoid, tanh_, exp_, abs_, neg, sqrt_, log_,
-    elu, leaky_relu, clamp, hswish, softplus, identity
+    relu,
+    gelu,
+    gelu_tanh,
+    silu,
+    sigmoid,
+    tanh_,
+    exp_,
+    abs_,
+    neg,
+    sqrt_,
+    log_,
+    elu,
+    leaky_relu,
+    clamp,
+    hswish,
+    softplus,
+    identity
 };
 
 struct FuncName {
@@ -34,12 +49,23 @@ struct FuncName {
 };
 
 const FuncName kFuncs[] = {
-    {"relu", Func::relu},         {"gelu", Func::gelu},         {"gelu_tanh", Func::gelu_tanh},
-    {"silu", Func::silu},         {"sigmoid", Func::sigmoid},   {"tanh", Func::tanh_},
-    {"exp", Func::exp_},          {"abs", Func::abs_},          {"neg", Func::neg},
-    {"sqrt", Func::sqrt_},        {"log", Func::log_},          {"elu", Func::elu},
-    {"leaky_relu", Func::leaky_relu}, {"clamp", Func::clamp},   {"hswish", Func::hswish},
-    {"softplus", Func::softplus}, {"identity", Func::identity},
+    {"relu", Func::relu},
+    {"gelu", Func::gelu},
+    {"gelu_tanh", Func::gelu_tanh},
+    {"silu", Func::silu},
+    {"sigmoid", Func::sigmoid},
+    {"tanh", Func::tanh_},
+    {"exp", Func::exp_},
+    {"abs", Func::abs_},
+    {"neg", Func::neg},
+    {"sqrt", Func::sqrt_},
+    {"log", Func::log_},
+    {"elu", Func::elu},
+    {"leaky_relu", Func::leaky_relu},
+    {"clamp", Func::clamp},
+    {"hswish", Func::hswish},
+    {"softplus", Func::softplus},
+    {"identity", Func::identity},
 };
 
 std::vector<std::string> func_names() {
@@ -92,8 +118,7 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     if (!dynrt::is_floating(in.dtype))
         throw dynrt::Error("activation takes floating-point input, got " + in.to_string());
     const std::string& func = ctx.attrs.get_string("func");
-    if (parse_func(func, ctx.node) == Func::clamp &&
-        ctx.attrs.get_float("alpha") > ctx.attrs.get_float("beta")) {
+    if (parse_func(func, ctx.node) == Func::clamp && ctx.attrs.get_float("alpha") > ctx.attrs.get_float("beta")) {
         dynrt::ErrorContext ec;
         ec.field = "beta";
         throw dynrt::Error("clamp needs alpha (min) <= beta (max), got alpha " +
@@ -200,6 +225,6 @@ void register_activation(dynrt::ModuleRegistrar& reg) {
     dynrt::add_ocl_impls(reg, "activation", ocl_spec(), dynrt::ocl_options(dtypes));
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("activation", register_activation)

@@ -39,7 +39,9 @@ TEST(ActivationShape, OutputEqualsInputLayoutAndBadInputsAreRejected) {
 // plus 2e-6 absolute for the results near zero where 1 + erf(x) or 1 + tanh(x)
 // cancel (gelu and gelu_tanh of negative x). f16 is loaded and stored with
 // vload_half / vstore_half and computed in float: one f16 rounding step.
-test::Tolerance tol(DataType t) { return t == DataType::f16 ? test::Tolerance{1e-3, 1e-4} : test::Tolerance{1e-5, 2e-6}; }
+test::Tolerance tol(DataType t) {
+    return t == DataType::f16 ? test::Tolerance{1e-3, 1e-4} : test::Tolerance{1e-5, 2e-6};
+}
 
 TEST(ActivationImpls, EveryImplMatchesTheReferenceForEveryFunction) {
     for (const std::string& func : test::registry()->op("activation").def.attrs.at(0).allowed) {
@@ -61,13 +63,16 @@ TEST(ActivationImpls, EveryImplMatchesTheReferenceForEveryFunction) {
 // ---- 3. one instance, changing shapes ---------------------------------------------
 
 TEST(ActivationDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
-    const std::vector<std::vector<Shape>> rows = {{{1, 1}},  {{1, 3}},   {{2, 13}}, {{2, 13}}, {{1, 16}}, {{3, 17}},
+    const std::vector<std::vector<Shape>> rows = {{{1, 1}},   {{1, 3}},   {{2, 13}}, {{2, 13}}, {{1, 16}}, {{3, 17}},
                                                   {{1, 255}}, {{1, 257}}, {{2, 13}}, {{1, 1}},  {{1, 1}}};
     std::vector<std::vector<Shape>> tails;
     for (int64_t n : test::tail_sizes()) tails.push_back({Shape{n, 3}});
     for (const test::SequenceOptions& o : test::every_engine_and_mode(tol(DataType::f32))) {
         SCOPED_TRACE(test::mode_name(o.mode));
-        test::expect_sequence({"activation", func_attrs("leaky_relu", 0.25), {Layout(PartialShape::dynamic_of_rank(2), DataType::f32)}, {}},
+        test::expect_sequence({"activation",
+                               func_attrs("leaky_relu", 0.25),
+                               {Layout(PartialShape::dynamic_of_rank(2), DataType::f32)},
+                               {}},
                               test::random_runs(DataType::f32, rows, 100, -3, 3), o);
         test::expect_sequence({"activation", func_attrs("gelu"), {Layout({Dimension(), 3}, DataType::f32)}, {}},
                               test::random_runs(DataType::f32, tails, 200, -3, 3), o);
@@ -154,5 +159,5 @@ TEST(ActivationValues, RandomF32AndF16MatchNaiveGelu) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

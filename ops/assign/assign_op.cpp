@@ -18,13 +18,13 @@ namespace {
 using namespace dynrt;
 
 void register_assign(ModuleRegistrar& reg) {
-    OpDefinition def = op_def("assign", "Sets a request variable to the input (committed when the run ends)", 1, 1,
-                              {attr_string("variable", std::nullopt, {}, "name of the variable")},
-                              [](const ShapeInferContext& ctx) {
-                                  Layout l = ctx.inputs.at(0);
-                                  l.padding = Padding{};
-                                  return std::vector<Layout>{l};
-                              });
+    OpDefinition def =
+        op_def("assign", "Sets a request variable to the input (committed when the run ends)", 1, 1,
+               {attr_string("variable", std::nullopt, {}, "name of the variable")}, [](const ShapeInferContext& ctx) {
+                   Layout l = ctx.inputs.at(0);
+                   l.padding = Padding{};
+                   return std::vector<Layout>{l};
+               });
     def.traits.writes_state = true;
     def.state_variable = [](const Attributes& attrs) { return attrs.get_string("variable"); };
     reg.add_op(def);
@@ -33,6 +33,6 @@ void register_assign(ModuleRegistrar& reg) {
     });
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("assign", register_assign)

@@ -20,5 +20,5 @@ TEST(Assign, Definition_WritesStateAndKeepsTheInputLayout) {
     EXPECT_THROW(Attributes::validate(def.attrs, {}), Error);   // variable is required
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

@@ -10,21 +10,20 @@
 #include <string>
 #include <vector>
 
+#include "concat_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "concat_cl.hpp"
 
 namespace {
 
 using namespace dynrt;
 
 // Intersection of two dims' ranges; throws when they cannot be the same value.
-Dimension merge_dims(const Dimension& a, const Dimension& b, size_t input, size_t dim,
-                     const PartialShape& shape) {
+Dimension merge_dims(const Dimension& a, const Dimension& b, size_t input, size_t dim, const PartialShape& shape) {
     if (!a.compatible(b))
         throw Error("input " + std::to_string(input) + " has shape " + shape.to_string() + ", expected dim " +
                     std::to_string(dim) + " to be " + a.to_string() + " like the inputs before it" +
@@ -49,21 +48,20 @@ std::vector<Layout> infer_concat(const ShapeInferContext& ctx) {
     for (size_t i = 1; i < ctx.inputs.size(); ++i) {
         const Layout& in = ctx.inputs[i];
         if (in.dtype != first.dtype)
-            throw Error("input " + std::to_string(i) + " has type " + to_string(in.dtype) +
-                        ", input 0 has " + to_string(first.dtype));
+            throw Error("input " + std::to_string(i) + " has type " + to_string(in.dtype) + ", input 0 has " +
+                        to_string(first.dtype));
         if (in.shape.rank() != rank)
             throw Error("input " + std::to_string(i) + " has shape " + in.shape.to_string() + " of rank " +
-                        std::to_string(in.shape.rank()) + ", input 0 " + first.shape.to_string() +
-                        " has rank " + std::to_string(rank));
+                        std::to_string(in.shape.rank()) + ", input 0 " + first.shape.to_string() + " has rank " +
+                        std::to_string(rank));
         for (size_t d = 0; d < rank; ++d) {
             if (d == axis) continue;
             out[d] = merge_dims(out[d], in.shape[d], i, d, in.shape);
         }
         const Dimension& ad = in.shape[axis];
         axis_min += ad.min();
-        axis_max = (axis_max == Dimension::kUnbounded || ad.max() == Dimension::kUnbounded)
-                       ? Dimension::kUnbounded
-                       : axis_max + ad.max();
+        axis_max = (axis_max == Dimension::kUnbounded || ad.max() == Dimension::kUnbounded) ? Dimension::kUnbounded
+                                                                                            : axis_max + ad.max();
     }
     out[axis] = axis_min == axis_max ? Dimension(axis_min) : Dimension(axis_min, axis_max);
     return {Layout(PartialShape(std::move(out)), first.dtype)};
@@ -162,6 +160,6 @@ void register_concat(ModuleRegistrar& reg) {
     add_ocl_impls(reg, "concat", concat_ocl_spec(), ocl_options({}, ocl_supported));
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("concat", register_concat)

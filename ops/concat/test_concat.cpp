@@ -75,8 +75,7 @@ TEST(ConcatShapeInfer, StaticAxisDimIsTheSum) {
 
 TEST(ConcatShapeInfer, DynamicDimMergesWithStatic) {
     EXPECT_EQ(infer({f32({2, Dimension()}), f32({2, 5})}, 0)[0].shape, PartialShape({4, 5}));
-    EXPECT_EQ(infer({f32({Dimension(), 5}), f32({Dimension(), 5})}, 1)[0].shape,
-              PartialShape({Dimension(), 10}));
+    EXPECT_EQ(infer({f32({Dimension(), 5}), f32({Dimension(), 5})}, 1)[0].shape, PartialShape({Dimension(), 10}));
     // Bounds intersect.
     EXPECT_EQ(infer({f32({Dimension(1, 4), 3}), f32({Dimension(2, 6), 3})}, 1)[0].shape,
               PartialShape({Dimension(2, 4), 6}));
@@ -115,24 +114,24 @@ TEST(ConcatShapeInfer, RankAndTypeMismatchAreRejected) {
 
 TEST(ConcatReference, InnerAxisInterleavesRows) {
     const auto prog = test::single_node_program("concat", {f32({2, 2}), f32({2, 1})}, axis_attr(1));
-    const HostTensor out = test::run_once(prog, {HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4}),
-                                                 HostTensor::from_floats(Shape{2, 1}, {5, 6})});
+    const HostTensor out = test::run_once(
+        prog, {HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4}), HostTensor::from_floats(Shape{2, 1}, {5, 6})});
     expect_bytes_equal(out, HostTensor::from_floats(Shape{2, 3}, {1, 2, 5, 3, 4, 6}));
 }
 
 TEST(ConcatReference, OuterAxisAppendsThreeInputs) {
     const auto prog = test::single_node_program("concat", {f32({2, 2}), f32({1, 2}), f32({0, 2})}, axis_attr(0));
-    const HostTensor out = test::run_once(prog, {HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4}),
-                                                 HostTensor::from_floats(Shape{1, 2}, {7, 8}),
-                                                 HostTensor(DataType::f32, Shape{0, 2})});
+    const HostTensor out =
+        test::run_once(prog, {HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4}),
+                              HostTensor::from_floats(Shape{1, 2}, {7, 8}), HostTensor(DataType::f32, Shape{0, 2})});
     expect_bytes_equal(out, HostTensor::from_floats(Shape{3, 2}, {1, 2, 3, 4, 7, 8}));
 }
 
 TEST(ConcatReference, ShapeVectorsJoinAsI64) {
     // The shape-chain use: [batch] + constant [-1, 64] -> a reshape target.
-    const auto prog = test::single_node_program(
-        "concat", {Layout({1}, DataType::i64), Layout({2}, DataType::i64)}, axis_attr(0),
-        {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {-1, 64})}});
+    const auto prog =
+        test::single_node_program("concat", {Layout({1}, DataType::i64), Layout({2}, DataType::i64)}, axis_attr(0),
+                                  {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {-1, 64})}});
     const HostTensor out = test::run_once(prog, {HostTensor::from_int64(DataType::i64, Shape{1}, {5})});
     EXPECT_EQ(out.to_int64(), std::vector<int64_t>({5, -1, 64}));
 }
@@ -175,7 +174,8 @@ TEST_P(ConcatSweep, ConcatDynamicAxis_GrowsAlongAxis) {
             const int64_t m = n % 5 + 1;
             const Shape a = axis == 0 ? Shape{n, 4} : Shape{2, n};
             const Shape b = axis == 0 ? Shape{m, 4} : Shape{2, m};
-            runs.push_back({test::random_tensor(DataType::f32, a, seed), test::random_tensor(DataType::f32, b, seed + 1)});
+            runs.push_back(
+                {test::random_tensor(DataType::f32, a, seed), test::random_tensor(DataType::f32, b, seed + 1)});
             seed += 2;
         }
         test::SequenceOptions o = test::sweep_options(GetParam());
@@ -198,15 +198,15 @@ TEST(ConcatOcl, ThreeInputsAlongTheMiddleAxisMatchCpuOnDynamicAndStaticImpls) {
     const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     // [2, n, 3] + [2, 5, 3] + [2, n % 3, 3] (sometimes empty) along axis 1.
-    const auto prog = test::single_node_program(
-        "concat",
-        {Layout({2, Dimension(), 3}, DataType::f32), Layout({2, 5, 3}, DataType::f32),
-         Layout({2, Dimension(), 3}, DataType::f32)},
-        axis_attr(1));
+    const auto prog =
+        test::single_node_program("concat",
+                                  {Layout({2, Dimension(), 3}, DataType::f32), Layout({2, 5, 3}, DataType::f32),
+                                   Layout({2, Dimension(), 3}, DataType::f32)},
+                                  axis_attr(1));
     const auto make = [](int64_t n, uint64_t seed) {
         return test::OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{2, n, 3}, seed)},
-                         {"in1", test::random_tensor(DataType::f32, Shape{2, 5, 3}, seed + 100)},
-                         {"in2", test::random_tensor(DataType::f32, Shape{2, n % 3, 3}, seed + 200)}};
+                               {"in1", test::random_tensor(DataType::f32, Shape{2, 5, 3}, seed + 100)},
+                               {"in2", test::random_tensor(DataType::f32, Shape{2, n % 3, 3}, seed + 200)}};
     };
     test::ocl_sweep_exact(eng, prog, test::ocl_tail_sizes(), make);
 }
@@ -236,8 +236,8 @@ TEST(ConcatOcl, FlatInputsAtUnalignedStartsMatchCpuOnDynamicAndStaticImpls) {
         axis_attr(0));
     const auto make = [](int64_t n, uint64_t seed) {
         return test::OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n}, seed)},
-                         {"in1", test::random_tensor(DataType::f32, Shape{n + 2}, seed + 100)},
-                         {"in2", test::random_tensor(DataType::f32, Shape{3}, seed + 200)}};
+                               {"in1", test::random_tensor(DataType::f32, Shape{n + 2}, seed + 100)},
+                               {"in2", test::random_tensor(DataType::f32, Shape{3}, seed + 200)}};
     };
     test::ocl_sweep_exact(eng, prog, test::ocl_tail_sizes(), make);
 }
@@ -250,5 +250,5 @@ TEST(ConcatOcl, SingleInputIsACopy) {
     EXPECT_EQ(test::run_once(prog, {in}, NetworkOptions{}, "ocl").to_int64(), std::vector<int64_t>({4, -3, 2, 1}));
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

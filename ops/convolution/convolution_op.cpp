@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "convolution_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "convolution_cl.hpp"
 
 namespace {
 
@@ -46,8 +46,8 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     const dynrt::Layout& w = ctx.inputs.at(1);
     const std::string shapes = "input " + x.shape.to_string() + ", weights " + w.shape.to_string();
     if (!dynrt::is_floating(x.dtype) || x.dtype != w.dtype)
-        throw dynrt::Error("convolution needs floating-point input and weights of one data type, got " +
-                           x.to_string() + " and " + w.to_string());
+        throw dynrt::Error("convolution needs floating-point input and weights of one data type, got " + x.to_string() +
+                           " and " + w.to_string());
     if (x.shape.rank() != 4 || w.shape.rank() != 4)
         throw dynrt::Error("convolution needs input [N,C,H,W] and weights [O,C/groups,kH,kW], got " + shapes);
     const ConvAttrs a = read_attrs(ctx.attrs);
@@ -59,16 +59,16 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
         throw dynrt::Error("convolution: channels C=" + c.to_string() + " not divisible by groups=" + g + " (" +
                            shapes + ")");
     if (o.is_static() && o.get_length() % a.groups != 0)
-        throw dynrt::Error("convolution: output channels O=" + o.to_string() + " not divisible by groups=" + g +
-                           " (" + shapes + ")");
+        throw dynrt::Error("convolution: output channels O=" + o.to_string() + " not divisible by groups=" + g + " (" +
+                           shapes + ")");
     if (c.is_static() && cg.is_static() && c.get_length() != cg.get_length() * a.groups)
         throw dynrt::Error("convolution: input has C=" + c.to_string() + " but weights expect C/groups=" +
                            cg.to_string() + " with groups=" + g + " (" + shapes + ")");
     if (ctx.inputs.size() > 2) {
         const dynrt::Layout& b = ctx.inputs[2];
         if (b.shape.rank() != 1 || !b.shape[0].compatible(o) || b.dtype != x.dtype)
-            throw dynrt::Error("convolution bias must be " + std::string(dynrt::to_string(x.dtype)) + "[O] with O=" +
-                               o.to_string() + ", got " + b.to_string() + " (" + shapes + ")");
+            throw dynrt::Error("convolution bias must be " + std::string(dynrt::to_string(x.dtype)) +
+                               "[O] with O=" + o.to_string() + ", got " + b.to_string() + " (" + shapes + ")");
     }
     std::vector<Dimension> out = {x.shape[0], o};
     for (size_t i = 0; i < 2; ++i) {
@@ -154,9 +154,9 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     docs.pads_begin = "zero padding before (top, left)";
     docs.pads_end = "zero padding after (bottom, right)";
     docs.groups = "channel groups; C and O must be divisible by it";
-    dynrt::OpDefinition def = dynrt::op_def(
-        "convolution", "2-D grouped convolution: x[N,C,H,W] * w[O,C/groups,kH,kW] + bias[O]", 2, 3,
-        dynrt::window_attrs(docs), infer);
+    dynrt::OpDefinition def =
+        dynrt::op_def("convolution", "2-D grouped convolution: x[N,C,H,W] * w[O,C/groups,kH,kW] + bias[O]", 2, 3,
+                      dynrt::window_attrs(docs), infer);
     def.traits.critical = true;
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
@@ -168,7 +168,8 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
         dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape w = in.at(1).get_shape();
         if (w.size() == 4)
-            c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(w[1] * w[2] * w[3]);
+            c.flops =
+                2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(w[1] * w[2] * w[3]);
         return c;
     };
     reg.add_op(def);
@@ -206,6 +207,6 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     dynrt::add_ocl_impls(reg, "convolution", spec, ocl);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("convolution", register_convolution)

@@ -52,10 +52,10 @@ TEST(ConvolutionShape, OutputSizeTable) {
     const std::vector<Case> cases = {
         {plain, {1, 1, 3, 3}, {1, 1, 2, 2}, {1, 1, 2, 2}},
         {g2p1, {2, 4, 5, 5}, {6, 2, 3, 3}, {2, 6, 5, 5}},
-        {s2, {1, 1, 7, 8}, {1, 1, 3, 3}, {1, 1, 3, 3}},             // (7-3)/2+1, (8-3)/2+1
-        {d2, {1, 1, 7, 7}, {1, 1, 3, 3}, {1, 1, 3, 3}},             // effective kernel 5
-        {asym, {1, 1, 5, 5}, {1, 1, 3, 3}, {1, 1, 4, 5}},           // 5+1-3+1, 5+2-3+1
-        {s2p1, {1, 1, 1, 2}, {1, 1, 3, 3}, {1, 1, 1, 1}},           // (1+2-3)/2+1, (2+2-3)/2+1
+        {s2, {1, 1, 7, 8}, {1, 1, 3, 3}, {1, 1, 3, 3}},     // (7-3)/2+1, (8-3)/2+1
+        {d2, {1, 1, 7, 7}, {1, 1, 3, 3}, {1, 1, 3, 3}},     // effective kernel 5
+        {asym, {1, 1, 5, 5}, {1, 1, 3, 3}, {1, 1, 4, 5}},   // 5+1-3+1, 5+2-3+1
+        {s2p1, {1, 1, 1, 2}, {1, 1, 3, 3}, {1, 1, 1, 1}},   // (1+2-3)/2+1, (2+2-3)/2+1
         {plain, {dyn, 3, dyn, 8}, {4, 3, 3, 3}, {dyn, 4, Dimension(1, -1), 6}},
         {s2, {1, 3, Dimension(4, 10), 8}, {4, 3, 3, 3}, {1, 4, Dimension(1, 4), 3}},
         {plain, {1, 3, Dimension(1, 10), 8}, {4, 3, 3, 3}, {1, 4, Dimension(1, 8), 6}},
@@ -99,26 +99,37 @@ TEST(ConvolutionShape, EmptyOutputIsRejected) {
 }
 
 TEST(ConvolutionShape, BadRanksAttributesAndBiasAreRejected) {
-    EXPECT_NE(test::error_of([] { infer({f32({1, 3, 5}), f32({4, 3, 3})}, Conv().attrs()); }).find("[N,C,H,W]"),
+    EXPECT_NE(test::error_of([] {
+                  infer({f32({1, 3, 5}), f32({4, 3, 3})}, Conv().attrs());
+              }).find("[N,C,H,W]"),
               std::string::npos);
     Conv bad;
     bad.strides = {1};
-    EXPECT_NE(test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("strides"),
+    EXPECT_NE(test::error_of([&] {
+                  infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs());
+              }).find("strides"),
               std::string::npos);
     bad = Conv();
     bad.dilations = {1, 0};
-    EXPECT_NE(test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("dilations"),
+    EXPECT_NE(test::error_of([&] {
+                  infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs());
+              }).find("dilations"),
               std::string::npos);
     bad = Conv();
     bad.pads_end = {-1, 0};
-    EXPECT_NE(test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("pads_end"),
+    EXPECT_NE(test::error_of([&] {
+                  infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs());
+              }).find("pads_end"),
               std::string::npos);
     bad = Conv();
     bad.groups = 0;
-    EXPECT_NE(test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs()); }).find("groups"),
+    EXPECT_NE(test::error_of([&] {
+                  infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, bad.attrs());
+              }).find("groups"),
               std::string::npos);
-    const std::string msg =
-        test::error_of([] { infer({f32({1, 1, 5, 5}), f32({4, 1, 3, 3}), f32({5})}, Conv().attrs()); });
+    const std::string msg = test::error_of([] {
+        infer({f32({1, 1, 5, 5}), f32({4, 1, 3, 3}), f32({5})}, Conv().attrs());
+    });
     EXPECT_NE(msg.find("bias"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[5]"), std::string::npos) << msg;
 }
@@ -213,7 +224,9 @@ HostTensor naive_conv(const HostTensor& x, const HostTensor& w, const HostTensor
                         for (int64_t p = 0; p < KH; ++p)
                             for (int64_t q = 0; q < KW; ++q)
                                 acc += padded[((n * C + (o / per_group) * CG + cg) * PH + i * c.strides[0] +
-                                               p * c.dilations[0]) * PW + j * c.strides[1] + q * c.dilations[1]] *
+                                               p * c.dilations[0]) *
+                                                  PW +
+                                              j * c.strides[1] + q * c.dilations[1]] *
                                        w.get_as_double(((o * CG + cg) * KH + p) * KW + q);
                     y.set_from_double(((n * O + o) * OH + i) * OW + j, acc);
                 }
@@ -271,8 +284,8 @@ void sweep(Mode mode) {
                                                             {255, 3}, {3, 257}, {13, 13}, {1, 1},   {1, 1}};
     std::vector<test::Run> runs;
     for (size_t step = 0; step < sizes.size(); ++step)
-        runs.push_back({test::random_tensor(DataType::f32, Shape{1, 3, sizes[step].first, sizes[step].second},
-                                            50 + step)});
+        runs.push_back(
+            {test::random_tensor(DataType::f32, Shape{1, 3, sizes[step].first, sizes[step].second}, 50 + step)});
     test::SequenceOptions o;
     o.mode = mode;
     o.on_step = [&](const InferRequest& req, size_t step) {
@@ -300,10 +313,9 @@ void ocl_sweep(bool dynamic, const Conv& conv, const Shape& w_shape, const std::
     if (!eng) GTEST_SKIP() << "no ocl engine";
     const HostTensor w = test::random_tensor(DataType::f32, w_shape, 5);
     const HostTensor b = test::random_tensor(DataType::f32, Shape{w_shape[0]}, 6);
-    auto prog = test::single_node_program("convolution",
-                                          {Layout(PartialShape::dynamic_of_rank(4), DataType::f32), w.layout(),
-                                           b.layout()},
-                                          conv.attrs(), {{1, w}, {2, b}});
+    auto prog = test::single_node_program(
+        "convolution", {Layout(PartialShape::dynamic_of_rank(4), DataType::f32), w.layout(), b.layout()}, conv.attrs(),
+        {{1, w}, {2, b}});
     test::OclAndCpuRequests requests(eng, prog, dynamic);
     InferRequest& req = requests.req;
     InferRequest& ref = requests.ref;
@@ -330,8 +342,8 @@ void ocl_sweep(bool dynamic, const Conv& conv, const Shape& w_shape, const std::
 // Spatial sizes over the tails of the 4-wide output blocks (1, 3, 13, 16, 17,
 // 255, 257) and a changing batch, with revisits.
 std::vector<Shape> spatial_cases(int64_t c) {
-    return {{1, c, 1, 1},   {2, c, 3, 3},   {1, c, 13, 16}, {1, c, 17, 17}, {1, c, 255, 3},
-            {1, c, 3, 257}, {2, c, 3, 3},   {1, c, 1, 1}};
+    return {{1, c, 1, 1},   {2, c, 3, 3},   {1, c, 13, 16}, {1, c, 17, 17},
+            {1, c, 255, 3}, {1, c, 3, 257}, {2, c, 3, 3},   {1, c, 1, 1}};
 }
 
 Conv strided() {
@@ -362,5 +374,5 @@ TEST(ConvolutionOcl, GroupsDilationsAndAsymmetricPadsMatchCpu) {
     ocl_sweep(false, grouped_dilated(), Shape{9, 2, 3, 3}, xs);
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

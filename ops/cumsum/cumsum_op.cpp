@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cumsum_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "cumsum_cl.hpp"
 
 namespace {
 
@@ -21,8 +21,7 @@ using namespace dynrt;
 
 std::vector<Layout> infer_cumsum(const ShapeInferContext& ctx) {
     const Layout& in = ctx.inputs.at(0);
-    if (in.shape.rank() == 0)
-        throw Error("input " + in.shape.to_string() + " is a scalar; cumsum needs rank >= 1");
+    if (in.shape.rank() == 0) throw Error("input " + in.shape.to_string() + " is a scalar; cumsum needs rank >= 1");
     normalize_axis(ctx.attrs.get_int("axis"), static_cast<int64_t>(in.shape.rank()));
     return {Layout(in.shape, in.dtype)};
 }
@@ -64,8 +63,7 @@ void cumsum_lines(const Shape& s, size_t axis, bool exclusive, bool reverse, Get
 
 void cumsum_kernel(HostCall& call) {
     const Shape& s = call.in_shape(0);
-    const auto axis =
-        static_cast<size_t>(normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(s.rank())));
+    const auto axis = static_cast<size_t>(normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(s.rank())));
     const bool exclusive = call.attrs().get_bool("exclusive");
     const bool reverse = call.attrs().get_bool("reverse");
     const DataType t = call.in_type(0);
@@ -78,8 +76,7 @@ void cumsum_kernel(HostCall& call) {
         const int64_t* in = call.in<int64_t>(0);
         int64_t* out = call.out<int64_t>(0);
         cumsum_lines<int64_t>(
-            s, axis, exclusive, reverse, [&](size_t i) { return in[i]; },
-            [&](size_t i, int64_t v) { out[i] = v; });
+            s, axis, exclusive, reverse, [&](size_t i) { return in[i]; }, [&](size_t i, int64_t v) { out[i] = v; });
     } else if (t == DataType::i32) {
         const int32_t* in = call.in<int32_t>(0);
         int32_t* out = call.out<int32_t>(0);
@@ -133,6 +130,6 @@ void register_cumsum(ModuleRegistrar& reg) {
     add_ocl_impls(reg, "cumsum", cumsum_ocl_spec(), ocl_options(dtypes));
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("cumsum", register_cumsum)

@@ -68,8 +68,10 @@ TEST(CumsumImpls, EveryImplMatchesTheReferenceInEveryModeAndDtype) {
     for (int64_t axis : {0, -1}) {
         for (int mode = 0; mode < 4; ++mode) {
             SCOPED_TRACE("f32 axis " + std::to_string(axis) + " mode " + std::to_string(mode));
-            const test::OpSetup s{"cumsum", cumsum_attrs(axis, mode & 1, mode & 2),
-                                  {Layout(PartialShape::dynamic_of_rank(2), DataType::f32)}, {}};
+            const test::OpSetup s{"cumsum",
+                                  cumsum_attrs(axis, mode & 1, mode & 2),
+                                  {Layout(PartialShape::dynamic_of_rank(2), DataType::f32)},
+                                  {}};
             test::expect_impls_match_reference(s, test::random_runs(DataType::f32, shapes, 7), f32_tol);
         }
     }
@@ -110,8 +112,9 @@ TEST(CumsumDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
                     EXPECT_EQ(req.cumulative().static_builds, dynamic ? 0u : 7u);
                 }
             };
-            test::expect_sequence({"cumsum", cumsum_attrs(1, false, true), {Layout({3, Dimension()}, DataType::f32)}, {}},
-                                  test::random_runs(DataType::f32, rows3n, 100), o);
+            test::expect_sequence(
+                {"cumsum", cumsum_attrs(1, false, true), {Layout({3, Dimension()}, DataType::f32)}, {}},
+                test::random_runs(DataType::f32, rows3n, 100), o);
             test::expect_sequence({"cumsum", cumsum_attrs(0), {Layout({Dimension()}, DataType::f32)}, {}},
                                   test::random_runs(DataType::f32, rowsn, 200), o);
             o.on_step = nullptr;
@@ -140,7 +143,8 @@ TEST(CumsumReference, OneDimensionalEveryModeByHand) {
             SCOPED_TRACE(std::string(to_string(t)) + (h.exclusive ? " exclusive" : "") + (h.reverse ? " reverse" : ""));
             HostTensor in(t, Shape{4});
             for (size_t i = 0; i < 4; ++i) in.set_from_double(i, static_cast<double>(i + 1));
-            const auto prog = test::single_node_program("cumsum", {Layout({4}, t)}, cumsum_attrs(0, h.exclusive, h.reverse));
+            const auto prog =
+                test::single_node_program("cumsum", {Layout({4}, t)}, cumsum_attrs(0, h.exclusive, h.reverse));
             const HostTensor out = test::run_once(prog, {in});
             EXPECT_EQ(out.dtype(), t);
             expect_values(out, h.want, 0.0);
@@ -189,5 +193,5 @@ TEST(CumsumReference, RandomInputsMatchNaiveSumsForEveryModeAndDtype) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

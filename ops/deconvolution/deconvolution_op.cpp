@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "deconvolution_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "deconvolution_cl.hpp"
 
 namespace {
 
@@ -52,8 +52,8 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
         throw dynrt::Error("deconvolution: channels C=" + c.to_string() + " not divisible by groups=" + g + " (" +
                            shapes + ")");
     if (!c.compatible(cw))
-        throw dynrt::Error("deconvolution: input has C=" + c.to_string() + " but weights dim 0 is " +
-                           cw.to_string() + " (" + shapes + ")");
+        throw dynrt::Error("deconvolution: input has C=" + c.to_string() + " but weights dim 0 is " + cw.to_string() +
+                           " (" + shapes + ")");
     const Dimension o = w.shape[1].is_static() ? Dimension(w.shape[1].get_length() * a.groups) : Dimension();
     if (ctx.inputs.size() > 2) {
         const dynrt::Layout& b = ctx.inputs[2];
@@ -73,10 +73,9 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
         if (in.is_static()) {
             const int64_t e = f(in.get_length());
             if (in.get_length() < 1 || e <= 0)
-                throw dynrt::Error("deconvolution: output " + std::string(i == 0 ? "height" : "width") +
-                                   " would be " + std::to_string(e) + " (" + shapes + ", strides " +
-                                   ints_to_string(a.strides) + ", pads " + ints_to_string(a.pads_begin) + "/" +
-                                   ints_to_string(a.pads_end) + ")");
+                throw dynrt::Error("deconvolution: output " + std::string(i == 0 ? "height" : "width") + " would be " +
+                                   std::to_string(e) + " (" + shapes + ", strides " + ints_to_string(a.strides) +
+                                   ", pads " + ints_to_string(a.pads_begin) + "/" + ints_to_string(a.pads_end) + ")");
             out.emplace_back(e);
             continue;
         }
@@ -144,9 +143,9 @@ void register_deconvolution(dynrt::ModuleRegistrar& reg) {
     docs.pads_end = "rows/columns cropped after (bottom, right)";
     docs.groups = "channel groups; C must be divisible by it";
     docs.output_padding = true;
-    dynrt::OpDefinition def = dynrt::op_def(
-        "deconvolution", "2-D grouped transposed convolution: x[N,C,H,W], w[C,O/groups,kH,kW], bias[O]", 2, 3,
-        dynrt::window_attrs(docs), infer);
+    dynrt::OpDefinition def =
+        dynrt::op_def("deconvolution", "2-D grouped transposed convolution: x[N,C,H,W], w[C,O/groups,kH,kW], bias[O]",
+                      2, 3, dynrt::window_attrs(docs), infer);
     def.traits.critical = true;
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
@@ -194,6 +193,6 @@ void register_deconvolution(dynrt::ModuleRegistrar& reg) {
     dynrt::add_ocl_impls(reg, "deconvolution", spec, ocl);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("deconvolution", register_deconvolution)

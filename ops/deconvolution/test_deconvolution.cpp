@@ -61,8 +61,8 @@ HostTensor reference(const HostTensor& x, const HostTensor& w, const HostTensor*
                                     for (int64_t kw = 0; kw < KW; ++kw) {
                                         if (iw * a.strides[1] - a.pb[1] + kw * a.dil[1] != ow) continue;
                                         acc += x.get_as_double(static_cast<size_t>(((n * C + ic) * H + ih) * W + iw)) *
-                                               w.get_as_double(static_cast<size_t>(
-                                                   ((ic * OG + (oc % OG)) * KH + kh) * KW + kw));
+                                               w.get_as_double(
+                                                   static_cast<size_t>(((ic * OG + (oc % OG)) * KH + kh) * KW + kw));
                                     }
                             }
                     }
@@ -86,7 +86,8 @@ TEST(DeconvolutionShape, StridePadsOutputPadding_GiveTheTransposedExtent) {
     // strides, pads_begin, pads_end, dilations, output_padding
     const DA a{{2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
     // (3-1)*2 - 2 + 2 + 1 + 1 = 6 ; (4-1)*2 - 2 + 2 + 1 + 1 = 8
-    const auto out = infer({Layout(PartialShape{1, 2, 3, 4}, DataType::f32), Layout(PartialShape{2, 3, 3, 3}, DataType::f32)}, a);
+    const auto out =
+        infer({Layout(PartialShape{1, 2, 3, 4}, DataType::f32), Layout(PartialShape{2, 3, 3, 3}, DataType::f32)}, a);
     EXPECT_EQ(out.at(0).shape, (PartialShape{1, 3, 6, 8}));
 }
 
@@ -113,17 +114,17 @@ TEST(DeconvolutionShape, MismatchedChannels_IsAnErrorNamingTheShapes) {
 TEST(DeconvolutionShape, OutputPaddingNotBelowStride_IsAnAttributeError) {
     DA a;
     a.op = {1, 0};
-    EXPECT_THROW(infer({Layout(PartialShape{1, 1, 2, 2}, DataType::f32), Layout(PartialShape{1, 1, 2, 2}, DataType::f32)}, a),
-                 Error);
+    EXPECT_THROW(
+        infer({Layout(PartialShape{1, 1, 2, 2}, DataType::f32), Layout(PartialShape{1, 1, 2, 2}, DataType::f32)}, a),
+        Error);
 }
 
 TEST(DeconvolutionRef, TwoByTwo_ScattersTheKernelAtEveryInput) {
     // y = sum over inputs of x[i,j] * w placed at (i, j): hand-computed.
-    auto program = test::single_node_program("deconvolution",
-                                             {Layout(PartialShape{1, 1, 2, 2}, DataType::f32),
-                                              Layout(PartialShape{1, 1, 2, 2}, DataType::f32)},
-                                             DA{}.attrs(),
-                                             {{1, HostTensor::from_floats(Shape{1, 1, 2, 2}, {1, 10, 100, 1000})}});
+    auto program = test::single_node_program(
+        "deconvolution",
+        {Layout(PartialShape{1, 1, 2, 2}, DataType::f32), Layout(PartialShape{1, 1, 2, 2}, DataType::f32)},
+        DA{}.attrs(), {{1, HostTensor::from_floats(Shape{1, 1, 2, 2}, {1, 10, 100, 1000})}});
     const HostTensor y = test::run_once(program, {HostTensor::from_floats(Shape{1, 1, 2, 2}, {1, 2, 3, 4})});
     const std::vector<double> want = {1, 12, 20, 103, 1234, 2040, 300, 3400, 4000};
     ASSERT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
@@ -151,10 +152,10 @@ TEST(DeconvolutionWeights, StaticImplsOverChangingSizes_ReorderOnceThenHitTheCac
     a.strides = {2, 2};
     a.pb = {1, 1};
     const HostTensor w = test::random_tensor(DataType::f32, Shape{20, 3, 3, 3}, 7);   // 20: a partial block
-    auto program = test::single_node_program(
-        "deconvolution",
-        {Layout(PartialShape{1, 20, Dimension(), Dimension()}, DataType::f32), Layout(PartialShape{20, 3, 3, 3}, DataType::f32)},
-        a.attrs(), {{1, w}});
+    auto program = test::single_node_program("deconvolution",
+                                             {Layout(PartialShape{1, 20, Dimension(), Dimension()}, DataType::f32),
+                                              Layout(PartialShape{20, 3, 3, 3}, DataType::f32)},
+                                             a.attrs(), {{1, w}});
     NetworkOptions opt;
     opt.use_dynamic_impls = false;
     InferRequest req(Network::create(program, test::engine("cpu"), opt));
@@ -174,7 +175,6 @@ TEST(DeconvolutionWeights, StaticImplsOverChangingSizes_ReorderOnceThenHitTheCac
 }
 
 // ---- OpenCL ------------------------------------------------------------------
-
 
 // One ocl request over changing spatial sizes (and revisits), each output
 // against the cpu reference; tolerance 1e-5 relative (sums of <= 27 products).
@@ -231,5 +231,5 @@ void ocl_sweep(bool dynamic) {
 TEST(DeconvolutionOcl, DynamicImpl_MatchesCpuOverChangingSizes) { ocl_sweep(true); }
 TEST(DeconvolutionOcl, StaticImpls_MatchCpuAndHitTheImplCache) { ocl_sweep(false); }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

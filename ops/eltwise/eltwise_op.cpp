@@ -52,9 +52,15 @@ double apply_float(Mode m, double a, double b) {
 }
 
 // Wrapping arithmetic through uint64: signed overflow would be undefined.
-int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wrap_add(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrap_sub(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrap_mul(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 
 int64_t apply_int(Mode m, int64_t a, int64_t b, const std::string& node) {
     switch (m) {
@@ -66,9 +72,8 @@ int64_t apply_int(Mode m, int64_t a, int64_t b, const std::string& node) {
                 dynrt::ErrorContext ctx;
                 ctx.node = node;
                 ctx.op = "eltwise";
-                throw dynrt::Error("eltwise node '" + node + "': integer division by zero (" +
-                                       std::to_string(a) + " / 0)",
-                                   ctx);
+                throw dynrt::Error(
+                    "eltwise node '" + node + "': integer division by zero (" + std::to_string(a) + " / 0)", ctx);
             }
             if (b == -1) return wrap_sub(0, a);   // INT64_MIN / -1 wraps instead of trapping
             return a / b;                         // C++ truncates toward zero
@@ -208,8 +213,8 @@ const char* ocl_op(Mode m, bool integer) {
         case Mode::squared_diff:
             return integer ? "((long)(((ulong)(a) - (ulong)(b)) * ((ulong)(a) - (ulong)(b))))"
                            : "(((a) - (b)) * ((a) - (b)))";
-        case Mode::div: return "((a) / (b))";        // floats only (see the validate below)
-        case Mode::pow: return "pow((a), (b))";      // floats only
+        case Mode::div: return "((a) / (b))";     // floats only (see the validate below)
+        case Mode::pow: return "pow((a), (b))";   // floats only
     }
     return "((a) + (b))";
 }
@@ -272,6 +277,6 @@ void register_eltwise(dynrt::ModuleRegistrar& reg) {
     dynrt::add_ocl_impls(reg, "eltwise", ocl_spec(), dynrt::ocl_options(dtypes, ocl_supported));
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("eltwise", register_eltwise)

@@ -76,8 +76,9 @@ TEST(EltwiseShape, IncompatibleShapesNameBothShapes) {
 }
 
 TEST(EltwiseShape, MixedTypesAreRejected) {
-    const std::string msg =
-        test::error_of([] { infer({f32({3}), Layout(PartialShape{3}, DataType::i32)}, mode("add")); });
+    const std::string msg = test::error_of([] {
+        infer({f32({3}), Layout(PartialShape{3}, DataType::i32)}, mode("add"));
+    });
     EXPECT_NE(msg.find("same data type"), std::string::npos) << msg;
     EXPECT_NE(msg.find("i32[3]"), std::string::npos) << msg;
 }
@@ -104,24 +105,27 @@ void expect_values(const HostTensor& y, const Shape& shape, const std::vector<do
 
 TEST(EltwiseValues, FloatModesMatchHandComputedValues) {
     const HostTensor a = HostTensor::from_floats(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
-    expect_values(run("add", a, HostTensor::from_floats(Shape{3}, {10, 20, 30})), Shape{2, 3},
-                  {11, 22, 33, 14, 25, 36}, "add row");
+    expect_values(run("add", a, HostTensor::from_floats(Shape{3}, {10, 20, 30})), Shape{2, 3}, {11, 22, 33, 14, 25, 36},
+                  "add row");
     expect_values(run("sub", a, HostTensor::from_floats(Shape{2, 1}, {1, 2})), Shape{2, 3}, {0, 1, 2, 2, 3, 4},
                   "sub column");
     expect_values(run("mul", HostTensor::from_floats(Shape{}, {2}), a), Shape{2, 3}, {2, 4, 6, 8, 10, 12},
                   "mul scalar");
     const HostTensor p = HostTensor::from_floats(Shape{3}, {1, 5, 3});
     const HostTensor q = HostTensor::from_floats(Shape{3}, {4, 2, 3});
-    expect_values(run("div", HostTensor::from_floats(Shape{3}, {1, 2, 3}), HostTensor::from_floats(Shape{3}, {2, 4, 8})),
-                  Shape{3}, {0.5, 0.5, 0.375}, "div");
+    expect_values(
+        run("div", HostTensor::from_floats(Shape{3}, {1, 2, 3}), HostTensor::from_floats(Shape{3}, {2, 4, 8})),
+        Shape{3}, {0.5, 0.5, 0.375}, "div");
     expect_values(run("min", p, q), Shape{3}, {1, 2, 3}, "min");
     expect_values(run("max", p, q), Shape{3}, {4, 5, 3}, "max");
     expect_values(run("squared_diff", p, q), Shape{3}, {9, 9, 0}, "squared_diff");
-    expect_values(run("pow", HostTensor::from_floats(Shape{3}, {2, 3, 4}), HostTensor::from_floats(Shape{3}, {3, 2, 0.5})),
-                  Shape{3}, {8, 9, 2}, "pow");
+    expect_values(
+        run("pow", HostTensor::from_floats(Shape{3}, {2, 3, 4}), HostTensor::from_floats(Shape{3}, {3, 2, 0.5})),
+        Shape{3}, {8, 9, 2}, "pow");
     // Outer product by broadcasting both sides: [3,1] * [1,2].
-    expect_values(run("mul", HostTensor::from_floats(Shape{3, 1}, {1, 2, 3}), HostTensor::from_floats(Shape{1, 2}, {10, 100})),
-                  Shape{3, 2}, {10, 100, 20, 200, 30, 300}, "outer");
+    expect_values(
+        run("mul", HostTensor::from_floats(Shape{3, 1}, {1, 2, 3}), HostTensor::from_floats(Shape{1, 2}, {10, 100})),
+        Shape{3, 2}, {10, 100, 20, 200, 30, 300}, "outer");
 }
 
 TEST(EltwiseValues, IntegerDivisionTruncatesTowardZero) {
@@ -202,8 +206,8 @@ HostTensor naive_eltwise(const std::string& m, const HostTensor& a, const HostTe
             idx[d] = static_cast<int64_t>(rem % out[d]);
             rem /= out[d];
         }
-        y.set_from_double(o, naive(m, a.get_as_double(source_index(a.shape(), idx)),
-                                   b.get_as_double(source_index(b.shape(), idx))));
+        y.set_from_double(
+            o, naive(m, a.get_as_double(source_index(a.shape(), idx)), b.get_as_double(source_index(b.shape(), idx))));
     }
     return y;
 }
@@ -236,7 +240,7 @@ void sweep(NetworkOptions opts, DataType t) {
     auto net = Network::create(prog, test::engine(), opts);
     InferRequest req(net);
 
-    const std::vector<Shape> shapes = {{1, 1},  {3, 1},   {13, 3}, {13, 3}, {16, 16}, {17, 13},
+    const std::vector<Shape> shapes = {{1, 1},   {3, 1},   {13, 3}, {13, 3}, {16, 16}, {17, 13},
                                        {1, 255}, {2, 257}, {13, 3}, {1, 1},  {1, 1}};
     std::set<Shape> seen;
     Shape prev;
@@ -292,12 +296,12 @@ Attributes mode_attrs(const std::string& mode) {
 // a: [n, 1, 5]; b: [r, 1] with r = 4 for even n and 1 for odd n, so the output
 // [n, r, 5] broadcasts a along dim 1 and b along dims 0 and 2 (or everywhere).
 std::shared_ptr<Program> broadcast_program(DataType t, const std::string& mode) {
-    return test::single_node_program(
-        "eltwise", {Layout({Dimension(), 1, 5}, t), Layout({Dimension(), 1}, t)}, mode_attrs(mode));
+    return test::single_node_program("eltwise", {Layout({Dimension(), 1, 5}, t), Layout({Dimension(), 1}, t)},
+                                     mode_attrs(mode));
 }
 
-std::function<OclInputs(int64_t, uint64_t)> broadcast_inputs(DataType t, double a_low, double a_high,
-                                                             double b_low, double b_high) {
+std::function<OclInputs(int64_t, uint64_t)> broadcast_inputs(DataType t, double a_low, double a_high, double b_low,
+                                                             double b_high) {
     return [=](int64_t n, uint64_t seed) {
         const int64_t r = n % 2 == 0 ? 4 : 1;
         return OclInputs{{"in0", test::random_tensor(t, Shape{n, 1, 5}, seed, a_low, a_high)},
@@ -366,8 +370,7 @@ TEST(EltwiseOcl, IntegerDivRunsOnTheHostImplAndStillReportsDivisionByZero) {
 // (same shape) except for n == 16, where it is [1] (broadcast). The lengths hit
 // every tail of 4 (1, 3, 13, 17, 255, 257).
 std::shared_ptr<Program> flat_program(DataType t, const std::string& mode) {
-    return test::single_node_program("eltwise", {Layout({Dimension()}, t), Layout({Dimension()}, t)},
-                                     mode_attrs(mode));
+    return test::single_node_program("eltwise", {Layout({Dimension()}, t), Layout({Dimension()}, t)}, mode_attrs(mode));
 }
 
 std::function<OclInputs(int64_t, uint64_t)> flat_inputs(DataType t, double low, double high) {
@@ -391,8 +394,8 @@ TEST(EltwiseOcl, SameShapesVectorPathMatchesCpuForIntegersAndF16) {
     const EnginePtr eng = ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     ocl_sweep(eng, flat_program(DataType::i8, "mul"), {3, 17, 257}, true, flat_inputs(DataType::i8, -128, 128), 0, 0);
-    ocl_sweep(eng, flat_program(DataType::i64, "sub"), {13, 16, 255}, true,
-              flat_inputs(DataType::i64, -100000, 100000), 0, 0);
+    ocl_sweep(eng, flat_program(DataType::i64, "sub"), {13, 16, 255}, true, flat_inputs(DataType::i64, -100000, 100000),
+              0, 0);
     ocl_sweep(eng, flat_program(DataType::f16, "add"), {1, 17, 255}, true, flat_inputs(DataType::f16, -2, 2), 1e-3,
               1e-4);
 }
@@ -407,5 +410,5 @@ TEST(EltwiseOcl, F16AddMatchesCpuOnBothImpls) {
         ocl_sweep(eng, prog, {1, 16, 17, 16}, dynamic, broadcast_inputs(DataType::f16, -2, 2, -2, 2), 1e-3, 1e-4);
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

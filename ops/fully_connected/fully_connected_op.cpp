@@ -11,8 +11,8 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
-#include "dynrt/op_sdk.hpp"
 #include "dynrt/ocl_matmul.hpp"
+#include "dynrt/op_sdk.hpp"
 
 namespace {
 
@@ -38,8 +38,8 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     if (ctx.inputs.size() > 2) {
         const dynrt::Layout& b = ctx.inputs[2];
         if (b.shape.rank() != 1 || !b.shape[0].compatible(n))
-            throw dynrt::Error("fully_connected bias (input 2) must be [N] with N=" + n.to_string() +
-                               " (weights " + w.shape.to_string() + "), got " + b.shape.to_string());
+            throw dynrt::Error("fully_connected bias (input 2) must be [N] with N=" + n.to_string() + " (weights " +
+                               w.shape.to_string() + "), got " + b.shape.to_string());
     }
     std::vector<Dimension> out(x.shape.begin(), x.shape.end());
     out.back() = n;
@@ -99,7 +99,8 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
                   const dynrt::Attributes&) {
         dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape x = in.at(0).get_shape();
-        if (!x.empty()) c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(x[x.size() - 1]);
+        if (!x.empty())
+            c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(x[x.size() - 1]);
         return c;
     };
     reg.add_op(def);
@@ -131,6 +132,6 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     dynrt::add_ocl_matmul_impls(reg, "fully_connected", hooks);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("fully_connected", register_fully_connected)

@@ -147,9 +147,7 @@ void sweep(Mode mode) {
     test::expect_sequence(setup, runs, o);
 }
 
-TEST(FullyConnectedDynamic, DynamicImplServesNewBatchSizesWhileStaticBuildsInBackground) {
-    sweep(Mode::dynamic_async);
-}
+TEST(FullyConnectedDynamic, DynamicImplServesNewBatchSizesWhileStaticBuildsInBackground) { sweep(Mode::dynamic_async); }
 TEST(FullyConnectedDynamic, WithoutBackgroundCompileEachNewBatchSizeBuildsStatic) { sweep(Mode::sync_compile); }
 TEST(FullyConnectedDynamic, OneInstanceFollowsBatchSizesOnStaticImpls) { sweep(Mode::static_only); }
 
@@ -212,11 +210,26 @@ void ocl_sweep(bool dynamic, bool with_bias, const std::vector<FcCase>& cases, b
 // revisits; K a multiple of 4 and not (the skinny kernel's float4 and scalar
 // loops).
 std::vector<FcCase> tail_cases() {
-    return {{1, 1, 1, 1},    {1, 3, 13, 17},  {2, 8, 16, 3},   {1, 16, 257, 255}, {1, 17, 255, 13},
-            {3, 85, 3, 16},  {1, 257, 17, 1}, {1, 1, 257, 257}, {1, 3, 13, 17},   {1, 1, 1, 1},
-            {1, 17, 255, 13}, {1, 2, 5, 8},   {2, 4, 17, 9},   {1, 5, 3, 4},
+    return {{1, 1, 1, 1},
+            {1, 3, 13, 17},
+            {2, 8, 16, 3},
+            {1, 16, 257, 255},
+            {1, 17, 255, 13},
+            {3, 85, 3, 16},
+            {1, 257, 17, 1},
+            {1, 1, 257, 257},
+            {1, 3, 13, 17},
+            {1, 1, 1, 1},
+            {1, 17, 255, 13},
+            {1, 2, 5, 8},
+            {2, 4, 17, 9},
+            {1, 5, 3, 4},
             // K a multiple of 4 on the skinny kernel (its float4 path), every bucket
-            {1, 1, 256, 5},   {1, 2, 20, 8},  {1, 3, 4, 7},    {2, 3, 260, 17}, {4, 4, 12, 33}};
+            {1, 1, 256, 5},
+            {1, 2, 20, 8},
+            {1, 3, 4, 7},
+            {2, 3, 260, 17},
+            {4, 4, 12, 33}};
 }
 
 TEST(FullyConnectedOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, true, tail_cases()); }
@@ -244,5 +257,5 @@ TEST(FullyConnectedOcl, F16FallsBackToTheHostImpl) {
     EXPECT_LE(test::max_abs_diff(y, naive_fc(x, w, nullptr)), 4e-3);
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

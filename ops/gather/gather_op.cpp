@@ -28,8 +28,7 @@ std::vector<Layout> infer_gather(const ShapeInferContext& ctx) {
     const Layout& indices = ctx.inputs.at(1);
     if (!is_index_type(indices.dtype))
         throw Error(std::string("indices must be i32 or i64, got ") + to_string(indices.dtype));
-    if (data.shape.rank() == 0)
-        throw Error("data " + data.shape.to_string() + " is a scalar; gather needs rank >= 1");
+    if (data.shape.rank() == 0) throw Error("data " + data.shape.to_string() + " is a scalar; gather needs rank >= 1");
     const size_t axis = axis_attr(ctx.attrs, data.shape.rank());
 
     std::vector<Dimension> out;
@@ -115,6 +114,6 @@ void register_gather(ModuleRegistrar& reg) {
     add_ocl_impls(reg, "gather", gather_ocl_spec(), ocl_options({}, check_indices));
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("gather", register_gather)

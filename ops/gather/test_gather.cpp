@@ -57,7 +57,8 @@ HostTensor naive_gather(const HostTensor& data, const HostTensor& indices, int64
             rem /= static_cast<size_t>(os[k]);
         }
         size_t iflat = 0;
-        for (size_t k = 0; k < ir; ++k) iflat = iflat * static_cast<size_t>(indices.shape()[k]) + static_cast<size_t>(oc[ax + k]);
+        for (size_t k = 0; k < ir; ++k)
+            iflat = iflat * static_cast<size_t>(indices.shape()[k]) + static_cast<size_t>(oc[ax + k]);
         int64_t v = idx[iflat];
         if (v < 0) v += ds[ax];
         size_t dflat = 0;
@@ -90,30 +91,29 @@ TEST(GatherShapeInfer, ScalarIndicesDropTheAxis) {
 TEST(GatherShapeInfer, DynamicAndBoundedDimsPassThrough) {
     EXPECT_EQ(infer({Layout({Dimension(), 4}, DataType::f32), Layout({Dimension()}, DataType::i64)}, 0)[0].shape,
               PartialShape({Dimension(), 4}));
-    EXPECT_EQ(infer({Layout({Dimension(2, 8), 4}, DataType::i32), Layout({Dimension(1, 3)}, DataType::i32)}, 1)[0]
-                  .shape,
-              PartialShape({Dimension(2, 8), Dimension(1, 3)}));
+    EXPECT_EQ(
+        infer({Layout({Dimension(2, 8), 4}, DataType::i32), Layout({Dimension(1, 3)}, DataType::i32)}, 1)[0].shape,
+        PartialShape({Dimension(2, 8), Dimension(1, 3)}));
     // The gathered axis itself may be dynamic: its extent does not reach the output.
     EXPECT_EQ(infer({Layout({3, Dimension()}, DataType::f32), Layout({2}, DataType::i64)}, -1)[0].shape,
               PartialShape({3, 2}));
 }
 
 TEST(GatherShapeInfer, FloatIndicesAreRejected) {
-    const std::string msg =
-        error_of([] { infer({Layout({5, 4}, DataType::f32), Layout({2}, DataType::f32)}, 0); });
+    const std::string msg = error_of([] { infer({Layout({5, 4}, DataType::f32), Layout({2}, DataType::f32)}, 0); });
     EXPECT_NE(msg.find("indices must be i32 or i64"), std::string::npos) << msg;
 }
 
 TEST(GatherShapeInfer, AxisOutOfRangeIsRejected) {
-    const std::string msg =
-        error_of([] { infer({Layout({5, 4}, DataType::f32), Layout({2}, DataType::i64)}, 2); });
+    const std::string msg = error_of([] { infer({Layout({5, 4}, DataType::f32), Layout({2}, DataType::i64)}, 2); });
     EXPECT_NE(msg.find("axis"), std::string::npos) << msg;
     error_of([] { infer({Layout({5, 4}, DataType::f32), Layout({2}, DataType::i64)}, -3); });
 }
 
 TEST(GatherShapeInfer, ScalarDataIsRejected) {
-    const std::string msg =
-        error_of([] { infer({Layout(PartialShape{}, DataType::f32), Layout({2}, DataType::i64)}, 0); });
+    const std::string msg = error_of([] {
+        infer({Layout(PartialShape{}, DataType::f32), Layout({2}, DataType::i64)}, 0);
+    });
     EXPECT_NE(msg.find("scalar"), std::string::npos) << msg;
 }
 
@@ -122,16 +122,16 @@ TEST(GatherShapeInfer, ScalarDataIsRejected) {
 HostTensor data_3x2() { return HostTensor::from_floats(Shape{3, 2}, {1, 2, 3, 4, 5, 6}); }
 
 TEST(GatherReference, Axis0WithNegativeIndexPicksRows) {
-    const auto prog = test::single_node_program(
-        "gather", {Layout({3, 2}, DataType::f32), Layout({3}, DataType::i64)}, axis_attr(0));
+    const auto prog =
+        test::single_node_program("gather", {Layout({3, 2}, DataType::f32), Layout({3}, DataType::i64)}, axis_attr(0));
     const HostTensor out =
         test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i64, Shape{3}, {2, 0, -1})});
     expect_bytes_equal(out, HostTensor::from_floats(Shape{3, 2}, {5, 6, 1, 2, 5, 6}));
 }
 
 TEST(GatherReference, LastAxisWithI32IndicesPicksColumns) {
-    const auto prog = test::single_node_program(
-        "gather", {Layout({3, 2}, DataType::f32), Layout({3}, DataType::i32)}, axis_attr(-1));
+    const auto prog =
+        test::single_node_program("gather", {Layout({3, 2}, DataType::f32), Layout({3}, DataType::i32)}, axis_attr(-1));
     const HostTensor out =
         test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i32, Shape{3}, {1, 1, 0})});
     expect_bytes_equal(out, HostTensor::from_floats(Shape{3, 3}, {2, 2, 1, 4, 4, 3, 6, 6, 5}));
@@ -140,24 +140,23 @@ TEST(GatherReference, LastAxisWithI32IndicesPicksColumns) {
 TEST(GatherReference, ScalarIndexDropsTheAxis) {
     const auto prog = test::single_node_program(
         "gather", {Layout({3, 2}, DataType::f32), Layout(PartialShape{}, DataType::i64)}, axis_attr(0));
-    const HostTensor out =
-        test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i64, Shape{}, {-2})});
+    const HostTensor out = test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i64, Shape{}, {-2})});
     expect_bytes_equal(out, HostTensor::from_floats(Shape{2}, {3, 4}));
 }
 
 TEST(GatherReference, IntegerDataFromConstantIndices) {
     // shape_of -> gather is the typical use: pick dims out of an i64 vector.
-    const auto prog = test::single_node_program(
-        "gather", {Layout({4}, DataType::i64), Layout({2}, DataType::i64)}, axis_attr(0),
-        {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {3, 1})}});
+    const auto prog =
+        test::single_node_program("gather", {Layout({4}, DataType::i64), Layout({2}, DataType::i64)}, axis_attr(0),
+                                  {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {3, 1})}});
     const HostTensor out = test::run_once(prog, {HostTensor::from_int64(DataType::i64, Shape{4}, {10, 20, 30, 40})});
     EXPECT_EQ(out.shape(), Shape({2}));
     EXPECT_EQ(out.to_int64(), std::vector<int64_t>({40, 20}));
 }
 
 TEST(GatherReference, OutOfRangeIndexNamesNodeAndIndex) {
-    const auto prog = test::single_node_program(
-        "gather", {Layout({3, 2}, DataType::f32), Layout({2}, DataType::i64)}, axis_attr(0));
+    const auto prog =
+        test::single_node_program("gather", {Layout({3, 2}, DataType::f32), Layout({2}, DataType::i64)}, axis_attr(0));
     for (int64_t bad : {3, -4}) {
         const std::string msg = error_of([&] {
             test::run_once(prog, {data_3x2(), HostTensor::from_int64(DataType::i64, Shape{2}, {0, bad})});
@@ -174,8 +173,8 @@ TEST(GatherReference, RandomInputsMatchNaiveGatherForEveryDtype) {
             const Shape ds{4, 5, 6};
             const int64_t len = ds[static_cast<size_t>(axis < 0 ? axis + 3 : axis)];
             const HostTensor data = test::random_tensor(t, ds, seed++, -50, 50);
-            const HostTensor idx = test::random_tensor(DataType::i32, Shape{2, 3}, seed++,
-                                                       static_cast<double>(-len), static_cast<double>(len));
+            const HostTensor idx = test::random_tensor(DataType::i32, Shape{2, 3}, seed++, static_cast<double>(-len),
+                                                       static_cast<double>(len));
             const auto prog = test::single_node_program(
                 "gather", {Layout(PartialShape(ds), t), Layout({2, 3}, DataType::i32)}, axis_attr(axis));
             SCOPED_TRACE(std::string(to_string(t)) + " axis " + std::to_string(axis));
@@ -220,12 +219,11 @@ TEST(GatherOcl, Axis0SweepMatchesCpuOnDynamicAndStaticImpls) {
     if (!eng) GTEST_SKIP() << "no ocl engine";
     // data [n, 4], indices [5] in [-n, n): negative ones count from the end.
     const auto prog = test::single_node_program(
-        "gather", {Layout({Dimension(), 4}, DataType::f32), Layout({Dimension()}, DataType::i64)},
-        axis_attr(0));
+        "gather", {Layout({Dimension(), 4}, DataType::f32), Layout({Dimension()}, DataType::i64)}, axis_attr(0));
     const auto make = [](int64_t n, uint64_t seed) {
         return test::OclInputs{{"in0", test::random_tensor(DataType::f32, Shape{n, 4}, seed)},
-                         {"in1", test::random_tensor(DataType::i64, Shape{5}, seed + 7, static_cast<double>(-n),
-                                                     static_cast<double>(n))}};
+                               {"in1", test::random_tensor(DataType::i64, Shape{5}, seed + 7, static_cast<double>(-n),
+                                                           static_cast<double>(n))}};
     };
     test::ocl_sweep_exact(eng, prog, test::ocl_tail_sizes(), make);
 }
@@ -237,12 +235,11 @@ TEST(GatherOcl, MiddleAxisWithMatrixIndicesMatchesCpuForEveryElementWidth) {
         SCOPED_TRACE(to_string(t));
         // data [3, n, 2] along axis 1, i32 indices [2, m]: output [3, 2, m, 2].
         const auto prog = test::single_node_program(
-            "gather", {Layout({3, Dimension(), 2}, t), Layout({2, Dimension()}, DataType::i32)},
-            axis_attr(1));
+            "gather", {Layout({3, Dimension(), 2}, t), Layout({2, Dimension()}, DataType::i32)}, axis_attr(1));
         const auto make = [t](int64_t n, uint64_t seed) {
             return test::OclInputs{{"in0", test::random_tensor(t, Shape{3, n, 2}, seed, -100, 100)},
-                             {"in1", test::random_tensor(DataType::i32, Shape{2, (n % 5) + 1}, seed + 7,
-                                                         static_cast<double>(-n), static_cast<double>(n))}};
+                                   {"in1", test::random_tensor(DataType::i32, Shape{2, (n % 5) + 1}, seed + 7,
+                                                               static_cast<double>(-n), static_cast<double>(n))}};
         };
         test::ocl_sweep_exact(eng, prog, {1, 13, 257, 13}, make);
     }
@@ -262,5 +259,5 @@ TEST(GatherOcl, OutOfRangeIndexWritesZerosOnTheDevice) {
     for (size_t i = 0; i < 6; ++i) EXPECT_EQ(out.get_as_double(i), i < 2 ? 5.0 + i : 0.0) << i;
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

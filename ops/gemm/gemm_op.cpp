@@ -12,8 +12,8 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
-#include "dynrt/op_sdk.hpp"
 #include "dynrt/ocl_matmul.hpp"
+#include "dynrt/op_sdk.hpp"
 
 namespace {
 
@@ -22,18 +22,14 @@ using dynrt::Dimension;
 using dynrt::PartialShape;
 using dynrt::Shape;
 
-PartialShape leading(const PartialShape& s) {
-    return PartialShape(std::vector<Dimension>(s.begin(), s.end() - 2));
-}
+PartialShape leading(const PartialShape& s) { return PartialShape(std::vector<Dimension>(s.begin(), s.end() - 2)); }
 
 std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     const dynrt::Layout& a = ctx.inputs.at(0);
     const dynrt::Layout& b = ctx.inputs.at(1);
-    if (!dynrt::is_floating(a.dtype))
-        throw dynrt::Error("gemm takes floating-point inputs, got " + a.to_string());
+    if (!dynrt::is_floating(a.dtype)) throw dynrt::Error("gemm takes floating-point inputs, got " + a.to_string());
     if (a.dtype != b.dtype)
-        throw dynrt::Error("gemm inputs must have the same data type, got " + a.to_string() + " and " +
-                           b.to_string());
+        throw dynrt::Error("gemm inputs must have the same data type, got " + a.to_string() + " and " + b.to_string());
     if (a.shape.rank() < 2 || b.shape.rank() < 2)
         throw dynrt::Error("gemm needs inputs of rank >= 2, got " + a.shape.to_string() + " and " +
                            b.shape.to_string());
@@ -45,8 +41,8 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     const Dimension k_b = tb ? b.shape[rb - 1] : b.shape[rb - 2];
     const Dimension n = tb ? b.shape[rb - 2] : b.shape[rb - 1];
     if (!k_a.compatible(k_b))
-        throw dynrt::Error("gemm: a " + a.shape.to_string() + (ta ? " (transposed)" : "") + " has K=" +
-                           k_a.to_string() + " but b " + b.shape.to_string() + (tb ? " (transposed)" : "") +
+        throw dynrt::Error("gemm: a " + a.shape.to_string() + (ta ? " (transposed)" : "") +
+                           " has K=" + k_a.to_string() + " but b " + b.shape.to_string() + (tb ? " (transposed)" : "") +
                            " has K=" + k_b.to_string());
     PartialShape batch;
     try {
@@ -101,15 +97,12 @@ void kernel(dynrt::HostCall& call) {
     const size_t K = static_cast<size_t>(ta ? as[ra - 2] : as[ra - 1]);
     const size_t N = static_cast<size_t>(tb ? bs[rb - 2] : bs[rb - 1]);
     const size_t Kb = static_cast<size_t>(tb ? bs[rb - 1] : bs[rb - 2]);
-    if (K != Kb)
-        throw dynrt::Error("gemm: a " + as.to_string() + " and b " + bs.to_string() + " disagree on K");
+    if (K != Kb) throw dynrt::Error("gemm: a " + as.to_string() + " and b " + bs.to_string() + " disagree on K");
 
     // Batch strides in units of whole matrices; c strides over the full output.
     Shape out_batch(std::vector<int64_t>(os.begin(), os.end() - 2));
-    const std::vector<size_t> sa =
-        broadcast_strides(Shape(std::vector<int64_t>(as.begin(), as.end() - 2)), out_batch);
-    const std::vector<size_t> sb =
-        broadcast_strides(Shape(std::vector<int64_t>(bs.begin(), bs.end() - 2)), out_batch);
+    const std::vector<size_t> sa = broadcast_strides(Shape(std::vector<int64_t>(as.begin(), as.end() - 2)), out_batch);
+    const std::vector<size_t> sb = broadcast_strides(Shape(std::vector<int64_t>(bs.begin(), bs.end() - 2)), out_batch);
     const bool has_c = call.num_inputs() > 2;
     std::vector<size_t> sc;
     if (has_c) {
@@ -149,13 +142,12 @@ void kernel(dynrt::HostCall& call) {
 }
 
 void register_gemm(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def =
-        dynrt::op_def("gemm", "Batched matrix product y = alpha * op(a) @ op(b) + beta * c", 2, 3,
-                      {dynrt::attr_bool("transpose_a", false, "use a transposed over its last two dims"),
-                       dynrt::attr_bool("transpose_b", false, "use b transposed over its last two dims"),
-                       dynrt::attr_float("alpha", 1.0, "scale of the product"),
-                       dynrt::attr_float("beta", 1.0, "scale of c")},
-                      infer);
+    dynrt::OpDefinition def = dynrt::op_def(
+        "gemm", "Batched matrix product y = alpha * op(a) @ op(b) + beta * c", 2, 3,
+        {dynrt::attr_bool("transpose_a", false, "use a transposed over its last two dims"),
+         dynrt::attr_bool("transpose_b", false, "use b transposed over its last two dims"),
+         dynrt::attr_float("alpha", 1.0, "scale of the product"), dynrt::attr_float("beta", 1.0, "scale of c")},
+        infer);
     def.traits.critical = true;
     def.traits.accepts_fused_ops = true;   // host impls apply them (docs/architecture.md, "Fusion")
     def.traits.weightable = true;          // b, when constant (no impl prefers a blocked format yet)
@@ -204,6 +196,6 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
     dynrt::add_ocl_matmul_impls(reg, "gemm", hooks);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("gemm", register_gemm)

@@ -34,19 +34,18 @@ using test::f32;
 TEST(GemmShape, TransposesAndBatchBroadcasting) {
     const Dimension dyn;
     // Exactly one output (f32, the inputs' type) of the listed shape per row.
-    test::expect_shapes("gemm",
-                        {
-                            {{f32({2, 3}), f32({3, 4})}, gemm_attrs(false, false), {f32({2, 4})}},
-                            {{f32({3, 2}), f32({3, 4})}, gemm_attrs(true, false), {f32({2, 4})}},
-                            {{f32({2, 3}), f32({4, 3})}, gemm_attrs(false, true), {f32({2, 4})}},
-                            {{f32({3, 2}), f32({4, 3})}, gemm_attrs(true, true), {f32({2, 4})}},
-                            {{f32({5, 1, 2, 3}), f32({4, 3, 6})}, gemm_attrs(), {f32({5, 4, 2, 6})}},
-                            {{f32({dyn, dyn, 3}), f32({3, 4})}, gemm_attrs(), {f32({dyn, dyn, 4})}},
-                            {{f32({dyn, 2, dyn}), f32({dyn, dyn, 4})}, gemm_attrs(), {f32({dyn, 2, 4})}},
-                            {{f32({2, 3}), f32({3, 4}), f32({4})}, gemm_attrs(), {f32({2, 4})}},
-                            {{f32({2, 3}), f32({3, 4}), f32({2, 1})}, gemm_attrs(), {f32({2, 4})}},
-                            {{f32({7, 2, 3}), f32({3, 4}), f32({})}, gemm_attrs(), {f32({7, 2, 4})}},
-                        });
+    test::expect_shapes("gemm", {
+                                    {{f32({2, 3}), f32({3, 4})}, gemm_attrs(false, false), {f32({2, 4})}},
+                                    {{f32({3, 2}), f32({3, 4})}, gemm_attrs(true, false), {f32({2, 4})}},
+                                    {{f32({2, 3}), f32({4, 3})}, gemm_attrs(false, true), {f32({2, 4})}},
+                                    {{f32({3, 2}), f32({4, 3})}, gemm_attrs(true, true), {f32({2, 4})}},
+                                    {{f32({5, 1, 2, 3}), f32({4, 3, 6})}, gemm_attrs(), {f32({5, 4, 2, 6})}},
+                                    {{f32({dyn, dyn, 3}), f32({3, 4})}, gemm_attrs(), {f32({dyn, dyn, 4})}},
+                                    {{f32({dyn, 2, dyn}), f32({dyn, dyn, 4})}, gemm_attrs(), {f32({dyn, 2, 4})}},
+                                    {{f32({2, 3}), f32({3, 4}), f32({4})}, gemm_attrs(), {f32({2, 4})}},
+                                    {{f32({2, 3}), f32({3, 4}), f32({2, 1})}, gemm_attrs(), {f32({2, 4})}},
+                                    {{f32({7, 2, 3}), f32({3, 4}), f32({})}, gemm_attrs(), {f32({7, 2, 4})}},
+                                });
 }
 
 TEST(GemmShape, InvalidShapesAreNamed) {
@@ -101,8 +100,8 @@ TEST(GemmValues, SmallProductsMatchHandComputedValues) {
 }
 
 // Naive batched product through explicit coordinates.
-HostTensor naive_gemm(const HostTensor& a, const HostTensor& b, const HostTensor* c, bool ta, bool tb,
-                      double alpha, double beta, const Shape& out) {
+HostTensor naive_gemm(const HostTensor& a, const HostTensor& b, const HostTensor* c, bool ta, bool tb, double alpha,
+                      double beta, const Shape& out) {
     HostTensor y(a.dtype(), out);
     const size_t ro = out.size();
     const Shape& as = a.shape();
@@ -165,7 +164,7 @@ void sweep(Mode mode) {
                               {f32(PartialShape{Dimension(), Dimension(), K}), f32(PartialShape{K, N})},
                               {}};
     const HostTensor b = test::random_tensor(DataType::f32, Shape{K, N}, 3);
-    const std::vector<Shape> shapes = {{1, 1, K},  {1, 3, K},   {2, 13, K}, {2, 13, K}, {1, 16, K}, {3, 17, K},
+    const std::vector<Shape> shapes = {{1, 1, K},   {1, 3, K},   {2, 13, K}, {2, 13, K}, {1, 16, K}, {3, 17, K},
                                        {1, 255, K}, {1, 257, K}, {2, 13, K}, {1, 1, K},  {1, 1, K}};
     std::vector<test::Run> runs;
     for (size_t step = 0; step < shapes.size(); ++step)
@@ -245,10 +244,10 @@ void ocl_sweep(bool dynamic, bool ta, bool tb, bool with_c, const std::vector<Oc
 // revisits.
 std::vector<OclCase> tail_cases() {
     auto mk = [](int64_t bt, int64_t m, int64_t k, int64_t n) { return OclCase{Shape{bt, m, k}, Shape{k, n}, {}}; };
-    return {mk(1, 1, 1, 1),    mk(2, 3, 13, 17),  mk(1, 13, 16, 3),   mk(1, 16, 17, 257), mk(1, 17, 255, 13),
-            mk(2, 255, 3, 16), mk(1, 257, 17, 1), mk(1, 33, 257, 65), mk(2, 3, 13, 17),   mk(1, 1, 1, 1),
-            mk(1, 17, 255, 13), mk(1, 2, 13, 20), mk(2, 8, 33, 16),   mk(1, 5, 17, 68),   mk(1, 4, 3, 255),
-            mk(1, 1, 257, 16)};
+    return {mk(1, 1, 1, 1),     mk(2, 3, 13, 17),  mk(1, 13, 16, 3),   mk(1, 16, 17, 257),
+            mk(1, 17, 255, 13), mk(2, 255, 3, 16), mk(1, 257, 17, 1),  mk(1, 33, 257, 65),
+            mk(2, 3, 13, 17),   mk(1, 1, 1, 1),    mk(1, 17, 255, 13), mk(1, 2, 13, 20),
+            mk(2, 8, 33, 16),   mk(1, 5, 17, 68),  mk(1, 4, 3, 255),   mk(1, 1, 257, 16)};
 }
 
 TEST(GemmOcl, ShapeAgnosticImplMatchesCpuOverTailShapes) { ocl_sweep(true, false, false, false, tail_cases()); }
@@ -286,5 +285,5 @@ TEST(GemmOcl, F16FallsBackToTheHostImpl) {
     EXPECT_LE(test::max_abs_diff(y, naive_gemm(a, b, nullptr, false, false, 1.0, 1.0, Shape{3, 2})), 4e-3);
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

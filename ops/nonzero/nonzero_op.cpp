@@ -47,7 +47,8 @@ void nonzero_kernel(HostCall& call) {
 }
 
 void register_nonzero(ModuleRegistrar& reg) {
-    OpDefinition def = op_def("nonzero", "Indices of the non-zero elements, [rank, count] i64", 1, 1, {}, infer_nonzero);
+    OpDefinition def =
+        op_def("nonzero", "Indices of the non-zero elements, [rank, count] i64", 1, 1, {}, infer_nonzero);
     def.traits.data_dependent_output = true;
     reg.add_op(def);
     // The output layout changes with the data, so a static impl (built for one
@@ -57,6 +58,6 @@ void register_nonzero(ModuleRegistrar& reg) {
     add_host_impls(reg, "nonzero", nonzero_kernel, o);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("nonzero", register_nonzero)

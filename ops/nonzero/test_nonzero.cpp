@@ -67,5 +67,5 @@ TEST(NonzeroOcl, ChangingInputs_ValuesAndShapeFollowTheData) {
     changing_inputs(eng);
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

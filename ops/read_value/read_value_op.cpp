@@ -74,11 +74,10 @@ void register_read_value(ModuleRegistrar& reg) {
     OpDefinition def = op_def(
         "read_value", "Value of a request variable (initial value until assigned)", 0, 1,
         {attr_string("variable", std::nullopt, {}, "name of the variable"),
-                 attr_ints("shape", std::vector<int64_t>{}, "partial shape of the variable; -1 = dynamic dim"),
-                 attr_string("dtype", std::string("f32"), {}, "data type when there is no init input"),
-                 attr_ints("init_shape", std::vector<int64_t>{},
-                           "shape of the initial value when there is no init input"),
-                 attr_float("init_value", 0.0, "value of every element of the initial value")},
+         attr_ints("shape", std::vector<int64_t>{}, "partial shape of the variable; -1 = dynamic dim"),
+         attr_string("dtype", std::string("f32"), {}, "data type when there is no init input"),
+         attr_ints("init_shape", std::vector<int64_t>{}, "shape of the initial value when there is no init input"),
+         attr_float("init_value", 0.0, "value of every element of the initial value")},
         infer_read_value);
     def.traits.reads_state = true;
     def.state_variable = [](const Attributes& attrs) { return attrs.get_string("variable"); };
@@ -86,6 +85,6 @@ void register_read_value(ModuleRegistrar& reg) {
     add_host_impls(reg, "read_value", read_value_kernel);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("read_value", register_read_value)

@@ -48,5 +48,5 @@ TEST(ReadValue, NoInitAtRunTime_ErrorNamesTheVariable) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

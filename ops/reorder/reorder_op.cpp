@@ -73,9 +73,9 @@ std::string check_dense(const dynrt::KernelParams& p) {
 }
 
 void register_reorder(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def =
-        dynrt::op_def("reorder", "Copy of a tensor in another memory format (plain, osv16)", 1, 1,
-                      {dynrt::attr_string("format", std::string("plain"), format_names(), "output memory format")}, infer);
+    dynrt::OpDefinition def = dynrt::op_def(
+        "reorder", "Copy of a tensor in another memory format (plain, osv16)", 1, 1,
+        {dynrt::attr_string("format", std::string("plain"), format_names(), "output memory format")}, infer);
     // The flow reorders constant weights through this op (OpDefinition::convert_format).
     def.convert_format = [](dynrt::Format target) {
         dynrt::Attributes attrs;
@@ -122,6 +122,6 @@ void register_reorder(dynrt::ModuleRegistrar& reg) {
     dynrt::add_ocl_impls(reg, "reorder", spec, ocl);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("reorder", register_reorder)

@@ -73,7 +73,8 @@ void expect_osv16(const std::vector<float>& raw, const HostTensor& x) {
         for (size_t r = 0; r < inner; ++r)
             for (size_t lane = 0; lane < 16; ++lane) {
                 const size_t o = sl * 16 + lane;
-                const float want = o < static_cast<size_t>(O) ? static_cast<float>(x.get_as_double(o * inner + r)) : 0.0f;
+                const float want =
+                    o < static_cast<size_t>(O) ? static_cast<float>(x.get_as_double(o * inner + r)) : 0.0f;
                 EXPECT_EQ(raw[(sl * inner + r) * 16 + lane], want) << "o " << o << " r " << r;
             }
 }
@@ -137,5 +138,5 @@ TEST(ReorderOcl, RoundTripInANetwork_GivesTheInputWithBothImplKinds) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

@@ -44,8 +44,8 @@ PartialShape resolve_target(const PartialShape& in, const std::vector<int64_t>& 
             has_infer = true;
             infer_at = i;
         } else if (v < -1) {
-            throw Error("target shape " + target_str + " has invalid value " + std::to_string(v) +
-                        " at position " + std::to_string(i));
+            throw Error("target shape " + target_str + " has invalid value " + std::to_string(v) + " at position " +
+                        std::to_string(i));
         } else if (v == 0 && special_zero) {
             if (i >= in.rank())
                 throw Error("target shape " + target_str + " copies dim " + std::to_string(i) +
@@ -123,8 +123,7 @@ std::vector<Layout> infer_reshape(const ShapeInferContext& ctx) {
             if (t.shape[0].is_dynamic())
                 throw Error("the target shape (input 1) has dynamic length " + t.shape.to_string() +
                             " and unknown values, so the output rank is unknown");
-            return {Layout(PartialShape::dynamic_of_rank(static_cast<size_t>(t.shape[0].get_length())),
-                           data.dtype)};
+            return {Layout(PartialShape::dynamic_of_rank(static_cast<size_t>(t.shape[0].get_length())), data.dtype)};
         }
         target = value->to_int64();
     } else {
@@ -139,8 +138,8 @@ void reshape_kernel(HostCall& call) {
         ErrorContext where;
         where.node = call.node();
         where.op = "reshape";
-        throw Error("cannot reshape " + call.in_shape(0).to_string() + " (" + std::to_string(count) +
-                        " elements) to " + call.out_shape(0).to_string(),
+        throw Error("cannot reshape " + call.in_shape(0).to_string() + " (" + std::to_string(count) + " elements) to " +
+                        call.out_shape(0).to_string(),
                     where);
     }
     const size_t bytes = count * byte_size(call.in_type(0));
@@ -171,13 +170,12 @@ void register_reshape(ModuleRegistrar& reg) {
     add_host_impls(reg, "reshape", reshape_kernel);
 
     const auto counts_match = [](const KernelParams& p) -> std::string {
-        if (p.inputs.at(0).count() != p.outputs.at(0).count())
-            return "input and output element counts differ";
+        if (p.inputs.at(0).count() != p.outputs.at(0).count()) return "input and output element counts differ";
         return {};
     };
     add_ocl_impls(reg, "reshape", reshape_ocl_spec(), ocl_options({}, counts_match));
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("reshape", register_reshape)

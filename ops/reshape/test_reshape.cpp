@@ -71,9 +71,9 @@ TEST(ReshapeShapeInfer, ZeroIsAnEmptyDimWithoutSpecialZero) {
 
 TEST(ReshapeShapeInfer, DynamicInputKeepsResolvableDimsStatic) {
     const Dimension dyn;
-    EXPECT_EQ(infer_attr({dyn, 3, 4}, {0, -1}), PartialShape({dyn, 12}));       // -1 from the static rest
+    EXPECT_EQ(infer_attr({dyn, 3, 4}, {0, -1}), PartialShape({dyn, 12}));   // -1 from the static rest
     EXPECT_EQ(infer_attr({dyn, 3, 4}, {0, 12}), PartialShape({dyn, 12}));
-    EXPECT_EQ(infer_attr({dyn, 3, 4}, {-1, 4}), PartialShape({dyn, 4}));        // -1 depends on ?
+    EXPECT_EQ(infer_attr({dyn, 3, 4}, {-1, 4}), PartialShape({dyn, 4}));   // -1 depends on ?
     EXPECT_EQ(infer_attr({dyn, 6}, {0, 2, 3}), PartialShape({dyn, 2, 3}));
     EXPECT_EQ(infer_attr({Dimension(2, 5), 6}, {0, 3, -1}), PartialShape({Dimension(2, 5), 3, 2}));
     EXPECT_EQ(infer_attr({dyn, dyn}, {0, 0, 1}), PartialShape({dyn, dyn, 1}));
@@ -102,7 +102,8 @@ TEST(ReshapeShapeInfer, InvalidTargetsAreRejected) {
 
 TEST(ReshapeShapeInfer, TargetTensorValuesAreUsedWhenKnown) {
     const HostTensor target = HostTensor::from_int64(DataType::i32, Shape{3}, {0, -1, 2});
-    const auto out = infer({Layout({Dimension(), 4, 3}, DataType::f16), Layout({3}, DataType::i32)}, {}, {nullptr, &target});
+    const auto out =
+        infer({Layout({Dimension(), 4, 3}, DataType::f16), Layout({3}, DataType::i32)}, {}, {nullptr, &target});
     EXPECT_EQ(out.at(0).shape, PartialShape({Dimension(), 6, 2}));
     EXPECT_EQ(out.at(0).dtype, DataType::f16);
 }
@@ -110,8 +111,9 @@ TEST(ReshapeShapeInfer, TargetTensorValuesAreUsedWhenKnown) {
 TEST(ReshapeShapeInfer, UnknownTargetValuesGiveDynamicDimsOfTheTargetLength) {
     EXPECT_EQ(infer({Layout({2, 3}, DataType::f32), Layout({4}, DataType::i64)}, {}).at(0).shape,
               PartialShape::dynamic_of_rank(4));
-    const std::string msg =
-        error_of([] { infer({Layout({2, 3}, DataType::f32), Layout({Dimension()}, DataType::i64)}, {}); });
+    const std::string msg = error_of([] {
+        infer({Layout({2, 3}, DataType::f32), Layout({Dimension()}, DataType::i64)}, {});
+    });
     EXPECT_TRUE(contains(msg, "dynamic length")) << msg;
 }
 
@@ -132,9 +134,9 @@ TEST(ReshapeReference, ElementsKeepTheirOrder) {
 }
 
 TEST(ReshapeReference, ConstantTargetTensorWithSpecialZero) {
-    const auto prog = test::single_node_program(
-        "reshape", {Layout({2, 2, 3}, DataType::i64), Layout({2}, DataType::i64)}, {},
-        {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {0, -1})}});
+    const auto prog =
+        test::single_node_program("reshape", {Layout({2, 2, 3}, DataType::i64), Layout({2}, DataType::i64)}, {},
+                                  {{1, HostTensor::from_int64(DataType::i64, Shape{2}, {0, -1})}});
     const std::vector<int64_t> v{1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12};
     const HostTensor out = test::run_once(prog, {HostTensor::from_int64(DataType::i64, Shape{2, 2, 3}, v)});
     EXPECT_EQ(out.shape(), Shape({2, 6}));
@@ -160,8 +162,8 @@ class ReshapeSweep : public ::testing::TestWithParam<bool> {};
 
 // [?, 6] -> [0, 2, 3]: the batch follows the input, the rest stays static.
 TEST_P(ReshapeSweep, SpecialZeroFollowsTheBatchOnOneInstance) {
-    const auto prog = test::single_node_program("reshape", {Layout({Dimension(), 6}, DataType::f32)},
-                                                shape_attrs({0, 2, 3}));
+    const auto prog =
+        test::single_node_program("reshape", {Layout({Dimension(), 6}, DataType::f32)}, shape_attrs({0, 2, 3}));
     EXPECT_EQ(prog->nodes()[prog->node_index("node")].out_layouts.at(0).shape, PartialShape({Dimension(), 2, 3}));
     const test::OpSetup setup{"reshape", shape_attrs({0, 2, 3}), {Layout({Dimension(), 6}, DataType::f32)}, {}};
     std::vector<test::Run> runs;
@@ -183,8 +185,8 @@ TEST_P(ReshapeSweep, SpecialZeroFollowsTheBatchOnOneInstance) {
 TEST_P(ReshapeSweep, TargetTensorFromAnInputIsReadOnEveryRun) {
     NetworkOptions opts;
     opts.use_dynamic_impls = GetParam();
-    const auto prog = test::single_node_program(
-        "reshape", {Layout({Dimension(), 4}, DataType::f32), Layout({2}, DataType::i64)}, {});
+    const auto prog =
+        test::single_node_program("reshape", {Layout({Dimension(), 4}, DataType::f32), Layout({2}, DataType::i64)}, {});
     EXPECT_EQ(prog->nodes()[prog->node_index("node")].out_layouts.at(0).shape, PartialShape::dynamic_of_rank(2));
     InferRequest req(Network::create(prog, test::engine(), opts));
     struct Case {
@@ -192,7 +194,7 @@ TEST_P(ReshapeSweep, TargetTensorFromAnInputIsReadOnEveryRun) {
         std::vector<int64_t> target;
         Shape want;
     };
-    const std::vector<Case> cases = {{3, {0, -1}, {3, 4}},  {3, {-1, 2}, {6, 2}}, {3, {2, 6}, {2, 6}},
+    const std::vector<Case> cases = {{3, {0, -1}, {3, 4}},   {3, {-1, 2}, {6, 2}}, {3, {2, 6}, {2, 6}},
                                      {17, {1, -1}, {1, 68}}, {3, {-1, 2}, {6, 2}}, {3, {-1, 2}, {6, 2}}};
     uint64_t seed = 7;
     for (const Case& k : cases) {
@@ -210,8 +212,8 @@ TEST_P(ReshapeSweep, TargetTensorFromAnInputIsReadOnEveryRun) {
 TEST_P(ReshapeSweep, TargetTensorWithWrongCountFailsAtRunTime) {
     NetworkOptions opts;
     opts.use_dynamic_impls = GetParam();
-    const auto prog = test::single_node_program(
-        "reshape", {Layout({Dimension(), 4}, DataType::f32), Layout({2}, DataType::i64)}, {});
+    const auto prog =
+        test::single_node_program("reshape", {Layout({Dimension(), 4}, DataType::f32), Layout({2}, DataType::i64)}, {});
     InferRequest req(Network::create(prog, test::engine(), opts));
     req.set_input("in0", test::random_tensor(DataType::f32, Shape{3, 4}, 1));
     req.set_input("in1", HostTensor::from_int64(DataType::i64, Shape{2}, {5, -1}));
@@ -254,5 +256,5 @@ TEST(ReshapeOcl, TargetFromAConstantInputMatchesCpuForEveryElementWidth) {
         });
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

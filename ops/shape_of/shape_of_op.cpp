@@ -38,9 +38,9 @@ void shape_of_kernel(HostCall& call) {
 }
 
 void register_shape_of(ModuleRegistrar& reg) {
-    OpDefinition def = op_def("shape_of", "Dims of the input as a 1-D i64/i32 tensor", 1, 1,
-                              {attr_string("output_type", std::string("i64"), {"i64", "i32"}, "data type of the output")},
-                              infer_shape_of);
+    OpDefinition def = op_def(
+        "shape_of", "Dims of the input as a 1-D i64/i32 tensor", 1, 1,
+        {attr_string("output_type", std::string("i64"), {"i64", "i32"}, "data type of the output")}, infer_shape_of);
     def.traits.shape_of_like = true;
     reg.add_op(def);
 
@@ -64,6 +64,6 @@ void register_shape_of(ModuleRegistrar& reg) {
     add_ocl_impls(reg, "shape_of", spec, ocl_options({}, check_output));
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("shape_of", register_shape_of)

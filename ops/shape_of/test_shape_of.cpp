@@ -103,8 +103,7 @@ class ShapeOfSweep : public ::testing::TestWithParam<bool> {};
 TEST_P(ShapeOfSweep, OneInstanceReportsEveryNewShape) {
     NetworkOptions opts;
     opts.use_dynamic_impls = GetParam();
-    const auto prog =
-        test::single_node_program("shape_of", {Layout({Dimension(), Dimension()}, DataType::f32)}, {});
+    const auto prog = test::single_node_program("shape_of", {Layout({Dimension(), Dimension()}, DataType::f32)}, {});
     InferRequest req(Network::create(prog, test::engine(), opts));
 
     const std::vector<int64_t> sizes = {1, 3, 13, 16, 17, 255, 257, 16, 16, 1, 257, 257};
@@ -136,7 +135,6 @@ INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfSweep, ::testing::Values(true, false), te
 // Skipped when the ocl module is not built or no OpenCL platform exists. The
 // binary cache lives in a temp folder of this test program (removed at exit),
 // so a run never depends on the user's cache.
-
 
 // The flow runs shape_of on the host impl even on an ocl engine (its output
 // usually feeds shape inference), so the ocl impls are created and executed
@@ -199,5 +197,5 @@ TEST(ShapeOfOcl, RankEightAndRankOneInputs) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

@@ -23,18 +23,16 @@ using dynrt::DataType;
 
 std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     const dynrt::Layout& in = ctx.inputs.at(0);
-    if (!dynrt::is_floating(in.dtype))
-        throw dynrt::Error("softmax takes floating-point input, got " + in.to_string());
-    if (in.shape.rank() == 0)
-        throw dynrt::Error("softmax needs an input of rank >= 1, got a scalar " + in.to_string());
+    if (!dynrt::is_floating(in.dtype)) throw dynrt::Error("softmax takes floating-point input, got " + in.to_string());
+    if (in.shape.rank() == 0) throw dynrt::Error("softmax needs an input of rank >= 1, got a scalar " + in.to_string());
     dynrt::normalize_axis(ctx.attrs.get_int("axis"), static_cast<int64_t>(in.shape.rank()));
     return {dynrt::Layout(in.shape, in.dtype)};
 }
 
 void kernel(dynrt::HostCall& call) {
     const dynrt::Shape& s = call.in_shape(0);
-    const size_t axis = static_cast<size_t>(
-        dynrt::normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(s.rank())));
+    const size_t axis =
+        static_cast<size_t>(dynrt::normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(s.rank())));
     size_t outer = 1, inner = 1;
     for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(s[d]);
     for (size_t d = axis + 1; d < s.rank(); ++d) inner *= static_cast<size_t>(s[d]);
@@ -95,6 +93,6 @@ void register_softmax(dynrt::ModuleRegistrar& reg) {
     dynrt::add_ocl_impls(reg, "softmax", softmax_ocl_spec(), dynrt::ocl_options(dtypes));
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("softmax", register_softmax)

@@ -35,7 +35,9 @@ TEST(SoftmaxShape, OutputEqualsInputForEveryValidAxisAndBadInputsAreRejected) {
 
 // A reduction per row: float exp and sum on devices; 1e-7 absolute for the tiny
 // probabilities.
-test::Tolerance tol(DataType t) { return t == DataType::f16 ? test::Tolerance{2e-3, 1e-5} : test::Tolerance{1e-4, 1e-7}; }
+test::Tolerance tol(DataType t) {
+    return t == DataType::f16 ? test::Tolerance{2e-3, 1e-5} : test::Tolerance{1e-4, 1e-7};
+}
 
 TEST(SoftmaxImpls, EveryImplMatchesTheReferenceOnEveryAxis) {
     for (DataType t : {DataType::f32, DataType::f16}) {
@@ -43,8 +45,7 @@ TEST(SoftmaxImpls, EveryImplMatchesTheReferenceOnEveryAxis) {
             SCOPED_TRACE(std::string(to_string(t)) + " axis " + std::to_string(a));
             const test::OpSetup s{"softmax", axis(a), {Layout(PartialShape::dynamic_of_rank(3), t)}, {}};
             test::expect_impls_match_reference(
-                s, test::random_runs(t, {{{1, 1, 1}}, {{2, 3, 17}}, {{2, 257, 3}}}, 1, -8, 8),
-                tol(t));
+                s, test::random_runs(t, {{{1, 1, 1}}, {{2, 3, 17}}, {{2, 257, 3}}}, 1, -8, 8), tol(t));
         }
     }
 }
@@ -54,7 +55,7 @@ TEST(SoftmaxImpls, EveryImplMatchesTheReferenceOnEveryAxis) {
 // [r, c] with both dims changing, then [2, 5, n] along axis 1 (a changing
 // inner extent), on cpu and ocl, dynamic and static impls.
 TEST(SoftmaxDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
-    const std::vector<std::vector<Shape>> rows = {{{1, 1}},  {{1, 3}},   {{2, 13}}, {{2, 13}}, {{1, 16}}, {{3, 17}},
+    const std::vector<std::vector<Shape>> rows = {{{1, 1}},   {{1, 3}},   {{2, 13}}, {{2, 13}}, {{1, 16}}, {{3, 17}},
                                                   {{1, 255}}, {{2, 257}}, {{2, 13}}, {{1, 1}},  {{1, 1}}};
     std::vector<std::vector<Shape>> rows3;
     for (int64_t n : test::tail_sizes()) rows3.push_back({Shape{2, 5, n}});
@@ -126,5 +127,5 @@ TEST(SoftmaxValues, RandomInputsMatchNaiveOnEveryAxis) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

@@ -48,7 +48,8 @@ TEST(Topk, ChangingK_ValuesIndicesAndShapesMatchASort) {
             r.set_input("k", HostTensor::from_int64(DataType::i64, {1}, {k}));
             r.infer();
             const size_t kk = static_cast<size_t>(std::min<int64_t>(k, 5));
-            ASSERT_EQ(r.output(0).shape(), Shape({2, static_cast<int64_t>(kk)})) << "k=" << k << " got " << r.output(0).shape().to_string();
+            ASSERT_EQ(r.output(0).shape(), Shape({2, static_cast<int64_t>(kk)}))
+                << "k=" << k << " got " << r.output(0).shape().to_string();
             ASSERT_EQ(r.output(1).shape(), Shape({2, static_cast<int64_t>(kk)}));
             for (size_t row = 0; row < 2; ++row) {
                 std::vector<size_t> idx(5);
@@ -79,5 +80,5 @@ TEST(Topk, NegativeK_ErrorNamesTheNode) {
     }
 }
 
-}  // namespace
-}  // namespace dynrt
+}   // namespace
+}   // namespace dynrt

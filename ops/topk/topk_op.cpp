@@ -89,6 +89,6 @@ void register_topk(ModuleRegistrar& reg) {
     add_host_impls(reg, "topk", topk_kernel, o);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("topk", register_topk)

@@ -79,9 +79,7 @@ public:
     std::shared_ptr<Stream> create_stream() override { return std::make_shared<CpuStream>(); }
 
 protected:
-    std::shared_ptr<Buffer> do_allocate(size_t bytes) override {
-        return std::make_shared<CpuBuffer>(bytes, tracker());
-    }
+    std::shared_ptr<Buffer> do_allocate(size_t bytes) override { return std::make_shared<CpuBuffer>(bytes, tracker()); }
 
 private:
     DeviceInfo info_;
@@ -91,6 +89,6 @@ void register_cpu(ModuleRegistrar& registrar) {
     registrar.add_engine("cpu", [](const EngineConfig&) -> EnginePtr { return std::make_shared<CpuEngine>(); });
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("cpu", register_cpu)

@@ -156,7 +156,7 @@ public:
         bool set = false;
         uint64_t buffer_serial = 0;   // memory/buffer: OclBuffer::serial() and byte offset
         size_t offset = 0;
-        int64_t int_value = 0;        // i32/i64; f32 as its bits; local: bytes
+        int64_t int_value = 0;   // i32/i64; f32 as its bits; local: bytes
     };
     std::vector<ArgValue>& arg_values() const { return arg_values_; }
 
@@ -198,8 +198,8 @@ constexpr uint64_t kMaxCacheEntryBytes = uint64_t(64) << 20;
 bool read_cache_entry(const std::string& path, const std::string& identity, std::vector<unsigned char>& binary,
                       std::string& why);
 // Writes atomically (temp file + rename). Returns false with `why` on failure.
-bool write_cache_entry(const std::string& path, const std::string& identity,
-                       const std::vector<unsigned char>& binary, std::string& why);
+bool write_cache_entry(const std::string& path, const std::string& identity, const std::vector<unsigned char>& binary,
+                       std::string& why);
 
 // Programs of one engine: memory cache, then disk cache, then a source build.
 class ProgramCache {
@@ -209,8 +209,8 @@ public:
     // caches are keyed by `key_source`: the same text without the `#line`
     // naming the first kernel asked for, so that every kernel of one program
     // (same source and defines, another entry point) shares one build.
-    std::shared_ptr<Program> get(const std::string& key_source, const std::string& source,
-                                 const std::string& options, const std::string& kernel_name);
+    std::shared_ptr<Program> get(const std::string& key_source, const std::string& source, const std::string& options,
+                                 const std::string& kernel_name);
     OclBuildStats stats() const;
     void clear();
     const std::string& dir() const { return dir_; }
@@ -237,4 +237,4 @@ private:
 void launch_kernel(const Context& ctx, Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args,
                    const size_t gws[3], const size_t lws[3], size_t dims);
 
-}  // namespace dynrt::ocl
+}   // namespace dynrt::ocl

@@ -136,7 +136,7 @@ bool is_allocation_failure(cl_int err) {
                 std::to_string(ctx.limits.global_mem_bytes) + " bytes)");
 }
 
-}  // namespace
+}   // namespace
 
 OclBuffer::OclBuffer(ContextPtr ctx, size_t size, cl_mem_flags flags, std::shared_ptr<MemoryTracker> tracker)
     : Buffer(size, std::move(tracker)), ctx_(std::move(ctx)) {
@@ -251,7 +251,8 @@ std::string device_str(cl_device_id d, cl_device_info what) {
     return s;
 }
 
-template <typename T> T device_val(cl_device_id d, cl_device_info what) {
+template <typename T>
+T device_val(cl_device_id d, cl_device_info what) {
     T v{};
     clGetDeviceInfo(d, what, sizeof v, &v, nullptr);
     return v;
@@ -393,12 +394,9 @@ std::string resolve_cache_dir() {
     if (base.empty()) {
         const std::string xdg = env("XDG_CACHE_HOME");
         const std::string home = env("HOME");
-        if (!xdg.empty())
-            base = xdg + "/dynrt";
-        else if (!home.empty())
-            base = home + "/.cache/dynrt";
-        else
-            return {};
+        if (!xdg.empty()) base = xdg + "/dynrt";
+        else if (!home.empty()) base = home + "/.cache/dynrt";
+        else return {};
     }
     return base + "/ocl";
 }
@@ -439,10 +437,8 @@ std::string define_lines(const JitDefines& defines, const std::string& kernel_na
                         "' is not an identifier or NAME(params)");
         out += "#define " + d.first + " ";
         for (char c : d.second) {
-            if (c == '\n')
-                out += " \\\n";   // continue multi-line values
-            else
-                out += c;
+            if (c == '\n') out += " \\\n";   // continue multi-line values
+            else out += c;
         }
         out += '\n';
     }
@@ -574,8 +570,8 @@ void register_ocl(ModuleRegistrar& registrar) {
     registrar.add_engine("ocl", [](const EngineConfig& cfg) -> EnginePtr { return std::make_shared<OclEngine>(cfg); });
 }
 
-}  // namespace
+}   // namespace
 
-}  // namespace dynrt::ocl
+}   // namespace dynrt::ocl
 
 DYNRT_MODULE("ocl", dynrt::ocl::register_ocl)

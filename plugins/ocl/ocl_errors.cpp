@@ -80,7 +80,7 @@ const char* known_name(cl_int err) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 std::string cl_error_name(cl_int err) {
     const char* n = known_name(err);
@@ -92,4 +92,4 @@ void check(cl_int err, const std::string& what) {
     if (err != CL_SUCCESS) throw Error(what + ": " + cl_error_name(err));
 }
 
-}  // namespace dynrt::ocl
+}   // namespace dynrt::ocl

@@ -53,8 +53,8 @@ void set_arg(const KernelImpl& k, cl_uint i, const OclArg& a, KernelImpl::ArgVal
     switch (a.kind) {
         case OclArg::Kind::memory:
         case OclArg::Kind::buffer: {
-            const Buffer* b = a.kind == OclArg::Kind::memory ? (a.memory ? a.memory->buffer().get() : nullptr)
-                                                             : a.buffer;
+            const Buffer* b =
+                a.kind == OclArg::Kind::memory ? (a.memory ? a.memory->buffer().get() : nullptr) : a.buffer;
             ob = exact_cast<OclBuffer>(b);
             if (!ob)
                 throw Error(arg_what(k.name(), i) + ": " +
@@ -101,9 +101,7 @@ void set_arg(const KernelImpl& k, cl_uint i, const OclArg& a, KernelImpl::ArgVal
             err = clSetKernelArg(k.kernel(), i, sizeof x, &x);
             break;
         }
-        case OclArg::Kind::local:
-            err = clSetKernelArg(k.kernel(), i, a.local_bytes, nullptr);
-            break;
+        case OclArg::Kind::local: err = clSetKernelArg(k.kernel(), i, a.local_bytes, nullptr); break;
     }
     if (err != CL_SUCCESS) {
         cached.set = false;
@@ -112,7 +110,7 @@ void set_arg(const KernelImpl& k, cl_uint i, const OclArg& a, KernelImpl::ArgVal
     cached = v;
 }
 
-}  // namespace
+}   // namespace
 
 void launch_kernel(const Context& ctx, Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args,
                    const size_t gws[3], const size_t lws[3], size_t dims) {
@@ -128,9 +126,9 @@ void launch_kernel(const Context& ctx, Stream& stream, const OclKernel& kernel, 
     if (use_lws) {
         for (size_t d = 0; d < dims; ++d)
             if (lws[d] == 0 || gws[d] % lws[d] != 0)
-                throw Error("launch of kernel '" + k->name() + "': global size " + std::to_string(gws[d]) +
-                            " of dim " + std::to_string(d) + " is not a multiple of local size " +
-                            std::to_string(lws[d]) + " (use dispatch_for())");
+                throw Error("launch of kernel '" + k->name() + "': global size " + std::to_string(gws[d]) + " of dim " +
+                            std::to_string(d) + " is not a multiple of local size " + std::to_string(lws[d]) +
+                            " (use dispatch_for())");
     }
     auto* os = exact_cast<OclStream>(&stream);
     const bool must_wait = os == nullptr;   // not an ocl stream: the engine's queue, and wait
@@ -149,8 +147,8 @@ void launch_kernel(const Context& ctx, Stream& stream, const OclKernel& kernel, 
         std::string sizes;
         for (size_t d = 0; d < dims; ++d)
             sizes += (d ? "x" : "") + std::to_string(gws[d]) + (use_lws ? "/" + std::to_string(lws[d]) : "");
-        throw Error("cannot launch OpenCL kernel '" + k->name() + "' (global/local " + sizes + ") on " +
-                    ctx.name + ": " + cl_error_name(err));
+        throw Error("cannot launch OpenCL kernel '" + k->name() + "' (global/local " + sizes + ") on " + ctx.name +
+                    ": " + cl_error_name(err));
     }
     if (os) {
         const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0);
@@ -159,4 +157,4 @@ void launch_kernel(const Context& ctx, Stream& stream, const OclKernel& kernel, 
     if (must_wait) check(clFinish(q), "waiting for kernel '" + k->name() + "'");
 }
 
-}  // namespace dynrt::ocl
+}   // namespace dynrt::ocl

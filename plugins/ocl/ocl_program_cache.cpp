@@ -55,16 +55,20 @@ uint64_t mix(uint64_t x) {
 
 uint64_t checksum(const std::vector<unsigned char>& v) { return fnv1a(v.data(), v.size(), 0xcbf29ce484222325ULL); }
 
-template <typename T> void put(std::string& out, T v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+template <typename T>
+void put(std::string& out, T v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
 
-template <typename T> bool get(const std::string& in, size_t& pos, T& v) {
+template <typename T>
+bool get(const std::string& in, size_t& pos, T& v) {
     if (in.size() - pos < sizeof v) return false;
     std::memcpy(&v, in.data() + pos, sizeof v);
     pos += sizeof v;
     return true;
 }
 
-}  // namespace
+}   // namespace
 
 std::string hash_hex(const std::string& data) {
     const uint64_t a = fnv1a(data.data(), data.size(), 0xcbf29ce484222325ULL);
@@ -131,7 +135,7 @@ bool read_regular_file(const std::string& path, std::string& out, std::string& w
     return ok;
 }
 
-}  // namespace
+}   // namespace
 
 bool read_cache_entry(const std::string& path, const std::string& identity, std::vector<unsigned char>& binary,
                       std::string& why) {
@@ -170,8 +174,8 @@ bool read_cache_entry(const std::string& path, const std::string& identity, std:
     return true;
 }
 
-bool write_cache_entry(const std::string& path, const std::string& identity,
-                       const std::vector<unsigned char>& binary, std::string& why) {
+bool write_cache_entry(const std::string& path, const std::string& identity, const std::vector<unsigned char>& binary,
+                       std::string& why) {
     std::string out(kMagic, sizeof kMagic);
     put(out, kFormatVersion);
     put(out, static_cast<uint32_t>(identity.size()));
@@ -235,10 +239,9 @@ std::shared_ptr<Program> ProgramCache::get(const std::string& key_source, const 
                                            const std::string& options, const std::string& kernel_name) {
     const OclDeviceLimits& l = ctx_->limits;
     // Everything that can change the binary besides the source itself.
-    const std::string identity = "dynrt-ocl-program\noptions: " + options + "\nplatform: " + l.platform_name +
-                                 " / " + l.platform_version + "\ndevice: " + l.device_name + " / " +
-                                 l.device_version + "\ndriver: " + l.driver_version + "\nsource: " +
-                                 hash_hex(key_source) + "\n";
+    const std::string identity = "dynrt-ocl-program\noptions: " + options + "\nplatform: " + l.platform_name + " / " +
+                                 l.platform_version + "\ndevice: " + l.device_name + " / " + l.device_version +
+                                 "\ndriver: " + l.driver_version + "\nsource: " + hash_hex(key_source) + "\n";
     const std::string key = hash_hex(identity);
 
     std::shared_ptr<Entry> entry;
@@ -282,13 +285,13 @@ std::shared_ptr<Program> ProgramCache::load_binary(const std::string& path, cons
     p->program = clCreateProgramWithBinary(ctx_->context, 1, &ctx_->device, &len, &ptr, &status, &err);
     if (err == CL_SUCCESS && status == CL_SUCCESS)
         err = clBuildProgram(p->program, 1, &ctx_->device, options.c_str(), nullptr, nullptr);
-    else if (err == CL_SUCCESS)
-        err = status;
+    else if (err == CL_SUCCESS) err = status;
     if (err != CL_SUCCESS) {
         // The driver refused a well-formed entry (e.g. a driver update kept its
         // version string): treat it as stale.
         ++disk_rejects_;
-        if (ctx_->verbose) std::cerr << "ocl: rebuilding " << path << ": driver refused it, " << cl_error_name(err) << "\n";
+        if (ctx_->verbose)
+            std::cerr << "ocl: rebuilding " << path << ": driver refused it, " << cl_error_name(err) << "\n";
         return nullptr;
     }
     p->from_binary_cache = true;
@@ -315,9 +318,8 @@ std::shared_ptr<Program> ProgramCache::build_source(const std::string& source, c
             clGetProgramBuildInfo(p->program, ctx_->device, CL_PROGRAM_BUILD_LOG, log_size, &log[0], nullptr);
             while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
         }
-        throw Error("OpenCL build of kernel '" + kernel_name + "' failed on " + ctx_->name + " (" +
-                    cl_error_name(err) + ", options \"" + options + "\"); build log:\n" +
-                    (log.empty() ? std::string("(empty)") : log));
+        throw Error("OpenCL build of kernel '" + kernel_name + "' failed on " + ctx_->name + " (" + cl_error_name(err) +
+                    ", options \"" + options + "\"); build log:\n" + (log.empty() ? std::string("(empty)") : log));
     }
     ++source_builds_;
     return p;
@@ -331,10 +333,8 @@ void ProgramCache::store_binary(const Program& p, const std::string& path, const
     unsigned char* ptr = bin.data();
     if (clGetProgramInfo(p.program, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) != CL_SUCCESS) return;
     std::string why;
-    if (write_cache_entry(path, identity, bin, why))
-        ++disk_writes_;
-    else if (ctx_->verbose)
-        std::cerr << "ocl: binary cache: " << why << "\n";
+    if (write_cache_entry(path, identity, bin, why)) ++disk_writes_;
+    else if (ctx_->verbose) std::cerr << "ocl: binary cache: " << why << "\n";
 }
 
 OclBuildStats ProgramCache::stats() const {
@@ -352,4 +352,4 @@ void ProgramCache::clear() {
     entries_.clear();   // kernels already handed out keep their programs alive
 }
 
-}  // namespace dynrt::ocl
+}   // namespace dynrt::ocl

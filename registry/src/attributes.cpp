@@ -119,7 +119,7 @@ struct Printer {
     }
 };
 
-}  // namespace
+}   // namespace
 
 const char* to_string(AttrType t) {
     switch (t) {
@@ -134,9 +134,7 @@ const char* to_string(AttrType t) {
     return "?";
 }
 
-std::string attr_value_to_string(const AttrValue& v) {
-    return std::visit(Printer{}, v);
-}
+std::string attr_value_to_string(const AttrValue& v) { return std::visit(Printer{}, v); }
 
 AttrSpec attr_int(std::string name, std::optional<int64_t> def, std::string doc) {
     AttrSpec s{std::move(name), AttrType::Int, std::nullopt, {}, std::move(doc)};
@@ -185,14 +183,12 @@ namespace {
 template <typename T>
 const T& typed(const std::string& name, const AttrValue& v, AttrType want) {
     if (const T* p = std::get_if<T>(&v)) return *p;
-    throw attr_error(name, std::string("attribute '") + name + "' is " + to_string(type_of(v)) + ", not " +
-                               to_string(want));
+    throw attr_error(name,
+                     std::string("attribute '") + name + "' is " + to_string(type_of(v)) + ", not " + to_string(want));
 }
-}  // namespace
+}   // namespace
 
-int64_t Attributes::get_int(const std::string& name) const {
-    return typed<int64_t>(name, get(name), AttrType::Int);
-}
+int64_t Attributes::get_int(const std::string& name) const { return typed<int64_t>(name, get(name), AttrType::Int); }
 
 double Attributes::get_float(const std::string& name) const {
     const AttrValue& v = get(name);
@@ -224,16 +220,15 @@ Attributes Attributes::validate(const std::vector<AttrSpec>& schema, const Attri
         if (!known) {
             std::vector<std::string> names;
             for (const auto& spec : schema) names.push_back(spec.name);
-            throw attr_error(name, "unknown attribute '" + name + "'; known: " +
-                                       (names.empty() ? std::string("(none)") : join(names)));
+            throw attr_error(name, "unknown attribute '" + name +
+                                       "'; known: " + (names.empty() ? std::string("(none)") : join(names)));
         }
     }
     Attributes out;
     for (const auto& spec : schema) {
         auto it = raw.values_.find(spec.name);
         if (it == raw.values_.end()) {
-            if (!spec.default_value)
-                throw attr_error(spec.name, "missing required attribute '" + spec.name + "'");
+            if (!spec.default_value) throw attr_error(spec.name, "missing required attribute '" + spec.name + "'");
             out.values_[spec.name] = *spec.default_value;
             continue;
         }
@@ -281,4 +276,4 @@ std::string Attributes::to_string() const {
     return s + "}";
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -7,9 +7,9 @@
 // point -> registering succeeds -> nothing conflicts with what is loaded.
 #include "dynrt/module_loader.hpp"
 
-#include <algorithm>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -101,11 +101,12 @@ std::string foreign_arch(const fs::path& p) {
     if (f.gcount() != static_cast<std::streamsize>(sizeof h) || h[0] != 0x7f || h[1] != 'E') return {};
     const bool ours64 = sizeof(void*) == 8;
     const bool little = h[5] == 1;
-    const uint16_t machine = little ? static_cast<uint16_t>(h[18] | (h[19] << 8)) : static_cast<uint16_t>((h[18] << 8) | h[19]);
+    const uint16_t machine =
+        little ? static_cast<uint16_t>(h[18] | (h[19] << 8)) : static_cast<uint16_t>((h[18] << 8) | h[19]);
     const uint16_t host = host_machine();
     if ((h[4] == 2) != ours64 || (host != 0 && machine != host))
-        return "built for " + machine_name(machine) + (h[4] == 2 ? " (64-bit)" : " (32-bit)") + ", this dynrt runs on " +
-               machine_name(host) + ": build the module for this machine";
+        return "built for " + machine_name(machine) + (h[4] == 2 ? " (64-bit)" : " (32-bit)") +
+               ", this dynrt runs on " + machine_name(host) + ": build the module for this machine";
     return {};
 }
 
@@ -137,7 +138,7 @@ void check_trusted(const fs::path& p, const char* what, const ErrorContext& wher
                     where);
 }
 
-}  // namespace
+}   // namespace
 
 std::string ModuleLoader::default_module_dir() {
     const fs::path exe = boost::dll::program_location();
@@ -191,8 +192,8 @@ void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
         if (!has_elf_magic(path))
             throw Error("not a shared object (" + dlerror_text(e, p) + "): remove it from the module folder", where);
         throw Error("cannot be loaded: " + dlerror_text(e, p) +
-                        ". A module must link only against symbols of dynrt and its own dependencies: " +
-                        kRebuild + " (dynrt_add_module links with --no-undefined to catch this at build time)",
+                        ". A module must link only against symbols of dynrt and its own dependencies: " + kRebuild +
+                        " (dynrt_add_module links with --no-undefined to catch this at build time)",
                     where);
     }
 
@@ -208,7 +209,8 @@ void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
     // The first two fields are the same in every ABI version; the rest is read
     // only when the version and size say the layout is ours.
     const std::string host_fp = DYNRT_BUILD_FINGERPRINT;
-    const bool layout_ok = info->abi_version == DYNRT_MODULE_ABI_VERSION && info->struct_size >= sizeof(DynrtModuleInfo);
+    const bool layout_ok =
+        info->abi_version == DYNRT_MODULE_ABI_VERSION && info->struct_size >= sizeof(DynrtModuleInfo);
     const std::string module_fp = layout_ok ? str_or(info->fingerprint, "<none>") : std::string("<unknown>");
     if (!layout_ok || module_fp != host_fp) {
         throw Error("built for ABI " + std::to_string(info->abi_version) + " / fingerprint " + module_fp +
@@ -277,4 +279,4 @@ LoadReport ModuleLoader::load_dirs(Registry& registry, const std::vector<std::st
     return report;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

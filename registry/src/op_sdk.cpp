@@ -140,7 +140,7 @@ void store(DataType t, void* base, size_t i, double v) {
     throw Error("unsupported dtype");
 }
 
-}  // namespace
+}   // namespace
 
 double HostCall::get(size_t input, size_t flat_index) const {
     const Layout& l = ctx_.params.inputs[input];
@@ -183,8 +183,8 @@ public:
         if (!dynamic_ && (ctx.params.inputs != in_layouts_ || ctx.params.outputs != out_layouts_)) {
             ErrorContext ec;
             ec.node = ctx.params.node;
-            throw Error(name_ + " was built for " + describe(in_layouts_, out_layouts_) +
-                            " but executed with " + describe(ctx.params.inputs, ctx.params.outputs),
+            throw Error(name_ + " was built for " + describe(in_layouts_, out_layouts_) + " but executed with " +
+                            describe(ctx.params.inputs, ctx.params.outputs),
                         ec);
         }
         {
@@ -257,8 +257,7 @@ std::string host_validate(const KernelParams& p, const HostImplOptions& options)
     return {};
 }
 
-ImplEntry host_entry(const std::string& op, const HostKernel& kernel, const HostImplOptions& options,
-                     bool dynamic) {
+ImplEntry host_entry(const std::string& op, const HostKernel& kernel, const HostImplOptions& options, bool dynamic) {
     ImplEntry e;
     e.name = dynamic ? "cpu_ref_dynamic" : "cpu_ref_static";
     e.reference = true;
@@ -278,7 +277,7 @@ ImplEntry host_entry(const std::string& op, const HostKernel& kernel, const Host
     return e;
 }
 
-}  // namespace
+}   // namespace
 
 void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel, HostImplOptions options) {
     if (!kernel) throw Error("add_host_impls: op '" + op + "' has no host kernel");
@@ -396,13 +395,12 @@ WindowAttrs read_window_attrs(const Attributes& a, const std::string& op, bool o
     if (output_padding) c.output_padding = a.get_ints("output_padding");
     c.groups = a.get_int("groups");
     std::vector<std::pair<const char*, const std::vector<int64_t>*>> lists = {
-        {"strides", &c.strides}, {"pads_begin", &c.pads_begin}, {"pads_end", &c.pads_end},
-        {"dilations", &c.dilations}};
+        {"strides", &c.strides}, {"pads_begin", &c.pads_begin}, {"pads_end", &c.pads_end}, {"dilations", &c.dilations}};
     if (output_padding) lists.emplace_back("output_padding", &c.output_padding);
     for (const auto& l : lists) {
         if (l.second->size() != 2)
-            throw attr_error(l.first, op + " attribute '" + l.first + "' needs 2 values (H, W), got " +
-                                          ints_to_string(*l.second));
+            throw attr_error(
+                l.first, op + " attribute '" + l.first + "' needs 2 values (H, W), got " + ints_to_string(*l.second));
         const bool non_negative = l.first[0] == 'p' || l.first[0] == 'o';
         for (int64_t v : *l.second)
             if (non_negative ? v < 0 : v <= 0)
@@ -419,4 +417,4 @@ WindowAttrs read_window_attrs(const Attributes& a, const std::string& op, bool o
     return c;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

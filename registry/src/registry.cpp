@@ -18,9 +18,7 @@ namespace dynrt {
 
 namespace {
 
-std::string module_path(const std::shared_ptr<const ModuleRecord>& m) {
-    return m ? m->path : std::string("<builtin>");
-}
+std::string module_path(const std::shared_ptr<const ModuleRecord>& m) { return m ? m->path : std::string("<builtin>"); }
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
     std::string out;
@@ -48,7 +46,7 @@ std::string dtype_list(const std::vector<DataType>& v) {
     return join(names);
 }
 
-}  // namespace
+}   // namespace
 
 // ---- Impl / ShapeType ------------------------------------------------------
 
@@ -77,11 +75,11 @@ std::string ImplEntry::check(const KernelParams& params) const {
     if (!dtypes.empty()) {
         auto allowed = [&](DataType t) { return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end(); };
         if (!params.inputs.empty() && !allowed(params.inputs[0].dtype))
-            return std::string("input 0 has dtype ") + to_string(params.inputs[0].dtype) + ", supported: " +
-                   dtype_list(dtypes);
+            return std::string("input 0 has dtype ") + to_string(params.inputs[0].dtype) +
+                   ", supported: " + dtype_list(dtypes);
         if (!params.outputs.empty() && !allowed(params.outputs[0].dtype))
-            return std::string("output 0 has dtype ") + to_string(params.outputs[0].dtype) + ", supported: " +
-                   dtype_list(dtypes);
+            return std::string("output 0 has dtype ") + to_string(params.outputs[0].dtype) +
+                   ", supported: " + dtype_list(dtypes);
     }
     if (!params.fused_ops.empty() && !fused_ops) return "does not apply fused post-ops";
     if (!formats.empty()) {
@@ -265,9 +263,9 @@ void Registry::add_engine(const std::string& type, EngineFactory f, std::shared_
     if (it != engines_.end()) {
         ErrorContext ctx;
         ctx.file = module_path(m);
-        throw Error("device '" + type + "' is registered by both " + module_path(it->second.module) + " and " +
-                        module_path(m),
-                    ctx);
+        throw Error(
+            "device '" + type + "' is registered by both " + module_path(it->second.module) + " and " + module_path(m),
+            ctx);
     }
     engines_.emplace(type, EngineEntry{std::move(f), std::move(m), std::move(library)});
 }
@@ -309,11 +307,9 @@ void ModuleRegistrar::commit() {
     // leaves the registry as it was.
     std::set<std::string> new_ops;
     for (const OpDefinition& d : ops_) {
-        if (!new_ops.insert(d.name).second)
-            throw Error("op '" + d.name + "' is registered twice by " + path, ctx);
+        if (!new_ops.insert(d.name).second) throw Error("op '" + d.name + "' is registered twice by " + path, ctx);
         if (const RegisteredOp* old = registry_.find_op(d.name))
-            throw Error("op '" + d.name + "' is registered by both " + module_path(old->module) + " and " + path,
-                        ctx);
+            throw Error("op '" + d.name + "' is registered by both " + module_path(old->module) + " and " + path, ctx);
     }
     std::set<std::pair<std::string, std::string>> new_impls;
     for (const auto& pi : impls_) {
@@ -356,7 +352,7 @@ void write_message(char* error, size_t size, const char* msg) {
     std::strncpy(error, msg, size - 1);
     error[size - 1] = '\0';
 }
-}  // namespace
+}   // namespace
 
 int run_module_register(void (*fn)(ModuleRegistrar&), ModuleRegistrar* r, char* error, size_t size) noexcept {
     // No exception may cross the module boundary (P10): everything becomes a
@@ -376,6 +372,6 @@ int run_module_register(void (*fn)(ModuleRegistrar&), ModuleRegistrar* r, char* 
     return 1;
 }
 
-}  // namespace detail
+}   // namespace detail
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -93,4 +93,4 @@ void CompilationContext::worker() {
     }
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

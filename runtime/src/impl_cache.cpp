@@ -87,4 +87,4 @@ void ImplCache::clear() {
     lru_.clear();
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

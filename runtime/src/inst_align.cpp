@@ -75,4 +75,4 @@ size_t PrimitiveInst::aligned_input_bytes(const Layout& input0) const {
     return ins[0].bytes();
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

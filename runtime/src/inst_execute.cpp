@@ -21,7 +21,7 @@ struct ReleaseViews {
     }
 };
 
-}  // namespace
+}   // namespace
 
 void PrimitiveInst::run_impl() {
     if (run_.impl_changed || run_.memory_changed) ++counters_.set_arguments;
@@ -90,4 +90,4 @@ void PrimitiveInst::count_execution() {
     has_run_ = true;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -31,8 +31,7 @@ void PrimitiveInst::prepare_fusion() {
     const std::string why = fusion_blocker(descs);
     const bool ok = why.empty();
     if (!ok && network_.options().verbose)
-        std::fprintf(stderr, "[dynrt] %s (%s): runs unfused: %s\n", node_.name.c_str(), node_.op.c_str(),
-                     why.c_str());
+        std::fprintf(stderr, "[dynrt] %s (%s): runs unfused: %s\n", node_.name.c_str(), node_.op.c_str(), why.c_str());
     if (ok) params_.fused_ops = std::move(descs);
     // The impl key holds the fused ops: choose again. Fused nodes leaving the
     // producer's buffer need buffers (and impls) of their own.
@@ -131,4 +130,4 @@ void PrimitiveInst::collect_fused_inputs() {
             if (k != fusion_.main_input[j]) fusion_.inputs.push_back(fusion_.chain[j]->input_memory(k));
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -46,7 +46,7 @@ ImplPtr create_impl(const RegisteredImpl& r, const KernelParams& p, const ErrorC
     }
 }
 
-}  // namespace
+}   // namespace
 
 // The shape (or the impl's inputs) changed: choose the impl again, then the
 // weights it reads and the output buffers.
@@ -146,8 +146,8 @@ void PrimitiveInst::build_impl(const KernelParams& req, const std::string& key, 
     // and a static build for one padding would not be reused.
     const bool inplace_view = inplace_.target && inplace_.target->inplace_.active;
     const bool critical = node_.def->def.traits.critical && !inplace_view;
-    const bool use_dynamic = dyn && opt.use_dynamic_impls && (node_.is_dynamic || inplace_view) &&
-                             !(critical && stat && !opt.async_compile);
+    const bool use_dynamic =
+        dyn && opt.use_dynamic_impls && (node_.is_dynamic || inplace_view) && !(critical && stat && !opt.async_compile);
     if (use_dynamic) return use_dynamic_impl(*dyn, critical ? stat : nullptr, req, key, reorder_weights);
     if (!stat)
         throw Error("no implementation of op '" + node_.op + "' on device '" + network_.engine().info().type +
@@ -179,8 +179,7 @@ void PrimitiveInst::use_dynamic_impl(const RegisteredImpl& dyn, const Registered
     if (!stat || !opt.async_compile || !network_.compilation_context()) return;
     if (count_visit(key) >= opt.async_compile_after)
         queue_static_build(*stat, params_for(req, reorder_weights, w_in, stat->entry), key);
-    else
-        impl_.deferred = DeferredBuild{stat, params_for(req, reorder_weights, w_in, stat->entry)};
+    else impl_.deferred = DeferredBuild{stat, params_for(req, reorder_weights, w_in, stat->entry)};
     impl_.waiting_async = true;
 }
 
@@ -190,8 +189,7 @@ uint32_t PrimitiveInst::count_visit(const std::string& key) {
     return ++impl_.key_visits[key];
 }
 
-void PrimitiveInst::queue_static_build(const RegisteredImpl& impl, const KernelParams& params,
-                                       const std::string& key) {
+void PrimitiveInst::queue_static_build(const RegisteredImpl& impl, const KernelParams& params, const std::string& key) {
     ImplCache* cache = &network_.impl_cache();
     std::shared_ptr<void> lib = impl.library;
     const ImplEntry* entry = &impl.entry;
@@ -202,4 +200,4 @@ void PrimitiveInst::queue_static_build(const RegisteredImpl& impl, const KernelP
     if (queued) ++counters_.async_builds_queued;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

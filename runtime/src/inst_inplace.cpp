@@ -123,4 +123,4 @@ bool PrimitiveInst::impl_accepts(const Layout& padded_output) const {
     return false;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -30,7 +30,7 @@ bool all_empty(const std::vector<Layout>& outputs) {
     return true;
 }
 
-}  // namespace
+}   // namespace
 
 // Runs that need buffers but no kernel: an empty output, or an in-place
 // target whose producers wrote their outputs into its buffer.
@@ -73,8 +73,8 @@ void PrimitiveInst::realloc_if_needed() {
         // Release a buffer far larger than the need (reclaim rule: need * 10 < capacity).
         const bool reclaim = fits && need > 0 && need * 10 < capacity_[i];
         if (fits && !reclaim) {
-            predictor_.predict_preallocation_shape(predictor_key(node_.name, i), l.get_shape(), bitwidth(l.dtype),
-                                                   true, l.format);
+            predictor_.predict_preallocation_shape(predictor_key(node_.name, i), l.get_shape(), bitwidth(l.dtype), true,
+                                                   l.format);
             if (outputs_[i]->layout() != l) {
                 outputs_[i] = outputs_[i]->reinterpret(l);
                 run_.memory_changed = true;
@@ -91,9 +91,9 @@ void PrimitiveInst::allocate_output(size_t i, const Layout& l, size_t same_as, s
     const std::string id = predictor_key(node_.name, i);
     const size_t need = std::max(l.bytes(), min_bytes);
     size_t size = std::max(need, same_as);
-    auto prediction = same_as ? std::pair<bool, Shape>{false, {}}
-                              : predictor_.predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), false,
-                                                                       l.format);
+    auto prediction =
+        same_as ? std::pair<bool, Shape>{false, {}}
+                : predictor_.predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), false, l.format);
     if (prediction.first) {
         const size_t predicted = (prediction.second.count() * bitwidth(l.dtype) + 7) / 8;
         if (predicted > need && predictor_.can_preallocate(predicted)) size = predicted;
@@ -135,8 +135,7 @@ void PrimitiveInst::replace_read_outputs(const std::vector<MemoryPtr>& inputs) {
 // asked for when the shape or the impl changed: each grows (from the pool,
 // counted like outputs) to at least the size asked for and never shrinks.
 void PrimitiveInst::update_scratch() {
-    const std::vector<size_t> sizes =
-        impl_.impl->scratch_bytes(impl_.exec_special ? impl_.exec_params : params_);
+    const std::vector<size_t> sizes = impl_.impl->scratch_bytes(impl_.exec_special ? impl_.exec_params : params_);
     scratch_.sized_for = impl_.impl.get();
     scratch_.buffers.resize(sizes.size());
     scratch_.capacity.resize(sizes.size(), 0);
@@ -161,4 +160,4 @@ void PrimitiveInst::update_scratch() {
     }
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

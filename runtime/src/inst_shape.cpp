@@ -17,21 +17,19 @@ using inst_util::strip_padding;
 namespace {
 
 bool same_bytes(const HostTensor& a, const HostTensor& b) {
-    return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-           std::memcmp(a.data(), b.data(), a.bytes()) == 0;
+    return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
 }
 
-}  // namespace
+}   // namespace
 
 void PrimitiveInst::set_input_data(const HostTensor& value) {
     const Layout& declared = node_.declared;
     if (value.dtype() != declared.dtype)
-        throw Error(std::string("input has data type ") + to_string(value.dtype()) + ", declared " +
-                        to_string(declared.dtype),
-                    ctx());
+        throw Error(
+            std::string("input has data type ") + to_string(value.dtype()) + ", declared " + to_string(declared.dtype),
+            ctx());
     if (!declared.shape.compatible(value.shape()))
-        throw Error("input has shape " + value.shape().to_string() + ", declared " + declared.shape.to_string(),
-                    ctx());
+        throw Error("input has shape " + value.shape().to_string() + ", declared " + declared.shape.to_string(), ctx());
     Layout l(PartialShape(value.shape()), declared.dtype, declared.format);
     if (!initialized_ || l != params_.outputs[0]) {
         run_.shape_changed = true;
@@ -182,4 +180,4 @@ void PrimitiveInst::infer_outputs(const std::vector<const HostTensor*>& known_va
     initialized_ = true;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

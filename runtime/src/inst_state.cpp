@@ -79,7 +79,7 @@ size_t copy_elements(Stream& stream, const Memory& src, const Memory& dst) {
     return n * esize;
 }
 
-}  // namespace
+}   // namespace
 
 void PrimitiveInst::on_state_reset() {
     if (!node_.is_op() || !node_.def->def.traits.reads_state) return;
@@ -141,4 +141,4 @@ void PrimitiveInst::write_state() {
     has_run_ = true;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -25,4 +25,4 @@ inline std::string predictor_key(const std::string& node, size_t i) {
     return i == 0 ? node : node + "_out" + std::to_string(i);
 }
 
-}  // namespace dynrt::inst_util
+}   // namespace dynrt::inst_util

@@ -27,7 +27,7 @@ bool storage_compatible(const Layout& a, const Layout& b) {
     return s.count() / d0 == 1 && d0 % block_size(a.format) == 0 && d0 % block_size(b.format) == 0;
 }
 
-}  // namespace
+}   // namespace
 
 bool PrimitiveInst::weights_reorderable() const {
     const OpDefinition& def = node_.def->def;
@@ -76,8 +76,8 @@ const RegisteredImpl& PrimitiveInst::pick_reorder_impl(const KernelParams& rp) c
             if (pass == 0) reasons += "\n  " + c->entry.name + ": " + why;
         }
     }
-    throw Error("no implementation of the weights-reorder op '" + rp.op->name + "' for " +
-                    rp.inputs.at(0).to_string() + " -> " + rp.outputs.at(0).to_string() + reasons,
+    throw Error("no implementation of the weights-reorder op '" + rp.op->name + "' for " + rp.inputs.at(0).to_string() +
+                    " -> " + rp.outputs.at(0).to_string() + reasons,
                 ctx());
 }
 
@@ -120,8 +120,8 @@ void PrimitiveInst::update_weights() {
         weights_.mem = hit;
         return;
     }
-    weights_.mem = storage_compatible(orig, expected) ? original->reinterpret(expected)
-                                                      : reorder_weights(original, expected);
+    weights_.mem =
+        storage_compatible(orig, expected) ? original->reinterpret(expected) : reorder_weights(original, expected);
     weights_cache_put(expected, weights_.mem);
 }
 
@@ -170,4 +170,4 @@ std::shared_ptr<Buffer> PrimitiveInst::weights_buffer(const MemoryPtr& original,
     }
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

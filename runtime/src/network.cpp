@@ -55,8 +55,8 @@ void Network::plan_fusion() {
     auto plain_node = [](const Node& n) {
         if (!n.is_op()) return false;
         const OpTraits& t = n.def->def.traits;
-        return !t.shape_of_like && !t.data_dependent_output && !t.reads_state &&
-               !t.writes_state && !n.in_shape_of_subgraph && n.out_layouts.size() == 1;
+        return !t.shape_of_like && !t.data_dependent_output && !t.reads_state && !t.writes_state &&
+               !n.in_shape_of_subgraph && n.out_layouts.size() == 1;
     };
     for (size_t idx : program_->order()) {
         const Node& p = nodes[idx];
@@ -198,9 +198,10 @@ bool InferRequest::can_write_in_place(size_t producer, const Node& target) const
     const Node& p = network_->program().nodes()[producer];
     if (!p.is_op()) return false;
     const OpTraits& t = p.def->def.traits;
-    return p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output && !t.data_dependent_output && !t.shape_of_like && !t.writes_state && !p.in_shape_of_subgraph &&
-           !p.def->def.inplace_axis && network_->fused_into(producer) == Network::kNotFused &&
-           network_->fused_chain(producer).empty() && p.out_layouts[0].dtype == target.out_layouts[0].dtype;
+    return p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output && !t.data_dependent_output &&
+           !t.shape_of_like && !t.writes_state && !p.in_shape_of_subgraph && !p.def->def.inplace_axis &&
+           network_->fused_into(producer) == Network::kNotFused && network_->fused_chain(producer).empty() &&
+           p.out_layouts[0].dtype == target.out_layouts[0].dtype;
 }
 
 // The program order, with in-place producers right before their target. A
@@ -440,8 +441,8 @@ HostTensor InferRequest::get_state(const std::string& variable) const {
     if (it == variables_.end() || !it->second) {
         std::string known;
         for (const auto& kv : variables_) known += (known.empty() ? "" : ", ") + kv.first;
-        throw Error("variable '" + variable + "' has no value (assigned variables: " +
-                    (known.empty() ? std::string("none") : known) + ")");
+        throw Error("variable '" + variable +
+                    "' has no value (assigned variables: " + (known.empty() ? std::string("none") : known) + ")");
     }
     const Memory& m = *it->second;
     const Layout& l = m.layout();
@@ -476,8 +477,7 @@ void InferRequest::copy_outputs() {
         const size_t need = l.bytes();
         const std::string id = "output:" + program.output_names()[k];
         const bool fits = need <= host.capacity_bytes();
-        auto prediction =
-            predictor_->predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), fits, l.format);
+        auto prediction = predictor_->predict_preallocation_shape(id, l.get_shape(), bitwidth(l.dtype), fits, l.format);
         if (!fits) {
             size_t size = need;
             if (prediction.first) {
@@ -529,4 +529,4 @@ PrimitiveInst& InferRequest::inst(const std::string& node) const {
     return *insts_[network_->program().node_index(node)];
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -19,9 +19,8 @@
 namespace dynrt {
 
 PrimitiveInst::PrimitiveInst(InferRequest& request, size_t node_index)
-    : request_(request), network_(request.network()), predictor_(request.shape_predictor()),
-      stream_(request.stream()), pool_(request.memory_pool()), index_(node_index),
-      node_(network_.program().nodes()[node_index]) {
+    : request_(request), network_(request.network()), predictor_(request.shape_predictor()), stream_(request.stream()),
+      pool_(request.memory_pool()), index_(node_index), node_(network_.program().nodes()[node_index]) {
     const Program& program = network_.program();
     params_.node = node_.name;
     params_.op = node_.def ? &node_.def->def : nullptr;
@@ -63,9 +62,7 @@ void PrimitiveInst::begin_run() {
     run_ = RunFlags{};
 }
 
-MemoryPtr PrimitiveInst::input_memory(size_t i) const {
-    return deps_[i]->output_memory(node_.inputs[i].output);
-}
+MemoryPtr PrimitiveInst::input_memory(size_t i) const { return deps_[i]->output_memory(node_.inputs[i].output); }
 
 // The flow (docs/architecture.md, "The execution flow of one primitive").
 void PrimitiveInst::execute() {
@@ -85,4 +82,4 @@ void PrimitiveInst::execute() {
     run_impl();
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -27,7 +27,7 @@ std::string join_layouts(const std::vector<Layout>& ls) {
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 Program::Program(std::shared_ptr<const Registry> registry, std::string name)
     : registry_(std::move(registry)), name_(std::move(name)) {
@@ -142,13 +142,12 @@ void Program::resolve_node(size_t i) {
     const OpDefinition& def = n.def->def;
     const size_t nin = n.input_names.size();
     if (nin < def.min_inputs || nin > def.max_inputs) {
-        std::string expect = def.min_inputs == def.max_inputs
-                                 ? std::to_string(def.min_inputs)
-                                 : std::to_string(def.min_inputs) + ".." +
-                                       (def.max_inputs == SIZE_MAX ? std::string("any")
-                                                                   : std::to_string(def.max_inputs));
-        throw Error("op '" + n.op + "' takes " + expect + " inputs, got " + std::to_string(nin),
-                    node_ctx(n, "inputs"));
+        std::string expect =
+            def.min_inputs == def.max_inputs
+                ? std::to_string(def.min_inputs)
+                : std::to_string(def.min_inputs) + ".." +
+                      (def.max_inputs == SIZE_MAX ? std::string("any") : std::to_string(def.max_inputs));
+        throw Error("op '" + n.op + "' takes " + expect + " inputs, got " + std::to_string(nin), node_ctx(n, "inputs"));
     }
     try {
         n.attrs = Attributes::validate(def.attrs, n.attrs);
@@ -218,12 +217,11 @@ void Program::infer_node(Node& n) {
     try {
         n.out_layouts = def.infer(ctx);
     } catch (const Error& e) {
-        throw Error(e.message() + " (inputs: " + join_layouts(in_layouts) + ")", node_ctx(n))
-            .with_context(e.context());
+        throw Error(e.message() + " (inputs: " + join_layouts(in_layouts) + ")", node_ctx(n)).with_context(e.context());
     }
     if (n.out_layouts.size() != def.num_outputs)
-        throw Error("shape inference returned " + std::to_string(n.out_layouts.size()) +
-                        " outputs, op declares " + std::to_string(def.num_outputs),
+        throw Error("shape inference returned " + std::to_string(n.out_layouts.size()) + " outputs, op declares " +
+                        std::to_string(def.num_outputs),
                     node_ctx(n));
     n.is_dynamic = false;
     for (const auto& l : in_layouts) n.is_dynamic |= l.shape.is_dynamic();
@@ -273,4 +271,4 @@ void Program::mark_shape_of_subgraphs() {
     }
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -10,7 +10,6 @@ extern "C" __attribute__((visibility("default"))) const DynrtModuleInfo* dynrt_m
     return &info;
 }
 
-extern "C" __attribute__((visibility("default"))) int dynrt_module_register_v1(dynrt::ModuleRegistrar*, char*,
-                                                                               size_t) {
+extern "C" __attribute__((visibility("default"))) int dynrt_module_register_v1(dynrt::ModuleRegistrar*, char*, size_t) {
     std::abort();
 }

@@ -44,6 +44,6 @@ void register_module(ModuleRegistrar& r) {
 #endif
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("tm_" TM_OP, register_module)

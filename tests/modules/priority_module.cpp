@@ -34,6 +34,6 @@ void register_module(ModuleRegistrar& r) {
     r.add_impl("tm_priority_op", e);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("tm_priority_" TM_IMPL, register_module)

@@ -63,6 +63,6 @@ void register_module(ModuleRegistrar& r) {
     r.add_impl("tm_scratch_op", e);
 }
 
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("tm_scratch", register_module)

@@ -8,6 +8,6 @@ extern "C" int tm_symbol_defined_nowhere();
 namespace {
 int g_value = 0;
 void register_unresolved(dynrt::ModuleRegistrar&) { g_value = tm_symbol_defined_nowhere(); }
-}  // namespace
+}   // namespace
 
 DYNRT_MODULE("tm_unresolved", register_unresolved)

@@ -22,8 +22,7 @@ using OclInputs = std::vector<std::pair<std::string, HostTensor>>;
 // must have run the ocl impl of the requested kind; with static impls a size
 // seen before must come from the impl cache.
 void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
-               bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol,
-               double atol) {
+               bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol, double atol) {
     NetworkOptions opts;
     opts.use_dynamic_impls = dynamic;
     InferRequest dev(Network::create(program, eng, opts));
@@ -78,7 +77,7 @@ NetworkOptions ocl_options(bool dynamic, NetworkOptions opts) {
     opts.async_compile = dynamic;
     return opts;
 }
-}  // namespace
+}   // namespace
 
 OclAndCpuRequests::OclAndCpuRequests(const EnginePtr& eng, const std::shared_ptr<Program>& program, bool dynamic,
                                      NetworkOptions base)
@@ -96,8 +95,7 @@ void OclAndCpuRequests::infer(const OclInputs& inputs) {
 
 HostTensor execute_impl(const EnginePtr& eng, Stream& stream, Impl& impl, const KernelParams& p) {
     const std::vector<MemoryPtr> ins = {std::make_shared<Memory>(eng->allocate(p.inputs[0].bytes()), p.inputs[0])};
-    const std::vector<MemoryPtr> outs = {
-        std::make_shared<Memory>(eng->allocate(p.outputs[0].bytes()), p.outputs[0])};
+    const std::vector<MemoryPtr> outs = {std::make_shared<Memory>(eng->allocate(p.outputs[0].bytes()), p.outputs[0])};
     ExecContext ctx{stream, p, ins, outs};
     impl.execute(ctx);
     HostTensor got(p.outputs[0].dtype, p.outputs[0].shape.to_shape());
@@ -132,4 +130,4 @@ const std::vector<int64_t>& ocl_tail_sizes() {
     return sizes;
 }
 
-}  // namespace dynrt::test
+}   // namespace dynrt::test

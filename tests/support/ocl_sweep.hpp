@@ -28,8 +28,7 @@ using OclInputs = std::vector<std::pair<std::string, HostTensor>>;
 // must have run the ocl impl of the requested kind; with static impls a size
 // seen before must come from the impl cache.
 void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
-               bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol,
-               double atol);
+               bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol, double atol);
 
 // ocl_sweep() with dynamic impls, then with static impls, exact comparison.
 void ocl_sweep_exact(const EnginePtr& eng, const std::shared_ptr<Program>& program, const std::vector<int64_t>& sizes,
@@ -69,11 +68,10 @@ void expect_ocl_impl(const NodeStats& ns, bool dynamic, bool revisit, const std:
 // Runs `program` once on `eng` with `inputs` (by name) and expects the node to
 // have fallen back to a host impl (no *_ocl_static / *_ocl_dynamic); returns
 // output 0.
-HostTensor expect_host_fallback(const EnginePtr& eng, const std::shared_ptr<Program>& program,
-                                const OclInputs& inputs);
+HostTensor expect_host_fallback(const EnginePtr& eng, const std::shared_ptr<Program>& program, const OclInputs& inputs);
 
 // Tail sizes, then revisits, never the same size twice in a row (so each run
 // selects an impl): 1, 3, 13, 16, 17, 255, 257, 16, 1, 257.
 const std::vector<int64_t>& ocl_tail_sizes();
 
-}  // namespace dynrt::test
+}   // namespace dynrt::test

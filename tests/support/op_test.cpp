@@ -144,7 +144,7 @@ KernelParams params_of(const Program& p, Engine* engine) {
 
 EnginePtr engine_for(const std::string& type) { return type == "ocl" ? ocl_engine() : engine(type); }
 
-}  // namespace
+}   // namespace
 
 Tolerance tolerance(DataType t) {
     if (t == DataType::f32) return {1e-4, 1e-5};
@@ -266,7 +266,7 @@ std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const st
         const auto view = view_with(s.op, impl);
         NetworkOptions opts;
         opts.use_dynamic_impls = dynamic;
-        opts.async_compile = false;   // the view has no static impl to build
+        opts.async_compile = false;        // the view has no static impl to build
         std::optional<InferRequest> seq;   // dynamic impls: one request for every run
         if (dynamic) seq.emplace(Network::create(program_of(view, s, s.inputs), eng, opts));
         size_t taken = 0;
@@ -397,8 +397,6 @@ Attributes conv_attrs(const std::vector<int64_t>& strides, const std::vector<int
     return a;
 }
 
-std::string dynamic_or_static(const ::testing::TestParamInfo<bool>& info) {
-    return info.param ? "Dynamic" : "Static";
-}
+std::string dynamic_or_static(const ::testing::TestParamInfo<bool>& info) { return info.param ? "Dynamic" : "Static"; }
 
-}  // namespace dynrt::test
+}   // namespace dynrt::test

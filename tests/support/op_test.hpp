@@ -82,8 +82,8 @@ std::string dynamic_or_static(const ::testing::TestParamInfo<bool>& info);
 
 // The op's shape inference on `inputs` with `raw` attributes validated against
 // its schema; `values` are the known values of value inputs (by input index).
-std::vector<Layout> infer_shapes(const std::string& op, const std::vector<Layout>& inputs,
-                                 const Attributes& raw = {}, const std::map<size_t, HostTensor>& values = {});
+std::vector<Layout> infer_shapes(const std::string& op, const std::vector<Layout>& inputs, const Attributes& raw = {},
+                                 const std::map<size_t, HostTensor>& values = {});
 
 // One row of a shape-inference table: either `outputs` (the exact expected
 // layouts) or, when `error` is not empty, every word of `error` must appear in
@@ -157,10 +157,10 @@ struct SequenceOptions {
     // background; the driver waits for them after each run); sync_compile:
     // critical ops build static impls synchronously; static_only: static impls.
     Mode mode = Mode::dynamic_async;
-    bool check_counters = true;   // expect_sweep_counters / expect_impl_counters per step
-    std::optional<Tolerance> tol; // default: per output dtype
-    std::string impl_suffix;      // when set, the impl that ran must end with it ("_ocl_dynamic")
-    NetworkOptions network;       // the rest of the network options (mode fields are overwritten)
+    bool check_counters = true;     // expect_sweep_counters / expect_impl_counters per step
+    std::optional<Tolerance> tol;   // default: per output dtype
+    std::string impl_suffix;        // when set, the impl that ran must end with it ("_ocl_dynamic")
+    NetworkOptions network;         // the rest of the network options (mode fields are overwritten)
     // Non-critical ops: after the last run the request's cumulative
     // static_builds must be 0 (dynamic impls) or the number of distinct input
     // shape lists (static impls: one build per shape, revisits from the cache).
@@ -188,4 +188,4 @@ void expect_sequence(const OpSetup& s, const std::vector<Run>& runs, const Seque
 // repeat and a shrink: the shape list of a typical sequence.
 const std::vector<int64_t>& tail_sizes();
 
-}  // namespace dynrt::test
+}   // namespace dynrt::test

@@ -144,10 +144,10 @@ void expect_sweep_counters(const Counters& c, bool dynamic_impls, bool same_as_p
         EXPECT_EQ(c.static_builds, 0u) << "step " << step;
     } else {
         EXPECT_EQ(c.static_builds, 1u) << "step " << step;
-    }}
+    }
+}
 
-void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new,
-                          size_t step) {
+void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new, size_t step) {
     if (mode == Mode::dynamic_async) {
         EXPECT_EQ(c.static_builds, 0u) << "step " << step;
         if (same_as_prev) {
@@ -170,4 +170,4 @@ void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool 
     else EXPECT_EQ(c.static_builds, 1u) << "step " << step;
 }
 
-}  // namespace dynrt::test
+}   // namespace dynrt::test

@@ -59,7 +59,6 @@ enum class Mode { dynamic_async, sync_compile, static_only };
 
 // `prev_new`: the previous step ran a shape never seen before (so it queued a
 // background build that this step, on the same shape, picks up).
-void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new,
-                          size_t step);
+void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new, size_t step);
 
-}  // namespace dynrt::test
+}   // namespace dynrt::test

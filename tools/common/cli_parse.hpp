@@ -29,4 +29,4 @@ inline std::optional<int> parse_command_line(int argc, char** argv,
     return std::nullopt;
 }
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

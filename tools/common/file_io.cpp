@@ -39,7 +39,7 @@ struct Fd {
     }
 };
 
-}  // namespace
+}   // namespace
 
 size_t max_tensor_file_bytes() {
     const char* env = std::getenv("DYNRT_MAX_TENSOR_FILE_BYTES");
@@ -63,9 +63,9 @@ std::string read_file_capped(const std::string& path, size_t max_bytes, const st
     if (!S_ISREG(st.st_mode))
         throw Error("the " + what + " is " + kind_of(st.st_mode) + ", not a regular file", in_file(path));
     const auto too_big = [&](const std::string& size) {
-        return Error("the " + what + " holds " + size + " bytes, more than the limit of " + std::to_string(max_bytes) +
-                         " bytes",
-                     in_file(path));
+        return Error(
+            "the " + what + " holds " + size + " bytes, more than the limit of " + std::to_string(max_bytes) + " bytes",
+            in_file(path));
     };
     if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > max_bytes) throw too_big(std::to_string(st.st_size));
     // Back to blocking reads (a regular file never blocks anyway).
@@ -88,4 +88,4 @@ std::string read_file_capped(const std::string& path, size_t max_bytes, const st
     return out;
 }
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

@@ -30,4 +30,4 @@ ErrorContext in_file(const std::string& path);
 // the kind of file in messages ("pipeline file", ".npy file").
 std::string read_file_capped(const std::string& path, size_t max_bytes, const std::string& what);
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

@@ -52,4 +52,4 @@ std::vector<int64_t> parse_int_range(const std::string& text) {
     return out;
 }
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

@@ -18,4 +18,4 @@ std::vector<int64_t> parse_int_range(const std::string& text);
 // suffix); false when `s` is not one or does not fit in int64_t.
 bool parse_int64(const std::string& s, int64_t& out);
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

@@ -66,4 +66,4 @@ private:
     int newline_indent_ = 0;
 };
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

@@ -16,8 +16,8 @@ SingleNodeInput node_input(const HostTensor& value, InputRole role, bool dynamic
 
 std::shared_ptr<Program> build_single_node(std::shared_ptr<const Registry> registry, const SingleNode& node) {
     const size_t outputs = registry->op(node.op).def.num_outputs;
-    auto program = std::make_shared<Program>(
-        std::move(registry), node.program_name.empty() ? "single node " + node.op : node.program_name);
+    auto program = std::make_shared<Program>(std::move(registry),
+                                             node.program_name.empty() ? "single node " + node.op : node.program_name);
     std::vector<std::string> names;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
         const SingleNodeInput& in = node.inputs[k];
@@ -34,7 +34,8 @@ std::shared_ptr<Program> build_single_node(std::shared_ptr<const Registry> regis
     if (where.op.empty()) where.op = node.op;
     program->add_node(kSingleNodeName, node.op, names, node.attrs, where);
     for (size_t k = 0; k < outputs; ++k)
-        program->add_output(k == 0 ? std::string(kSingleNodeName) : std::string(kSingleNodeName) + ":" + std::to_string(k));
+        program->add_output(k == 0 ? std::string(kSingleNodeName)
+                                   : std::string(kSingleNodeName) + ":" + std::to_string(k));
     program->build();
     return program;
 }
@@ -45,4 +46,4 @@ void feed(InferRequest& request, const SingleNode& node) {
             request.set_input(single_node_input_name(k), *node.inputs[k].value);
 }
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

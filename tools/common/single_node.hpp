@@ -24,10 +24,10 @@ inline constexpr const char* kSingleNodeName = "node";
 std::string single_node_input_name(size_t k);
 
 struct SingleNodeInput {
-    Layout layout;                      // a graph input's (partial) layout
-    const HostTensor* value = nullptr;  // a constant's data; a graph input's data for feed() (optional)
+    Layout layout;                       // a graph input's (partial) layout
+    const HostTensor* value = nullptr;   // a constant's data; a graph input's data for feed() (optional)
     bool constant = false;
-    ErrorContext where;                 // where errors about this input point
+    ErrorContext where;   // where errors about this input point
 };
 
 // How a tensor takes part in the node.
@@ -48,8 +48,8 @@ struct SingleNode {
     std::string op;
     Attributes attrs;
     std::vector<SingleNodeInput> inputs;
-    ErrorContext where;          // the node's context (node, op, file)
-    std::string program_name;    // for messages; default "single node <op>"
+    ErrorContext where;         // the node's context (node, op, file)
+    std::string program_name;   // for messages; default "single node <op>"
 };
 
 // Builds (and runs Program::build() on) the one-node program.
@@ -58,4 +58,4 @@ std::shared_ptr<Program> build_single_node(std::shared_ptr<const Registry> regis
 // Sets every graph input that has a value on `request`.
 void feed(InferRequest& request, const SingleNode& node);
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

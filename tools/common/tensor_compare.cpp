@@ -65,4 +65,4 @@ Comparison compare(const HostTensor& got, const HostTensor& ref, Tolerance tol) 
     return c;
 }
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

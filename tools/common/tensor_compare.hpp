@@ -28,4 +28,4 @@ struct Comparison {
 // an infinity only itself. Dtypes and shapes must match.
 Comparison compare(const HostTensor& got, const HostTensor& ref, Tolerance tol);
 
-}  // namespace dynrt::tools
+}   // namespace dynrt::tools

@@ -6,8 +6,8 @@
 // Exit codes: 0 success, 1 the pipeline or a run failed, 2 bad command line.
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -153,20 +153,18 @@ int cmd_run(const std::vector<std::string>& args) {
         "Runs a YAML pipeline (docs/yaml.md) once per schedule entry on one infer\n"
         "request and prints a summary table.\n\noptions");
     std::vector<std::string> modules_dirs;
-    desc.add_options()
-        ("help,h", "show this help")
-        ("device", po::value<std::string>(), "auto|cpu|ocl|ocl:N (default: the pipeline's run.device, else auto)")
-        ("report", po::value<std::string>(), "write the JSON run report (docs/report.md) to this file")
-        ("save-outputs", po::value<std::string>(), "write DIR/run_<k>/<output>.npy for every run k")
-        ("modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
-         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")
-        ("prealloc", po::value<std::string>(),
-         "ShapePredictor settings \"N BYTES DIFF RATIO\" (\"0 0 0 1.0\" disables); "
-         "overrides DYNRT_MEM_PREALLOC and run.prealloc")
-        ("repeat", po::value<std::string>()->default_value("1"),
-         "run the whole schedule K times (1..1000000 runs in all)")
-        ("verbose,v", "device choice, module folders, impl choices and progress on stderr")
-        ("pipeline", po::value<std::string>(), "the pipeline YAML file");
+    desc.add_options()("help,h", "show this help")(
+        "device", po::value<std::string>(), "auto|cpu|ocl|ocl:N (default: the pipeline's run.device, else auto)")(
+        "report", po::value<std::string>(), "write the JSON run report (docs/report.md) to this file")(
+        "save-outputs", po::value<std::string>(), "write DIR/run_<k>/<output>.npy for every run k")(
+        "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+        "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
+        "prealloc", po::value<std::string>(),
+        "ShapePredictor settings \"N BYTES DIFF RATIO\" (\"0 0 0 1.0\" disables); "
+        "overrides DYNRT_MEM_PREALLOC and run.prealloc")("repeat", po::value<std::string>()->default_value("1"),
+                                                         "run the whole schedule K times (1..1000000 runs in all)")(
+        "verbose,v", "device choice, module folders, impl choices and progress on stderr")(
+        "pipeline", po::value<std::string>(), "the pipeline YAML file");
     po::positional_options_description pos;
     pos.add("pipeline", 1);
     const auto vm = parse(args, desc, &pos);
@@ -250,7 +248,8 @@ void print_ops_json(const Registry& registry, const LoadReport& report) {
                 if (impl->module.get() != m.get()) continue;
                 out += first_impl ? "{" : ", {";
                 first_impl = false;
-                out += "\"name\": " + json_quote(impl->entry.name) + ", \"type\": " + json_quote(impl->entry.impl_type) +
+                out += "\"name\": " + json_quote(impl->entry.name) +
+                       ", \"type\": " + json_quote(impl->entry.impl_type) +
                        ", \"shape\": " + json_quote(to_string(impl->entry.shape_type)) + ", \"dtypes\": [";
                 for (size_t d = 0; d < impl->entry.dtypes.size(); ++d)
                     out += (d ? ", " : "") + json_quote(to_string(impl->entry.dtypes[d]));
@@ -284,8 +283,8 @@ void print_ops_text(const Registry& registry, const LoadReport& report) {
         for (const auto& [op, impl] : m->impls)
             if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
         for (const auto& op : ops) {
-            std::cout << "  op " << op << (std::find(m->ops.begin(), m->ops.end(), op) == m->ops.end() ? " (impls only)" : "")
-                      << "\n";
+            std::cout << "  op " << op
+                      << (std::find(m->ops.begin(), m->ops.end(), op) == m->ops.end() ? " (impls only)" : "") << "\n";
             for (const RegisteredImpl* impl : registry.all_impls(op)) {
                 if (impl->module.get() != m.get()) continue;
                 std::cout << "    " << impl->entry.name << ": " << impl->entry.impl_type << ", "
@@ -314,12 +313,10 @@ int cmd_ops(const std::vector<std::string>& args) {
         "Lists every loaded module (path, fingerprint), the ops and impls it\n"
         "registered and the modules that failed to load.\n\noptions");
     std::vector<std::string> modules_dirs;
-    desc.add_options()
-        ("help,h", "show this help")
-        ("json", "print JSON: {\"modules\": [...], \"failed\": [...]}")
-        ("modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
-         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")
-        ("verbose,v", "module folders on stderr");
+    desc.add_options()("help,h", "show this help")("json", "print JSON: {\"modules\": [...], \"failed\": [...]}")(
+        "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+        "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")("verbose,v",
+                                                                                         "module folders on stderr");
     const auto vm = parse(args, desc, nullptr);
     if (vm.count("help")) {
         std::cout << desc << "\n";
@@ -332,7 +329,7 @@ int cmd_ops(const std::vector<std::string>& args) {
     return kOk;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);

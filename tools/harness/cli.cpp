@@ -29,7 +29,7 @@ std::string default_sweep_file(const std::string& op) {
     return {};
 }
 
-}  // namespace
+}   // namespace
 
 int dynrt_test_op_main(int argc, char** argv) {
     using namespace dynrt;
@@ -40,30 +40,28 @@ int dynrt_test_op_main(int argc, char** argv) {
         "(docs/test-op.md). Without --shapes or --sweep-file, ops/OP/sweep.txt\n"
         "is used when it exists.\n\noptions");
     std::vector<std::string> attrs, shapes, devices, impls, modules_dirs;
-    desc.add_options()
-        ("help,h", "show this help")
-        ("attr", po::value<std::vector<std::string>>(&attrs)->composing(), "attribute k=v (repeatable)")
-        ("shapes", po::value<std::vector<std::string>>(&shapes)->composing(),
-         "cases, e.g. \"[2,1..64,16]\", \"x=[b,k] w=[n,k] b=1..4 k=16 n=8\", \"[1,3];[2,5]\" (repeatable)")
-        ("sweep-file", po::value<std::string>(), "sweep file (ops/<op>/sweep.txt format)")
-        ("random", po::value<std::string>()->default_value("0"),
-         "N random cases per template instead of every combination (0..1000000)")
-        ("seed", po::value<std::string>()->default_value("1"), "seed of random cases and input data (>= 0)")
-        ("dtype", po::value<std::string>()->default_value("f32"), "data type of inputs without their own :dtype")
-        ("device", po::value<std::vector<std::string>>(&devices)->composing(),
-         "impl types to test: cpu, ocl, all (repeatable; default all)")
-        ("impl", po::value<std::vector<std::string>>(&impls)->composing(), "only this impl (repeatable)")
-        ("reference", po::value<std::string>(), "reference impl (default: cpu_ref_static)")
-        ("rtol", po::value<double>(), "relative tolerance (default per dtype: f32 1e-4, f16 1e-2, integers 0)")
-        ("atol", po::value<double>(), "absolute tolerance (default per dtype: f32 1e-5, f16 1e-3, integers 0)")
-        ("no-revisit", "dynamic impls: run the sweep once, without the revisiting pass")
-        ("bench", "time every impl on every case (median of --repeat runs)")
-        ("repeat", po::value<std::string>()->default_value("5"), "timed runs per case with --bench (1..1000000)")
-        ("json", "print the report as JSON")
-        ("modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
-         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")
-        ("verbose,v", "module folders and engine details on stderr")
-        ("op", po::value<std::string>(), "the op to test");
+    desc.add_options()("help,h", "show this help")("attr", po::value<std::vector<std::string>>(&attrs)->composing(),
+                                                   "attribute k=v (repeatable)")(
+        "shapes", po::value<std::vector<std::string>>(&shapes)->composing(),
+        "cases, e.g. \"[2,1..64,16]\", \"x=[b,k] w=[n,k] b=1..4 k=16 n=8\", \"[1,3];[2,5]\" (repeatable)")(
+        "sweep-file", po::value<std::string>(), "sweep file (ops/<op>/sweep.txt format)")(
+        "random", po::value<std::string>()->default_value("0"),
+        "N random cases per template instead of every combination (0..1000000)")(
+        "seed", po::value<std::string>()->default_value("1"), "seed of random cases and input data (>= 0)")(
+        "dtype", po::value<std::string>()->default_value("f32"), "data type of inputs without their own :dtype")(
+        "device", po::value<std::vector<std::string>>(&devices)->composing(),
+        "impl types to test: cpu, ocl, all (repeatable; default all)")(
+        "impl", po::value<std::vector<std::string>>(&impls)->composing(), "only this impl (repeatable)")(
+        "reference", po::value<std::string>(), "reference impl (default: cpu_ref_static)")(
+        "rtol", po::value<double>(), "relative tolerance (default per dtype: f32 1e-4, f16 1e-2, integers 0)")(
+        "atol", po::value<double>(), "absolute tolerance (default per dtype: f32 1e-5, f16 1e-3, integers 0)")(
+        "no-revisit", "dynamic impls: run the sweep once, without the revisiting pass")(
+        "bench", "time every impl on every case (median of --repeat runs)")(
+        "repeat", po::value<std::string>()->default_value("5"), "timed runs per case with --bench (1..1000000)")(
+        "json", "print the report as JSON")(
+        "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+        "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
+        "verbose,v", "module folders and engine details on stderr")("op", po::value<std::string>(), "the op to test");
     po::positional_options_description pos;
     pos.add("op", 1);
     po::variables_map vm;
@@ -89,8 +87,8 @@ int dynrt_test_op_main(int argc, char** argv) {
     auto integer = [&](const char* name, int64_t min, int64_t max) {
         const std::string text = vm[name].as<std::string>();
         if (tools::parse_int64(text, number) && number >= min && number <= max) return true;
-        std::cerr << "dynrt test-op: --" << name << " must be an integer in " << min << ".." << max << ", got '"
-                  << text << "'\n";
+        std::cerr << "dynrt test-op: --" << name << " must be an integer in " << min << ".." << max << ", got '" << text
+                  << "'\n";
         return false;
     };
     if (!integer("random", 0, 1000000)) return 2;

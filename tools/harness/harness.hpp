@@ -40,20 +40,20 @@ struct DimTerm {
 };
 
 struct InputTemplate {
-    std::string name;               // given name, or "in<k>" for positional inputs
+    std::string name;   // given name, or "in<k>" for positional inputs
     bool named = false;
-    bool is_values = false;         // `{e0,e1,...}`: a 1-D integer tensor with these values
-    std::vector<DimTerm> dims;      // shape, or the values when is_values
-    std::optional<DataType> dtype;  // `:f16`, `i32{...}`
+    bool is_values = false;                             // `{e0,e1,...}`: a 1-D integer tensor with these values
+    std::vector<DimTerm> dims;                          // shape, or the values when is_values
+    std::optional<DataType> dtype;                      // `:f16`, `i32{...}`
     std::optional<std::pair<DimTerm, DimTerm>> range;   // `~lo..hi` (random values in [lo, hi))
     std::optional<std::pair<double, double>> frange;    // `~0.1..2` with non-integer bounds
 };
 
 struct CaseTemplate {
-    std::string text;                                         // as written
+    std::string text;   // as written
     std::vector<InputTemplate> inputs;
-    std::vector<std::string> symbol_order;                    // first use first
-    std::map<std::string, std::vector<int64_t>> symbols;      // values of each symbol
+    std::vector<std::string> symbol_order;                 // first use first
+    std::map<std::string, std::vector<int64_t>> symbols;   // values of each symbol
 };
 
 // One concrete input of one case.
@@ -112,14 +112,14 @@ using tools::Tolerance;
 struct Options {
     std::string op;
     std::vector<std::pair<std::string, std::string>> attrs;   // command-line --attr
-    std::vector<std::string> shapes;                           // --shapes
+    std::vector<std::string> shapes;                          // --shapes
     std::string sweep_file;
-    size_t random = 0;                                          // --random N (0: full product)
+    size_t random = 0;   // --random N (0: full product)
     uint64_t seed = 1;
-    DataType dtype = DataType::f32;                             // default input dtype
-    std::vector<std::string> devices;                           // empty: every engine with impls
-    std::vector<std::string> impls;                             // empty: every impl
-    std::string reference;                                      // empty: the op's reference impl (static flavour)
+    DataType dtype = DataType::f32;     // default input dtype
+    std::vector<std::string> devices;   // empty: every engine with impls
+    std::vector<std::string> impls;     // empty: every impl
+    std::string reference;              // empty: the op's reference impl (static flavour)
     std::optional<double> rtol, atol;
     bool revisit = true;
     bool bench = false;
@@ -128,21 +128,21 @@ struct Options {
 };
 
 struct Row {
-    std::string impl;          // registry entry name
-    std::string device;        // impl type
-    std::string shape_type;    // "static" / "dynamic"
-    std::string phase;         // "static", "sequence", "revisit"
-    std::string attrs;         // raw attrs of the section, "k=v k=v"
+    std::string impl;         // registry entry name
+    std::string device;       // impl type
+    std::string shape_type;   // "static" / "dynamic"
+    std::string phase;        // "static", "sequence", "revisit"
+    std::string attrs;        // raw attrs of the section, "k=v k=v"
     Case the_case;
-    std::string ran;           // Impl::name() reported by the run
-    std::string status;        // "pass", "FAIL", "n/a", "skipped", "not selected", "error"
-    std::string detail;        // why (mismatch, validate reason, error)
+    std::string ran;      // Impl::name() reported by the run
+    std::string status;   // "pass", "FAIL", "n/a", "skipped", "not selected", "error"
+    std::string detail;   // why (mismatch, validate reason, error)
     double max_abs = 0, max_rel = 0;
     Tolerance tol;
-    double ms = -1;            // --bench: median time of one infer()
-    double rate = -1;          // GFLOP/s or GB/s
+    double ms = -1;     // --bench: median time of one infer()
+    double rate = -1;   // GFLOP/s or GB/s
     std::string rate_unit;
-    std::string repro;         // command reproducing this row
+    std::string repro;   // command reproducing this row
     bool failed() const { return status == "FAIL" || status == "error" || status == "not selected"; }
 };
 
@@ -159,8 +159,8 @@ struct Report {
 Report run(const std::shared_ptr<const Registry>& registry, const Options& opt);
 
 // The command that reproduces one row (one case, one impl).
-std::string repro_command(const Options& opt, const std::string& section_attrs, const Case& c,
-                          const std::string& impl, const std::string& device);
+std::string repro_command(const Options& opt, const std::string& section_attrs, const Case& c, const std::string& impl,
+                          const std::string& device);
 
 std::string format_table(const Report& r, bool bench);
 std::string to_json(const Report& r);
@@ -170,7 +170,7 @@ std::string to_json(const Report& r);
 OpCost cost_of(const OpDefinition& def, const std::vector<Layout>& inputs, const std::vector<Layout>& outputs,
                const Attributes& attrs);
 
-}  // namespace dynrt::harness
+}   // namespace dynrt::harness
 
 // `dynrt test-op OP [options]`; returns the process exit code.
 int dynrt_test_op_main(int argc, char** argv);

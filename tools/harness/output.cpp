@@ -30,7 +30,7 @@ std::string num3(double v) {
     return buf;
 }
 
-}  // namespace
+}   // namespace
 
 std::string format_table(const Report& r, bool bench) {
     std::vector<std::string> head = {"impl", "device", "kind", "attrs", "case", "max_abs", "max_rel", "status"};
@@ -40,8 +40,14 @@ std::string format_table(const Report& r, bool bench) {
     }
     std::vector<std::vector<std::string>> cells;
     for (const Row& row : r.rows) {
-        std::vector<std::string> c = {row.impl, row.device, row.shape_type, row.attrs.empty() ? "-" : row.attrs,
-                                      row.the_case.spec(), num(row.max_abs), num(row.max_rel), row.status};
+        std::vector<std::string> c = {row.impl,
+                                      row.device,
+                                      row.shape_type,
+                                      row.attrs.empty() ? "-" : row.attrs,
+                                      row.the_case.spec(),
+                                      num(row.max_abs),
+                                      num(row.max_rel),
+                                      row.status};
         if (bench) {
             c.push_back(row.ms >= 0 ? fixed(row.ms, 4) : "-");
             c.push_back(row.rate >= 0 ? num3(row.rate) + " " + row.rate_unit : "-");
@@ -106,4 +112,4 @@ std::string to_json(const Report& r) {
     return j.str() + "\n";
 }
 
-}  // namespace dynrt::harness
+}   // namespace dynrt::harness

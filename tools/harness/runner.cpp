@@ -8,9 +8,9 @@
 // in a revisiting order (cache hits, reallocation, shrinking and growing).
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <random>
 #include <set>
@@ -48,8 +48,7 @@ std::vector<std::pair<std::string, std::string>> merge_attrs(
     const std::vector<std::pair<std::string, std::string>>& cli) {
     std::vector<std::pair<std::string, std::string>> out;
     for (const auto& kv : file) {
-        const bool overridden =
-            std::any_of(cli.begin(), cli.end(), [&](const auto& c) { return c.first == kv.first; });
+        const bool overridden = std::any_of(cli.begin(), cli.end(), [&](const auto& c) { return c.first == kv.first; });
         if (!overridden) out.push_back(kv);
     }
     for (const auto& kv : cli) out.push_back(kv);
@@ -145,9 +144,9 @@ struct CaseWork {
     size_t section = 0;
     Case the_case;
     std::vector<HostTensor> inputs;
-    std::shared_ptr<Program> ref_program;     // static, for layouts and validate()
+    std::shared_ptr<Program> ref_program;   // static, for layouts and validate()
     std::vector<HostTensor> ref_out;
-    std::string ref_error;                    // the reference failed on this case
+    std::string ref_error;   // the reference failed on this case
 };
 
 struct SectionWork {
@@ -237,7 +236,7 @@ Tolerance tolerance_for(const Options& opt, const CaseWork& w) {
     return t;
 }
 
-}  // namespace
+}   // namespace
 
 OpCost cost_of(const OpDefinition& def, const std::vector<Layout>& inputs, const std::vector<Layout>& outputs,
                const Attributes& attrs) {
@@ -248,8 +247,8 @@ OpCost cost_of(const OpDefinition& def, const std::vector<Layout>& inputs, const
     return c;
 }
 
-std::string repro_command(const Options& opt, const std::string& section_attrs, const Case& c,
-                          const std::string& impl, const std::string& device) {
+std::string repro_command(const Options& opt, const std::string& section_attrs, const Case& c, const std::string& impl,
+                          const std::string& device) {
     std::string cmd = "dynrt test-op " + opt.op;
     std::istringstream items(section_attrs);
     std::string kv;
@@ -282,8 +281,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
         sections.push_back(std::move(s));
     }
     if (sections.empty())
-        throw Error("no shapes: give --shapes \"[...]\" or --sweep-file FILE (ops/" + opt.op + "/sweep.txt)",
-                    op_ctx);
+        throw Error("no shapes: give --shapes \"[...]\" or --sweep-file FILE (ops/" + opt.op + "/sweep.txt)", op_ctx);
 
     std::vector<SectionWork> sec_work;
     std::vector<CaseWork> work;
@@ -378,8 +376,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
     }
 
     auto selected = [&](const RegisteredImpl* r) {
-        if (!opt.impls.empty() &&
-            std::find(opt.impls.begin(), opt.impls.end(), r->entry.name) == opt.impls.end())
+        if (!opt.impls.empty() && std::find(opt.impls.begin(), opt.impls.end(), r->entry.name) == opt.impls.end())
             return false;
         if (!opt.devices.empty() && std::find(opt.devices.begin(), opt.devices.end(), "all") == opt.devices.end() &&
             std::find(opt.devices.begin(), opt.devices.end(), r->entry.impl_type) == opt.devices.end())
@@ -396,7 +393,8 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
         const bool dynamic = entry.shape_type == ShapeType::dynamic_shape;
         EnginePtr engine = engine_for(entry.impl_type);
         if (!engine) {
-            report.notes.push_back(entry.name + " (" + entry.impl_type + "): skipped, " + engine_errors[entry.impl_type]);
+            report.notes.push_back(entry.name + " (" + entry.impl_type + "): skipped, " +
+                                   engine_errors[entry.impl_type]);
             continue;
         }
         const auto view = make_view(*registry, opt.op, impl);
@@ -466,8 +464,9 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
             if (rejected(w, row)) continue;
             std::string key = std::to_string(w.section);
             for (size_t k = 0; k < w.inputs.size(); ++k)
-                key += "|" + (w.the_case.inputs[k].values ? w.inputs[k].shape().to_string()
-                                                          : std::to_string(w.inputs[k].shape().size())) +
+                key += "|" +
+                       (w.the_case.inputs[k].values ? w.inputs[k].shape().to_string()
+                                                    : std::to_string(w.inputs[k].shape().size())) +
                        to_string(w.inputs[k].dtype());
             if (!groups.count(key)) group_order.push_back(key);
             groups[key].push_back(i);
@@ -523,10 +522,10 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
                 Row& row = report.rows[row_of[i]];
                 if (row.failed()) continue;   // first failure of the case stays reported
                 const CaseWork& w = work[i];
-                const std::string when = revisit ? " (revisit, run " + std::to_string(position) + " of the sequence)"
-                                                 : (position > 1 ? " (run " + std::to_string(position) +
-                                                                       " of the sequence)"
-                                                                 : std::string());
+                const std::string when =
+                    revisit
+                        ? " (revisit, run " + std::to_string(position) + " of the sequence)"
+                        : (position > 1 ? " (run " + std::to_string(position) + " of the sequence)" : std::string());
                 try {
                     tools::feed(*req, single_node(opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, true));
                     req->infer();
@@ -554,4 +553,4 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
     return report;
 }
 
-}  // namespace dynrt::harness
+}   // namespace dynrt::harness

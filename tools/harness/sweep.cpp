@@ -257,7 +257,7 @@ void check_symbols(const CaseTemplate& t) {
             fail("symbol '" + kv.first + "' is given values but not used", t.text);
 }
 
-}  // namespace
+}   // namespace
 
 std::string Case::spec() const {
     std::string out;
@@ -327,8 +327,7 @@ std::vector<Case> expand(const CaseTemplate& t, size_t limit) {
     size_t total = 1;
     for (const std::string& s : t.symbol_order) {
         total *= t.symbols.at(s).size();
-        if (total > limit)
-            fail("the sweep has more than " + std::to_string(limit) + " cases (use --random N)", t.text);
+        if (total > limit) fail("the sweep has more than " + std::to_string(limit) + " cases (use --random N)", t.text);
     }
     std::vector<Case> out;
     std::vector<size_t> idx(t.symbol_order.size(), 0);
@@ -372,7 +371,8 @@ std::vector<SweepSection> parse_sweep_text(const std::string& text, const std::s
         line = trim(line);
         if (line.empty()) continue;
         try {
-            if (line.rfind("attrs", 0) == 0 && (line.size() == 5 || std::isspace(static_cast<unsigned char>(line[5])))) {
+            if (line.rfind("attrs", 0) == 0 &&
+                (line.size() == 5 || std::isspace(static_cast<unsigned char>(line[5])))) {
                 SweepSection s;
                 s.line = lineno;
                 std::istringstream items(line.substr(5));
@@ -396,8 +396,7 @@ std::vector<SweepSection> parse_sweep_text(const std::string& text, const std::s
             throw Error(e.message(), c);
         }
     }
-    out.erase(std::remove_if(out.begin(), out.end(), [](const SweepSection& s) { return s.cases.empty(); }),
-              out.end());
+    out.erase(std::remove_if(out.begin(), out.end(), [](const SweepSection& s) { return s.cases.empty(); }), out.end());
     if (out.empty()) throw Error("the sweep file has no cases", shapes_ctx(file));
     return out;
 }
@@ -420,8 +419,9 @@ Attributes parse_attrs(const std::vector<AttrSpec>& schema,
         if (spec == schema.end()) {
             std::string known;
             for (const AttrSpec& s : schema) known += (known.empty() ? "" : ", ") + s.name;
-            throw Error("unknown attribute '" + key + "'" + (known.empty() ? " (the op has none)" : " (known: " + known + ")"),
-                        ctx);
+            throw Error(
+                "unknown attribute '" + key + "'" + (known.empty() ? " (the op has none)" : " (known: " + known + ")"),
+                ctx);
         }
         std::string v = trim(value);
         auto list = [&]() {
@@ -484,4 +484,4 @@ Attributes parse_attrs(const std::vector<AttrSpec>& schema,
     return Attributes::validate(schema, out);
 }
 
-}  // namespace dynrt::harness
+}   // namespace dynrt::harness

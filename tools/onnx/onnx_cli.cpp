@@ -3,8 +3,8 @@
 // Exit codes: 0 no case failed (unsupported cases do not fail), 1 a case failed
 // or errored, 2 bad command line, 77 with --skip-missing when the data folder or
 // the device is not there (ctest's skip code).
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,21 +27,19 @@ int dynrt_onnx_test_main(int argc, char** argv) {
         "with rtol 1e-3, atol 1e-7 (integers exactly). Prints failures and a summary\n"
         "per op (docs/conformance.md).\n\noptions");
     std::vector<std::string> paths, ops, modules_dirs;
-    desc.add_options()
-        ("help,h", "show this help")
-        ("device", po::value<std::string>()->default_value("cpu"), "engine type: cpu, ocl")
-        ("ops", po::value<std::vector<std::string>>(&ops)->composing(),
-         "only these ONNX op types (comma-separated, repeatable)")
-        ("list-claimed", "print the ONNX ops dynrt claims (with the loaded modules) and exit")
-        ("markdown", po::value<std::string>(), "write the per-op case table as markdown to this file")
-        ("no-dynamic", "skip the second, dynamic-shape run of each case")
-        ("rtol", po::value<double>()->default_value(1e-3), "relative tolerance (floating outputs)")
-        ("atol", po::value<double>()->default_value(1e-7), "absolute tolerance (floating outputs)")
-        ("skip-missing", "exit 77 when a PATH or the device is missing")
-        ("modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
-         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")
-        ("verbose,v", "print passing cases too")
-        ("path", po::value<std::vector<std::string>>(&paths), "test folders");
+    desc.add_options()("help,h", "show this help")("device", po::value<std::string>()->default_value("cpu"),
+                                                   "engine type: cpu, ocl")(
+        "ops", po::value<std::vector<std::string>>(&ops)->composing(),
+        "only these ONNX op types (comma-separated, repeatable)")(
+        "list-claimed", "print the ONNX ops dynrt claims (with the loaded modules) and exit")(
+        "markdown", po::value<std::string>(), "write the per-op case table as markdown to this file")(
+        "no-dynamic", "skip the second, dynamic-shape run of each case")(
+        "rtol", po::value<double>()->default_value(1e-3), "relative tolerance (floating outputs)")(
+        "atol", po::value<double>()->default_value(1e-7), "absolute tolerance (floating outputs)")(
+        "skip-missing", "exit 77 when a PATH or the device is missing")(
+        "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+        "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
+        "verbose,v", "print passing cases too")("path", po::value<std::vector<std::string>>(&paths), "test folders");
     po::positional_options_description pos;
     pos.add("path", -1);
     po::variables_map vm;
@@ -86,7 +84,8 @@ int dynrt_onnx_test_main(int argc, char** argv) {
                 cfg.device = opt.device;
                 registry->create_engine(opt.device, cfg);
             } catch (const std::exception& e) {
-                std::cout << "dynrt onnx-test: device '" << opt.device << "' unavailable (" << e.what() << "): skipped\n";
+                std::cout << "dynrt onnx-test: device '" << opt.device << "' unavailable (" << e.what()
+                          << "): skipped\n";
                 return 77;
             }
         }

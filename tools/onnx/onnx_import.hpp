@@ -43,24 +43,24 @@ struct OnnxAttr {
 
 struct ValueInfo {
     std::string name;
-    int onnx_type = 0;              // elem_type of a tensor type
-    std::string kind = "tensor";    // "tensor", "sequence", "optional", "map", ...
+    int onnx_type = 0;             // elem_type of a tensor type
+    std::string kind = "tensor";   // "tensor", "sequence", "optional", "map", ...
     bool has_shape = false;
-    PartialShape shape;             // symbolic or missing dims are dynamic
+    PartialShape shape;   // symbolic or missing dims are dynamic
 };
 
 struct OnnxNode {
     std::string name, op_type, domain;
-    std::vector<std::string> inputs;    // "" = optional input left out
+    std::vector<std::string> inputs;   // "" = optional input left out
     std::vector<std::string> outputs;
     std::map<std::string, OnnxAttr> attrs;
 };
 
 struct OnnxModel {
     std::string file;
-    int64_t opset = 0;                  // of the default domain
+    int64_t opset = 0;   // of the default domain
     std::vector<OnnxNode> nodes;
-    std::vector<ValueInfo> inputs;      // graph inputs that are not initializers
+    std::vector<ValueInfo> inputs;   // graph inputs that are not initializers
     std::vector<ValueInfo> outputs;
     std::map<std::string, HostTensor> initializers;
 };
@@ -82,10 +82,10 @@ struct MapInput {
 };
 
 struct Mapped {
-    std::string unsupported;             // non-empty: why this node cannot be mapped
-    std::string op;                      // dynrt op
-    Attributes attrs;                    // raw dynrt attributes
-    std::vector<size_t> inputs;          // ONNX input index feeding each dynrt input
+    std::string unsupported;      // non-empty: why this node cannot be mapped
+    std::string op;               // dynrt op
+    Attributes attrs;             // raw dynrt attributes
+    std::vector<size_t> inputs;   // ONNX input index feeding each dynrt input
 };
 
 // The ONNX ops (default domain) the importer maps, sorted.
@@ -99,7 +99,7 @@ Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>
 
 struct TestOptions {
     std::string device = "cpu";
-    std::vector<std::string> ops;       // ONNX op types to run (empty: every claimed op)
+    std::vector<std::string> ops;   // ONNX op types to run (empty: every claimed op)
     double rtol = 1e-3;
     double atol = 1e-7;
     bool dynamic_pass = true;
@@ -107,11 +107,11 @@ struct TestOptions {
 };
 
 struct CaseResult {
-    std::string folder;                 // test folder (its name)
+    std::string folder;   // test folder (its name)
     std::string path;
     std::string onnx_op;
-    std::string data_set;               // "test_data_set_0"
-    std::string status;                 // "pass", "FAIL", "unsupported", "error"
+    std::string data_set;   // "test_data_set_0"
+    std::string status;     // "pass", "FAIL", "unsupported", "error"
     std::string detail;
     std::string impl_static, impl_dynamic;   // impls that ran
     double max_abs = 0;
@@ -119,7 +119,7 @@ struct CaseResult {
 
 struct TestReport {
     std::vector<CaseResult> cases;
-    std::vector<std::string> skipped;   // folders not run: op not claimed, several nodes
+    std::vector<std::string> skipped;             // folders not run: op not claimed, several nodes
     std::map<std::string, std::string> claimed;   // ONNX op -> dynrt op
     size_t passed = 0, failed = 0, unsupported = 0;
 };
@@ -137,7 +137,7 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
 std::string summary_text(const TestReport& r, bool verbose);
 std::string summary_markdown(const TestReport& r, const TestOptions& opt);
 
-}  // namespace dynrt::onnx
+}   // namespace dynrt::onnx
 
 // `dynrt onnx-test PATH... [options]`; returns the process exit code. Built
 // without ONNX support it prints so and returns 1.

@@ -359,7 +359,7 @@ const std::map<std::string, Entry>& table() {
     return kTable;
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<std::string> mapped_onnx_ops() {
     std::vector<std::string> out;
@@ -379,20 +379,21 @@ Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>
         ErrorContext c;
         c.op = node.op_type;
         c.node = node.name;
-        throw Error("unknown ONNX op '" + (node.domain.empty() ? "" : node.domain + ".") + node.op_type +
-                        "' (the importer maps: " +
-                        [] {
-                            std::string s;
-                            for (const auto& n : mapped_onnx_ops()) s += (s.empty() ? "" : ", ") + n;
-                            return s;
-                        }() +
-                        ")",
-                    c);
+        throw Error(
+            "unknown ONNX op '" + (node.domain.empty() ? "" : node.domain + ".") + node.op_type +
+                "' (the importer maps: " +
+                [] {
+                    std::string s;
+                    for (const auto& n : mapped_onnx_ops()) s += (s.empty() ? "" : ", ") + n;
+                    return s;
+                }() +
+                ")",
+            c);
     }
     Ctx c{node, opset, inputs, {}};
     if (node.outputs.size() != 1) {
-        c.out.unsupported = std::to_string(node.outputs.size()) + " outputs (dynrt's " + it->second.target +
-                            " has one)";
+        c.out.unsupported =
+            std::to_string(node.outputs.size()) + " outputs (dynrt's " + it->second.target + " has one)";
         return c.out;
     }
     const Entry& entry = it->second;
@@ -410,9 +411,9 @@ Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>
         ec.op = node.op_type;
         ec.node = node.name.empty() ? node.op_type : node.name;
         ec.field = "input";
-        throw Error("ONNX node '" + ec.node + "' (" + node.op_type + ") " + why + "; " + node.op_type + " takes " +
-                        arity(),
-                    ec);
+        throw Error(
+            "ONNX node '" + ec.node + "' (" + node.op_type + ") " + why + "; " + node.op_type + " takes " + arity(),
+            ec);
     };
     if (given < entry.min_inputs || node.inputs.size() > entry.max_inputs)
         fail("has " + std::to_string(node.inputs.size()) + (node.inputs.size() == 1 ? " input" : " inputs"));
@@ -425,4 +426,4 @@ Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>
     return c.out;
 }
 
-}  // namespace dynrt::onnx
+}   // namespace dynrt::onnx

@@ -83,7 +83,8 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
         case DataType::f16:
             // Typed float16 values are the IEEE bit patterns in int32_data.
             if (static_cast<size_t>(t.int32_data_size()) != n) throw count_error(t.int32_data_size());
-            for (size_t i = 0; i < n; ++i) out.as<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
+            for (size_t i = 0; i < n; ++i)
+                out.as<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
             break;
         case DataType::i64:
             if (static_cast<size_t>(t.int64_data_size()) != n) throw count_error(t.int64_data_size());
@@ -94,7 +95,8 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
         case DataType::u8:
         case DataType::boolean:
             if (static_cast<size_t>(t.int32_data_size()) != n) throw count_error(t.int32_data_size());
-            for (size_t i = 0; i < n; ++i) out.set_from_double(i, static_cast<double>(t.int32_data(static_cast<int>(i))));
+            for (size_t i = 0; i < n; ++i)
+                out.set_from_double(i, static_cast<double>(t.int32_data(static_cast<int>(i))));
             break;
     }
     return out;
@@ -137,12 +139,30 @@ OnnxAttr attr_of(const ::onnx::AttributeProto& a, const std::string& file) {
     OnnxAttr out;
     using A = ::onnx::AttributeProto;
     switch (a.type()) {
-        case A::INT: out.kind = OnnxAttr::Kind::Int; out.i = a.i(); break;
-        case A::FLOAT: out.kind = OnnxAttr::Kind::Float; out.f = a.f(); break;
-        case A::STRING: out.kind = OnnxAttr::Kind::String; out.s = a.s(); break;
-        case A::INTS: out.kind = OnnxAttr::Kind::Ints; append_all(out.ints, a.ints()); break;
-        case A::FLOATS: out.kind = OnnxAttr::Kind::Floats; append_all(out.floats, a.floats()); break;
-        case A::STRINGS: out.kind = OnnxAttr::Kind::Strings; append_all(out.strings, a.strings()); break;
+        case A::INT:
+            out.kind = OnnxAttr::Kind::Int;
+            out.i = a.i();
+            break;
+        case A::FLOAT:
+            out.kind = OnnxAttr::Kind::Float;
+            out.f = a.f();
+            break;
+        case A::STRING:
+            out.kind = OnnxAttr::Kind::String;
+            out.s = a.s();
+            break;
+        case A::INTS:
+            out.kind = OnnxAttr::Kind::Ints;
+            append_all(out.ints, a.ints());
+            break;
+        case A::FLOATS:
+            out.kind = OnnxAttr::Kind::Floats;
+            append_all(out.floats, a.floats());
+            break;
+        case A::STRINGS:
+            out.kind = OnnxAttr::Kind::Strings;
+            append_all(out.strings, a.strings());
+            break;
         case A::TENSOR:
             out.kind = OnnxAttr::Kind::Tensor;
             out.tensor = std::make_shared<HostTensor>(decode(a.t(), file));
@@ -152,7 +172,7 @@ OnnxAttr attr_of(const ::onnx::AttributeProto& a, const std::string& file) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 std::optional<DataType> dtype_from_onnx(int t) {
     using T = ::onnx::TensorProto;
@@ -209,4 +229,4 @@ OnnxModel parse_model(const std::string& bytes, const std::string& file) {
 
 OnnxModel load_model(const std::string& path) { return parse_model(read_bytes(path, "model file"), path); }
 
-}  // namespace dynrt::onnx
+}   // namespace dynrt::onnx

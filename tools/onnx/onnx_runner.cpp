@@ -75,8 +75,8 @@ RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const En
         const auto& vi = def.def.value_inputs;
         const bool value_input = std::find(vi.begin(), vi.end(), j) != vi.end();
         const tools::InputRole role = model.initializers.count(onnx_name) ? tools::InputRole::constant
-                                      : value_input                      ? tools::InputRole::shape_values
-                                                                         : tools::InputRole::data;
+                                      : value_input                       ? tools::InputRole::shape_values
+                                                                          : tools::InputRole::data;
         one.inputs.push_back(tools::node_input(*node_values[m.inputs[j]], role, dynamic));
         one.inputs.back().where = in_file(model.file);
         one.inputs.back().where.field = onnx_name;
@@ -129,7 +129,8 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
             if (model.inputs[g].name == name) v = &inputs[g];
         auto init = model.initializers.find(name);
         if (init != model.initializers.end()) v = &init->second;
-        if (!v) throw Error("node input '" + name + "' is neither a graph input nor an initializer", in_file(model.file));
+        if (!v)
+            throw Error("node input '" + name + "' is neither a graph input nor an initializer", in_file(model.file));
         mi[k].present = true;
         mi[k].layout = v->layout();
         mi[k].value = v;
@@ -157,7 +158,8 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
         const auto& d = impl->entry.dtypes;
         if (d.empty() || std::find(d.begin(), d.end(), t0) != d.end()) any = true;
         for (DataType t : d)
-            if (takes.find(to_string(t)) == std::string::npos) takes += (takes.empty() ? "" : ", ") + std::string(to_string(t));
+            if (takes.find(to_string(t)) == std::string::npos)
+                takes += (takes.empty() ? "" : ", ") + std::string(to_string(t));
     }
     if (!any) {
         r.status = "unsupported";
@@ -196,7 +198,7 @@ struct Folder {
     bool explicit_path = false;
 };
 
-}  // namespace
+}   // namespace
 
 std::map<std::string, std::string> claimed_ops(const Registry& registry) {
     std::map<std::string, std::string> out;
@@ -214,8 +216,9 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
     for (const std::string& op : opt.ops)
         if (!report.claimed.count(op)) {
             const std::string t = target_op(op);
-            throw Error(t.empty() ? "the importer does not map ONNX op '" + op + "'"
-                                  : "ONNX op '" + op + "' maps to dynrt op '" + t + "', which no loaded module provides");
+            throw Error(t.empty()
+                            ? "the importer does not map ONNX op '" + op + "'"
+                            : "ONNX op '" + op + "' maps to dynrt op '" + t + "', which no loaded module provides");
         }
     EngineConfig cfg;
     cfg.device = opt.device;
@@ -250,9 +253,9 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
                     report.skipped.push_back(base.folder + ": " + std::to_string(model.nodes.size()) + " nodes");
                     continue;
                 }
-                throw Error("the model has " + std::to_string(model.nodes.size()) +
-                                " nodes; onnx-test runs single-node models",
-                            in_file(model.file));
+                throw Error(
+                    "the model has " + std::to_string(model.nodes.size()) + " nodes; onnx-test runs single-node models",
+                    in_file(model.file));
             }
             base.onnx_op = model.nodes[0].op_type;
             const bool known = report.claimed.count(base.onnx_op) && model.nodes[0].domain.empty();
@@ -276,7 +279,8 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
         if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), base.onnx_op) == opt.ops.end()) continue;
         std::vector<fs::path> sets;
         for (const auto& e : fs::directory_iterator(f.path))
-            if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+            if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+                sets.push_back(e.path());
         std::sort(sets.begin(), sets.end());
         if (sets.empty()) {
             base.status = "error";
@@ -376,4 +380,4 @@ std::string summary_markdown(const TestReport& r, const TestOptions& opt) {
     return os.str();
 }
 
-}  // namespace dynrt::onnx
+}   // namespace dynrt::onnx

@@ -17,8 +17,8 @@ struct NpyType {
     DataType dtype;
 };
 // The descr written for each dtype; reading also accepts '<'/'='/'|' variants.
-const NpyType kTypes[] = {{"<f4", DataType::f32}, {"<f2", DataType::f16}, {"<i4", DataType::i32},
-                          {"<i8", DataType::i64}, {"|u1", DataType::u8},  {"|i1", DataType::i8},
+const NpyType kTypes[] = {{"<f4", DataType::f32},    {"<f2", DataType::f16}, {"<i4", DataType::i32},
+                          {"<i8", DataType::i64},    {"|u1", DataType::u8},  {"|i1", DataType::i8},
                           {"|b1", DataType::boolean}};
 
 bool host_is_little_endian() {
@@ -46,8 +46,7 @@ DataType dtype_of_descr(const std::string& descr, const std::string& name) {
                 if (code == e.descr + 1) return e.dtype;
         }
     }
-    throw Error("unsupported dtype '" + descr + "'; supported: <f4 <f2 <i4 <i8 |u1 |i1 |b1",
-                in_file(name, "descr"));
+    throw Error("unsupported dtype '" + descr + "'; supported: <f4 <f2 <i4 <i8 |u1 |i1 |b1", in_file(name, "descr"));
 }
 
 // Minimal reader of the header dict: {'descr': '<f4', 'fortran_order': False,
@@ -85,8 +84,7 @@ public:
             skip_ws();
             if (peek() != '}') fail("expected ',' or '}'");
         }
-        if (!have_descr || !have_fortran || !have_shape)
-            fail("header lacks one of 'descr', 'fortran_order', 'shape'");
+        if (!have_descr || !have_fortran || !have_shape) fail("header lacks one of 'descr', 'fortran_order', 'shape'");
     }
 
 private:
@@ -156,7 +154,7 @@ uint32_t read_le(const std::string& b, size_t at, size_t n) {
     return v;
 }
 
-}  // namespace
+}   // namespace
 
 HostTensor parse_npy(const std::string& bytes, const std::string& name) {
     if (!host_is_little_endian()) throw Error(".npy support needs a little-endian host", in_file(name));
@@ -200,8 +198,8 @@ HostTensor parse_npy(const std::string& bytes, const std::string& name) {
     const size_t expected = checked_mul(count, byte_size(dtype), ".npy data size");
     const size_t data_at = header_at + header_len;
     if (bytes.size() - data_at != expected)
-        throw Error("data size " + std::to_string(bytes.size() - data_at) + " bytes does not match " +
-                        descr + " " + shape.to_string() + " (" + std::to_string(expected) + " bytes)",
+        throw Error("data size " + std::to_string(bytes.size() - data_at) + " bytes does not match " + descr + " " +
+                        shape.to_string() + " (" + std::to_string(expected) + " bytes)",
                     in_file(name));
     HostTensor t(dtype, shape);
     if (t.bytes() > 0) std::memcpy(t.data(), bytes.data() + data_at, t.bytes());
@@ -244,4 +242,4 @@ std::string to_npy(const HostTensor& t) {
 
 void write_npy(const std::string& path, const HostTensor& t) { write_file_atomic(path, to_npy(t)); }
 
-}  // namespace dynrt::pipeline
+}   // namespace dynrt::pipeline

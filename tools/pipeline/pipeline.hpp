@@ -56,9 +56,9 @@ void write_npy(const std::string& path, const HostTensor& t);
 struct DimSpec {
     enum class Kind { fixed, symbol, anonymous };
     Kind kind = Kind::fixed;
-    int64_t value = 0;         // fixed
-    std::string symbol;        // symbol
-    Dimension bounds;          // anonymous: allowed range
+    int64_t value = 0;    // fixed
+    std::string symbol;   // symbol
+    Dimension bounds;     // anonymous: allowed range
 };
 
 struct InputSpec {
@@ -72,29 +72,29 @@ struct InputSpec {
 
 // One inference of the schedule.
 struct RunSpec {
-    size_t entry = 0;                             // index of the schedule entry
-    ErrorContext where;                           // that entry's YAML location
-    std::map<std::string, int64_t> symbols;       // every symbol of the inputs
+    size_t entry = 0;                                                 // index of the schedule entry
+    ErrorContext where;                                               // that entry's YAML location
+    std::map<std::string, int64_t> symbols;                           // every symbol of the inputs
     std::map<std::string, std::shared_ptr<const HostTensor>> feeds;   // input -> data
-    std::map<std::string, Shape> shapes;          // every input's concrete shape
-    std::string label() const;                    // "seq=7" / "x=[1,7,64]"
+    std::map<std::string, Shape> shapes;                              // every input's concrete shape
+    std::string label() const;                                        // "seq=7" / "x=[1,7,64]"
 };
 
 struct RunSettings {
     std::string device = "auto";
     uint64_t seed = 42;
-    std::optional<std::string> prealloc;          // "N BYTES DIFF RATIO"
+    std::optional<std::string> prealloc;   // "N BYTES DIFF RATIO"
     size_t impl_cache_capacity = 300;
     bool async_compile = true;
-    size_t async_compile_after = 2;               // NetworkOptions::async_compile_after
+    size_t async_compile_after = 2;   // NetworkOptions::async_compile_after
     bool dynamic_impls = true;
     size_t compile_threads = 1;
-    bool inplace_concat = true;                   // NetworkOptions::inplace_concat
-    bool memory_pool = true;                      // NetworkOptions::memory_pool
-    bool fusion = true;                           // NetworkOptions::fusion
-    bool fake_alignment = true;                   // NetworkOptions::fake_alignment
-    size_t weights_cache_capacity = 3;            // NetworkOptions::weights_cache_capacity
-    size_t memory_budget_bytes = 0;               // NetworkOptions::memory_budget_bytes (0 = none)
+    bool inplace_concat = true;          // NetworkOptions::inplace_concat
+    bool memory_pool = true;             // NetworkOptions::memory_pool
+    bool fusion = true;                  // NetworkOptions::fusion
+    bool fake_alignment = true;          // NetworkOptions::fake_alignment
+    size_t weights_cache_capacity = 3;   // NetworkOptions::weights_cache_capacity
+    size_t memory_budget_bytes = 0;      // NetworkOptions::memory_budget_bytes (0 = none)
     // Variables start empty with every `dynrt run`; true (`reset_state: repeat`)
     // also empties them before each --repeat round.
     bool reset_state_each_repeat = false;
@@ -102,12 +102,12 @@ struct RunSettings {
 
 struct Pipeline {
     std::string name;
-    std::string file;                             // the YAML file as given
-    std::shared_ptr<Program> program;             // built
-    std::vector<InputSpec> inputs;                // in declaration order
+    std::string file;                   // the YAML file as given
+    std::shared_ptr<Program> program;   // built
+    std::vector<InputSpec> inputs;      // in declaration order
     std::vector<std::string> outputs;
-    std::vector<std::string> symbols;             // sorted
-    std::vector<RunSpec> runs;                    // the expanded schedule
+    std::vector<std::string> symbols;   // sorted
+    std::vector<RunSpec> runs;          // the expanded schedule
     RunSettings run;
 };
 
@@ -126,7 +126,6 @@ Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> 
 // relative paths.
 Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
                             std::shared_ptr<const Registry> registry);
-
 
 // Closest names to `name` among `candidates` (edit distance), best first.
 std::vector<std::string> close_names(const std::string& name, const std::vector<std::string>& candidates,
@@ -153,25 +152,25 @@ EnginePtr create_device(const Registry& registry, const std::string& device, boo
                         std::string* note = nullptr, const std::vector<std::string>& needed_ops = {});
 
 struct RunRecord {
-    size_t index = 0;                             // over the whole execution
-    std::string label;                            // RunSpec::label()
-    std::map<std::string, Shape> shapes;          // input shapes
-    double host_ms = 0;                           // set_input + infer + outputs read
+    size_t index = 0;                      // over the whole execution
+    std::string label;                     // RunSpec::label()
+    std::map<std::string, Shape> shapes;   // input shapes
+    double host_ms = 0;                    // set_input + infer + outputs read
     RunStats stats;
-    std::map<std::string, HostTensor> outputs;    // only with keep_outputs
+    std::map<std::string, HostTensor> outputs;   // only with keep_outputs
 };
 
 struct RunResult;
 
 struct RunOptions {
-    std::optional<std::string> device;            // overrides run.device
-    std::optional<std::string> prealloc;          // --prealloc
-    bool use_env_prealloc = true;                 // read DYNRT_MEM_PREALLOC
-    size_t repeat = 1;                            // the whole schedule K times
+    std::optional<std::string> device;     // overrides run.device
+    std::optional<std::string> prealloc;   // --prealloc
+    bool use_env_prealloc = true;          // read DYNRT_MEM_PREALLOC
+    size_t repeat = 1;                     // the whole schedule K times
     bool verbose = false;
-    std::string save_outputs_dir;                 // "" = none
-    size_t max_runs = 0;                          // 0 = all (tests shorten schedules)
-    bool keep_outputs = false;                    // fill RunRecord::outputs (tests)
+    std::string save_outputs_dir;   // "" = none
+    size_t max_runs = 0;            // 0 = all (tests shorten schedules)
+    bool keep_outputs = false;      // fill RunRecord::outputs (tests)
     // Called after each run with (done, total, record); progress display.
     std::function<void(size_t, size_t, const RunRecord&)> on_run;
     // Called once every run succeeded, before the --save-outputs files are
@@ -190,7 +189,7 @@ struct RunResult {
     uint64_t seed = 0;
     std::vector<RunRecord> runs;
     Counters totals;
-    uint64_t peak_bytes = 0;                      // max over runs (engine peak)
+    uint64_t peak_bytes = 0;   // max over runs (engine peak)
     double host_ms = 0;
     // Engine-level totals over the whole execution, constants and I/O included.
     uint64_t engine_allocations = 0;
@@ -215,4 +214,4 @@ void write_file_atomic(const std::string& path, const std::string& content);
 // JSON string literal with escaping (tools/common/json_writer.hpp).
 using tools::json_quote;
 
-}  // namespace dynrt::pipeline
+}   // namespace dynrt::pipeline

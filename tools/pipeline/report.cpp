@@ -41,8 +41,10 @@ double median(std::vector<double> v) {
 
 std::string bytes_text(uint64_t b) {
     char buf[48];
-    if (b >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%llu (%.1f MiB)", static_cast<unsigned long long>(b), b / 1048576.0);
-    else if (b >= 1024) std::snprintf(buf, sizeof buf, "%llu (%.1f KiB)", static_cast<unsigned long long>(b), b / 1024.0);
+    if (b >= (1ull << 20))
+        std::snprintf(buf, sizeof buf, "%llu (%.1f MiB)", static_cast<unsigned long long>(b), b / 1048576.0);
+    else if (b >= 1024)
+        std::snprintf(buf, sizeof buf, "%llu (%.1f KiB)", static_cast<unsigned long long>(b), b / 1024.0);
     else std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(b));
     return buf;
 }
@@ -64,7 +66,7 @@ std::map<std::string, uint64_t> impl_kinds(const RunResult& r) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 std::string report_json(const RunResult& r) {
     Json j;
@@ -182,8 +184,8 @@ std::string summary_table(const RunResult& r, bool all_shapes) {
     row("impl cache hits", std::to_string(t.impl_cache_hits));
     row("impl cache misses", std::to_string(t.impl_cache_misses));
     row("static builds", std::to_string(t.static_builds));
-    row("async builds", std::to_string(t.async_builds_queued) + " queued, " + std::to_string(t.async_builds_picked) +
-                            " picked");
+    row("async builds",
+        std::to_string(t.async_builds_queued) + " queued, " + std::to_string(t.async_builds_picked) + " picked");
     row("shape changes", std::to_string(t.shape_changes));
     row("executions", std::to_string(t.executions) + " (" + std::to_string(t.dynamic_impl_runs) + " on dynamic impls)");
     const auto kinds = impl_kinds(r);
@@ -213,4 +215,4 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     }
 }
 
-}  // namespace dynrt::pipeline
+}   // namespace dynrt::pipeline

@@ -72,8 +72,10 @@ EnginePtr create_device(const Registry& registry, const std::string& device, boo
     }
     const std::string type = dev.substr(0, dev.find(':'));
     if (type == "ocl" && !registry.has_engine("ocl"))
-        throw Error("no OpenCL device module/platform: no loaded module registers an 'ocl' engine "
-                    "(check `dynrt ops`, or use --device cpu)", in_file("", "device"));
+        throw Error(
+            "no OpenCL device module/platform: no loaded module registers an 'ocl' engine "
+            "(check `dynrt ops`, or use --device cpu)",
+            in_file("", "device"));
     if (!registry.has_engine(type)) {
         std::string msg = "unknown device '" + dev + "'; available:";
         for (const auto& n : registry.engine_names()) msg += " " + n;
@@ -87,13 +89,15 @@ EnginePtr create_device(const Registry& registry, const std::string& device, boo
         if (type == "ocl") throw Error("no OpenCL device module/platform: " + ex.message(), ex.context());
         throw;
     } catch (const std::exception& ex) {
-        const std::string what = type == "ocl" ? "no OpenCL device module/platform: " : "cannot create device '" + dev + "': ";
+        const std::string what =
+            type == "ocl" ? "no OpenCL device module/platform: " : "cannot create device '" + dev + "': ";
         throw Error(what + ex.what(), in_file("", "device"));
     }
     if (!e) throw Error("the '" + type + "' engine module returned no engine", in_file("", "device"));
     if (chosen) *chosen = dev;
-    if (note) *note = why.empty() ? "device " + dev + " (" + e->info().name + ")"
-                                  : "device auto -> " + dev + " (" + why + ")";
+    if (note)
+        *note =
+            why.empty() ? "device " + dev + " (" + e->info().name + ")" : "device auto -> " + dev + " (" + why + ")";
     return e;
 }
 
@@ -172,7 +176,7 @@ Error locate(const Pipeline& p, const Error& e, size_t run, const std::string& l
     return Error("run " + std::to_string(run) + " (" + label + "): " + located.message(), located.context());
 }
 
-}  // namespace
+}   // namespace
 
 RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     const Registry& registry = *p.program->registry();
@@ -180,12 +184,12 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     result.pipeline = p.name;
     result.file = p.file;
     result.seed = p.run.seed;
-    result.prealloc = resolve_prealloc(options.prealloc, options.use_env_prealloc ? std::getenv("DYNRT_MEM_PREALLOC") : nullptr,
-                                       p.run.prealloc, &result.prealloc_source);
+    result.prealloc =
+        resolve_prealloc(options.prealloc, options.use_env_prealloc ? std::getenv("DYNRT_MEM_PREALLOC") : nullptr,
+                         p.run.prealloc, &result.prealloc_source);
 
     const size_t repeat = std::max<size_t>(1, options.repeat);
-    if (!p.runs.empty() && repeat > kMaxRuns / p.runs.size() &&
-        !(options.max_runs && options.max_runs <= kMaxRuns))
+    if (!p.runs.empty() && repeat > kMaxRuns / p.runs.size() && !(options.max_runs && options.max_runs <= kMaxRuns))
         throw Error("repeat " + std::to_string(repeat) + " x " + std::to_string(p.runs.size()) +
                         " schedule runs is more than the limit of " + std::to_string(kMaxRuns) + " runs",
                     in_file(p.file, "repeat"));
@@ -196,8 +200,8 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
             std::find(ops.begin(), ops.end(), n.op) == ops.end())
             ops.push_back(n.op);
     std::string note;
-    EnginePtr engine = create_device(registry, options.device.value_or(p.run.device), options.verbose,
-                                     &result.device, &note, ops);
+    EnginePtr engine =
+        create_device(registry, options.device.value_or(p.run.device), options.verbose, &result.device, &note, ops);
     result.device_name = engine->info().name;
     if (options.verbose) std::fprintf(stderr, "dynrt: %s\n", note.c_str());
 
@@ -279,4 +283,4 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     return result;
 }
 
-}  // namespace dynrt::pipeline
+}   // namespace dynrt::pipeline

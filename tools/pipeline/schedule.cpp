@@ -56,35 +56,40 @@ std::vector<int64_t> read_values(const Source& src, const YAML::Node& v, const s
 void bind_feed(const Source& src, const YAML::Node& where, const InputSpec& in, const HostTensor& t,
                const std::string& path, std::map<std::string, int64_t>& bound) {
     if (t.dtype() != in.dtype)
-        src.fail(where, "feed for input '" + in.name + "': " + path + " holds " + to_string(t.dtype()) +
-                            ", the input is declared " + to_string(in.dtype), in.name);
+        src.fail(where,
+                 "feed for input '" + in.name + "': " + path + " holds " + to_string(t.dtype()) +
+                     ", the input is declared " + to_string(in.dtype),
+                 in.name);
     const PartialShape declared = in.partial_shape();
     if (t.shape().size() != in.dims.size())
-        src.fail(where, "feed for input '" + in.name + "': " + path + " has shape " + t.shape().to_string() +
-                            ", which does not fit the declared " + declared.to_string() + " (rank " +
-                            std::to_string(t.shape().size()) + " vs " + std::to_string(in.dims.size()) + ")",
+        src.fail(where,
+                 "feed for input '" + in.name + "': " + path + " has shape " + t.shape().to_string() +
+                     ", which does not fit the declared " + declared.to_string() + " (rank " +
+                     std::to_string(t.shape().size()) + " vs " + std::to_string(in.dims.size()) + ")",
                  in.name);
     for (size_t k = 0; k < in.dims.size(); ++k) {
         const DimSpec& d = in.dims[k];
         const int64_t v = t.shape()[k];
-        const bool fits = d.kind == DimSpec::Kind::fixed ? v == d.value
+        const bool fits = d.kind == DimSpec::Kind::fixed       ? v == d.value
                           : d.kind == DimSpec::Kind::anonymous ? d.bounds.contains(v)
                                                                : true;
         if (!fits)
-            src.fail(where, "feed for input '" + in.name + "': " + path + " has shape " + t.shape().to_string() +
-                                ", which does not fit the declared " + declared.to_string() + " at dim " +
-                                std::to_string(k), in.name);
+            src.fail(where,
+                     "feed for input '" + in.name + "': " + path + " has shape " + t.shape().to_string() +
+                         ", which does not fit the declared " + declared.to_string() + " at dim " + std::to_string(k),
+                     in.name);
         if (d.kind != DimSpec::Kind::symbol) continue;
         const auto it = bound.find(d.symbol);
         if (it != bound.end() && it->second != v)
-            src.fail(where, "feed for input '" + in.name + "' sets symbol '" + d.symbol + "' to " +
-                                std::to_string(v) + ", but it is " + std::to_string(it->second) +
-                                " elsewhere in this entry", in.name);
+            src.fail(where,
+                     "feed for input '" + in.name + "' sets symbol '" + d.symbol + "' to " + std::to_string(v) +
+                         ", but it is " + std::to_string(it->second) + " elsewhere in this entry",
+                     in.name);
         bound[d.symbol] = v;
     }
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedule,
                                      const std::vector<InputSpec>& inputs) {
@@ -159,8 +164,8 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
             expect_map(src, f, what + " feed");
             for (const auto& kv : f) {
                 const std::string name = read_string(src, kv.first, "feed input");
-                const auto in = std::find_if(inputs.begin(), inputs.end(),
-                                             [&](const InputSpec& s) { return s.name == name; });
+                const auto in =
+                    std::find_if(inputs.begin(), inputs.end(), [&](const InputSpec& s) { return s.name == name; });
                 if (in == inputs.end())
                     src.fail(kv.first, what + ": feed names '" + name + "', which is not an input", name);
                 const std::string path = src.resolve(read_string(src, kv.second, "feed path"));
@@ -194,13 +199,13 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
             if (entry_runs > kMaxRuns - runs.size()) {
                 const bool by_repeat = repeat > 1 && combos_count <= kMaxRuns - runs.size();
                 const std::string count = entry_runs == SIZE_MAX ? "more than 2^64" : std::to_string(entry_runs);
-                src.fail(by_repeat ? e["repeat"] : e,
-                         what + " expands to " + count + " runs (" + std::to_string(combos_count) +
-                             (combos_count == 1 ? " combination" : " combinations") + " x repeat " + std::to_string(repeat) +
-                             (runs.empty() ? "" : ", after " + std::to_string(runs.size()) + " runs of earlier entries") +
-                             "), more than the limit of " + std::to_string(kMaxRuns) +
-                             " runs per pipeline",
-                         by_repeat ? "repeat" : "schedule");
+                src.fail(
+                    by_repeat ? e["repeat"] : e,
+                    what + " expands to " + count + " runs (" + std::to_string(combos_count) +
+                        (combos_count == 1 ? " combination" : " combinations") + " x repeat " + std::to_string(repeat) +
+                        (runs.empty() ? "" : ", after " + std::to_string(runs.size()) + " runs of earlier entries") +
+                        "), more than the limit of " + std::to_string(kMaxRuns) + " runs per pipeline",
+                    by_repeat ? "repeat" : "schedule");
             }
         }
         std::vector<std::map<std::string, int64_t>> combos;
@@ -222,9 +227,11 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
             for (const auto& [sym, values] : given) {
                 if (values.size() == 1) continue;
                 if (len != 1 && values.size() != len)
-                    src.fail(e, what + ": cannot zip '" + len_sym + "' (" + std::to_string(len) + " values) with '" +
-                                    sym + "' (" + std::to_string(values.size()) +
-                                    " values); give lists of equal length or add 'mode: product'", sym);
+                    src.fail(e,
+                             what + ": cannot zip '" + len_sym + "' (" + std::to_string(len) + " values) with '" + sym +
+                                 "' (" + std::to_string(values.size()) +
+                                 " values); give lists of equal length or add 'mode: product'",
+                             sym);
                 len = values.size();
                 len_sym = sym;
             }
@@ -245,14 +252,18 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
                 for (const auto& [sym, v] : fed_symbols) {
                     const auto it = r.symbols.find(sym);
                     if (it != r.symbols.end() && it->second != v)
-                        src.fail(e, what + ": symbol '" + sym + "' is " + std::to_string(it->second) +
-                                        " here but the fed data makes it " + std::to_string(v), sym);
+                        src.fail(e,
+                                 what + ": symbol '" + sym + "' is " + std::to_string(it->second) +
+                                     " here but the fed data makes it " + std::to_string(v),
+                                 sym);
                     r.symbols[sym] = v;
                 }
                 for (const auto& sym : symbols)
                     if (!r.symbols.count(sym))
-                        src.fail(e, what + " gives no value for symbol '" + sym +
-                                        "' (every entry must set every symbol, or feed an input that has it)", sym);
+                        src.fail(e,
+                                 what + " gives no value for symbol '" + sym +
+                                     "' (every entry must set every symbol, or feed an input that has it)",
+                                 sym);
                 for (const auto& in : inputs) {
                     if (feeds.count(in.name)) {
                         r.shapes[in.name] = feeds.at(in.name)->shape();
@@ -264,9 +275,12 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
                         if (d.kind == DimSpec::Kind::fixed) s.push_back(d.value);
                         else if (d.kind == DimSpec::Kind::symbol) s.push_back(r.symbols.at(d.symbol));
                         else
-                            src.fail(e, what + ": input '" + in.name + "' dim " + std::to_string(k) +
-                                            " is dynamic without a name, so only a feed can set it; name it "
-                                            "(e.g. 'seq') or add 'feed: {" + in.name + ": file.npy}'", in.name);
+                            src.fail(e,
+                                     what + ": input '" + in.name + "' dim " + std::to_string(k) +
+                                         " is dynamic without a name, so only a feed can set it; name it "
+                                         "(e.g. 'seq') or add 'feed: {" +
+                                         in.name + ": file.npy}'",
+                                     in.name);
                     }
                     r.shapes[in.name] = s;
                 }
@@ -277,7 +291,7 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
     return runs;
 }
 
-}  // namespace detail
+}   // namespace detail
 
 std::map<std::string, HostTensor> make_inputs(const Pipeline& p, const RunSpec& run, uint64_t run_index) {
     std::map<std::string, HostTensor> out;
@@ -300,4 +314,4 @@ std::map<std::string, HostTensor> make_inputs(const Pipeline& p, const RunSpec& 
     return out;
 }
 
-}  // namespace dynrt::pipeline
+}   // namespace dynrt::pipeline

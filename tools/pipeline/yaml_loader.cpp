@@ -163,10 +163,9 @@ struct Loader {
     void read_run(const YAML::Node& n) {
         detail::expect_map(src, n, "run");
         detail::check_keys(src, n,
-                           {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile",
-                            "async_compile_after", "dynamic_impls", "compile_threads", "inplace_concat",
-                            "memory_pool", "memory_budget", "reset_state", "fusion", "fake_alignment",
-                            "weights_cache"},
+                           {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "async_compile_after",
+                            "dynamic_impls", "compile_threads", "inplace_concat", "memory_pool", "memory_budget",
+                            "reset_state", "fusion", "fake_alignment", "weights_cache"},
                            "run");
         auto& r = p.run;
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
@@ -190,8 +189,10 @@ struct Loader {
             const int64_t v = detail::read_int(src, n[key], std::string("run.") + key);
             if (v < min) src.fail(n[key], std::string("run.") + key + " must be >= " + std::to_string(min), key);
             if (v > max)
-                src.fail(n[key], std::string("run.") + key + " must be in " + std::to_string(min) + ".." +
-                                     std::to_string(max) + ", got " + std::to_string(v), key);
+                src.fail(n[key],
+                         std::string("run.") + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) +
+                             ", got " + std::to_string(v),
+                         key);
             out = static_cast<size_t>(v);
         };
         count("impl_cache_capacity", r.impl_cache_capacity, 1);
@@ -278,11 +279,14 @@ struct Loader {
                 src.fail(f, what + ": " + e.what(), "npy");
             }
             if (has_dtype && t.dtype() != dtype)
-                src.fail(f, what + ": " + path + " holds " + to_string(t.dtype()) + ", the constant is declared " +
-                                to_string(dtype), "npy");
+                src.fail(f,
+                         what + ": " + path + " holds " + to_string(t.dtype()) + ", the constant is declared " +
+                             to_string(dtype),
+                         "npy");
             if (shape && t.shape() != *shape)
-                src.fail(f, what + ": " + path + " has shape " + t.shape().to_string() + ", declared " +
-                                shape->to_string(), "npy");
+                src.fail(
+                    f, what + ": " + path + " has shape " + t.shape().to_string() + ", declared " + shape->to_string(),
+                    "npy");
             return t;
         }
         if (const YAML::Node v = spec["values"]) {
@@ -295,8 +299,10 @@ struct Loader {
             const Shape s = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
             HostTensor t(dtype, s);
             if (values.size() != t.count())
-                src.fail(v, what + ": " + std::to_string(values.size()) + " values for shape " + s.to_string() +
-                                " (" + std::to_string(t.count()) + " elements)", "values");
+                src.fail(v,
+                         what + ": " + std::to_string(values.size()) + " values for shape " + s.to_string() + " (" +
+                             std::to_string(t.count()) + " elements)",
+                         "values");
             for (size_t i = 0; i < values.size(); ++i) t.set_from_double(i, values[i]);
             return t;
         }
@@ -321,7 +327,8 @@ struct Loader {
                 // Seeds are 0..2^63-1 everywhere (as run.seed): a negative one is
                 // refused, not wrapped to a huge unsigned value.
                 const int64_t s = detail::read_int(src, r["seed"], "random.seed");
-                if (s < 0) src.fail(r["seed"], what + ": init.random.seed must be >= 0, got " + std::to_string(s), "seed");
+                if (s < 0)
+                    src.fail(r["seed"], what + ": init.random.seed must be >= 0, got " + std::to_string(s), "seed");
                 seed = static_cast<uint64_t>(s);
             }
             if (r["low"]) low = detail::read_float(src, r["low"], "random.low");
@@ -379,7 +386,8 @@ struct Loader {
             case AttrType::String: {
                 if (!v.IsScalar()) fail_type("a string");
                 const std::string& s = v.Scalar();
-                if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
+                if (!spec.allowed.empty() &&
+                    std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
                     std::string msg = "attribute '" + spec.name + "': '" + s + "' is not allowed";
                     const auto close = close_names(s, spec.allowed, 1);
                     if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
@@ -509,11 +517,11 @@ struct Loader {
         if (digits && tools::parse_int64(idx, k) && k <= kMaxOutputIndex) return;
         ErrorContext c = src.at(where, field);
         c.node = node;
-        throw Error("bad reference '" + ref + "': " +
-                        (digits ? "output index " + idx + " is out of range (at most " +
-                                      std::to_string(kMaxOutputIndex) + ")"
-                                : std::string("expected 'node' or 'node:K' with K a non-negative integer")),
-                    c);
+        throw Error(
+            "bad reference '" + ref + "': " +
+                (digits ? "output index " + idx + " is out of range (at most " + std::to_string(kMaxOutputIndex) + ")"
+                        : std::string("expected 'node' or 'node:K' with K a non-negative integer")),
+            c);
     }
 
     void check_ref(const std::string& ref, const YAML::Node& where, const std::string& node) {
@@ -568,8 +576,7 @@ void check_tree(const Source& src, const YAML::Node& root) {
             src.fail(n, "the YAML document has more than " + std::to_string(kMaxYamlNodes) +
                             " nodes (aliases expanding?), more than a pipeline needs");
         if (!n.IsMap() && !n.IsSequence()) continue;
-        if (depth > kMaxYamlDepth)
-            src.fail(n, "YAML nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+        if (depth > kMaxYamlDepth) src.fail(n, "YAML nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
         for (const auto& e : n) {
             if (n.IsMap()) {
                 stack.emplace_back(e.first, depth + 1);
@@ -581,7 +588,7 @@ void check_tree(const Source& src, const YAML::Node& root) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
                             std::shared_ptr<const Registry> registry) {
@@ -629,4 +636,4 @@ Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> 
     return load_pipeline_text(text, path, dir, std::move(registry));
 }
 
-}  // namespace dynrt::pipeline
+}   // namespace dynrt::pipeline

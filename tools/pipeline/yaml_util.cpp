@@ -110,7 +110,7 @@ struct SplitMix {
     }
     double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
 };
-}  // namespace
+}   // namespace
 
 void fill_random(HostTensor& t, uint64_t seed, double low, double high) {
     SplitMix rng{seed};
@@ -122,7 +122,7 @@ void fill_random(HostTensor& t, uint64_t seed, double low, double high) {
     }
 }
 
-}  // namespace dynrt::pipeline::detail
+}   // namespace dynrt::pipeline::detail
 
 namespace dynrt::pipeline {
 
@@ -148,12 +148,11 @@ std::vector<std::string> close_names(const std::string& name, const std::vector<
     const size_t limit = std::max<size_t>(2, name.size() / 3);
     for (const auto& c : candidates) {
         size_t d = edit_distance(name, c);
-        const bool contains = name.size() >= 3 && (c.find(name) != std::string::npos ||
-                                                    name.find(c) != std::string::npos);
+        const bool contains =
+            name.size() >= 3 && (c.find(name) != std::string::npos || name.find(c) != std::string::npos);
         if (d <= limit || contains) scored.emplace_back(contains ? std::min(d, limit) : d, c);
     }
-    std::stable_sort(scored.begin(), scored.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     std::vector<std::string> out;
     for (const auto& s : scored) {
         if (out.size() >= max_count) break;
@@ -162,4 +161,4 @@ std::vector<std::string> close_names(const std::string& name, const std::vector<
     return out;
 }
 
-}  // namespace dynrt::pipeline
+}   // namespace dynrt::pipeline

@@ -62,4 +62,4 @@ void fill_random(HostTensor& t, uint64_t seed, double low, double high);
 std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedule,
                                      const std::vector<InputSpec>& inputs);
 
-}  // namespace dynrt::pipeline::detail
+}   // namespace dynrt::pipeline::detail

@@ -51,4 +51,4 @@ bool count_fits(const Dims& dims, size_t* count) {
     return !overflow;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

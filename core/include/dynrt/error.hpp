@@ -13,12 +13,12 @@
 namespace dynrt {
 
 struct ErrorContext {
-    std::string file;   // YAML / .npy / module path
-    int line = 0;       // 1-based; 0 = unknown
-    int column = 0;     // 1-based; 0 = unknown
-    std::string node;   // graph node name
-    std::string op;     // op type
-    std::string field;  // attribute / YAML key / argument
+    std::string file;    // YAML / .npy / module path
+    int line = 0;        // 1-based; 0 = unknown
+    int column = 0;      // 1-based; 0 = unknown
+    std::string node;    // graph node name
+    std::string op;      // op type
+    std::string field;   // attribute / YAML key / argument
 };
 
 class Error : public std::runtime_error {
@@ -38,4 +38,4 @@ private:
     ErrorContext ctx_;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

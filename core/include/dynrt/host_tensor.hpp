@@ -16,7 +16,7 @@ namespace dynrt {
 class HostTensor {
 public:
     HostTensor() = default;
-    HostTensor(DataType t, const Shape& shape);             // zero-filled
+    HostTensor(DataType t, const Shape& shape);   // zero-filled
     DataType dtype() const { return dtype_; }
     const Shape& shape() const { return shape_; }
     Layout layout() const { return Layout(PartialShape(shape_), dtype_); }
@@ -24,8 +24,14 @@ public:
     size_t bytes() const { return count() * byte_size(dtype_); }
     void* data() { return data_.data(); }
     const void* data() const { return data_.data(); }
-    template <typename T> T* as() { return reinterpret_cast<T*>(data_.data()); }
-    template <typename T> const T* as() const { return reinterpret_cast<const T*>(data_.data()); }
+    template <typename T>
+    T* as() {
+        return reinterpret_cast<T*>(data_.data());
+    }
+    template <typename T>
+    const T* as() const {
+        return reinterpret_cast<const T*>(data_.data());
+    }
 
     // Values of an integer tensor (i32/i64/u8/i8/boolean) widened to int64.
     std::vector<int64_t> to_int64() const;
@@ -56,4 +62,4 @@ private:
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -61,15 +61,15 @@ struct Layout {
         : shape(std::move(s)), dtype(t), format(f), padding(std::move(p)) {}
 
     bool is_static() const { return shape.is_static(); }
-    Shape get_shape() const { return shape.to_shape(); }      // throws unless static
-    Shape padded_shape() const;                               // dims + lower + upper
-    size_t count() const;                                     // logical elements
+    Shape get_shape() const { return shape.to_shape(); }   // throws unless static
+    Shape padded_shape() const;                            // dims + lower + upper
+    size_t count() const;                                  // logical elements
     // Elements the storage holds: padded dims, dim 0 rounded up to the format's
     // block (osv16: a multiple of 16).
     size_t storage_count() const;
-    size_t bytes() const;                                     // storage_count * dtype size
-    Layout with_shape(const Shape& s) const;                  // same type/format, no padding
-    std::string to_string() const;                            // "f32[1,?,64]"
+    size_t bytes() const;                      // storage_count * dtype size
+    Layout with_shape(const Shape& s) const;   // same type/format, no padding
+    std::string to_string() const;             // "f32[1,?,64]"
 
     bool operator==(const Layout& o) const;
     bool operator!=(const Layout& o) const { return !(*this == o); }
@@ -92,9 +92,7 @@ inline bool same_layouts(const std::vector<Layout>& a, const std::vector<Layout>
 }
 
 // Hash combining helper used by impl-cache keys.
-inline void hash_combine(size_t& seed, size_t v) {
-    seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
-}
+inline void hash_combine(size_t& seed, size_t v) { seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); }
 size_t hash_layout(const Layout& l);
 
-}  // namespace dynrt
+}   // namespace dynrt

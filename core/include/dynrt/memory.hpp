@@ -80,7 +80,10 @@ public:
     ~MappedMemory();
     MappedMemory(const MappedMemory&) = delete;
     MappedMemory& operator=(const MappedMemory&) = delete;
-    template <typename T> T* as() const { return reinterpret_cast<T*>(ptr_); }
+    template <typename T>
+    T* as() const {
+        return reinterpret_cast<T*>(ptr_);
+    }
     void* data() const { return ptr_; }
 
 private:
@@ -90,10 +93,10 @@ private:
 };
 
 struct DeviceInfo {
-    std::string type;               // "cpu", "ocl"
-    std::string name;               // human-readable device name
-    size_t max_alloc_bytes = 0;     // largest single allocation (0 = unknown)
-    size_t global_mem_bytes = 0;    // device memory (0 = unknown)
+    std::string type;              // "cpu", "ocl"
+    std::string name;              // human-readable device name
+    size_t max_alloc_bytes = 0;    // largest single allocation (0 = unknown)
+    size_t global_mem_bytes = 0;   // device memory (0 = unknown)
 };
 
 class Engine {
@@ -129,4 +132,4 @@ private:
 };
 using EnginePtr = std::shared_ptr<Engine>;
 
-}  // namespace dynrt
+}   // namespace dynrt

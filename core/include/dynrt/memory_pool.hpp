@@ -34,14 +34,14 @@ namespace dynrt {
 class MemoryPool {
 public:
     struct Options {
-        bool reuse = true;          // false: every acquire allocates, every release frees
-        size_t budget_bytes = 0;    // 0 = no budget
+        bool reuse = true;         // false: every acquire allocates, every release frees
+        size_t budget_bytes = 0;   // 0 = no budget
     };
     // Execution positions [first, last] in which a holder's output is live.
     struct Lifetime {
         size_t first = 0;
         size_t last = std::numeric_limits<size_t>::max();
-        bool pinned = true;         // shares with nobody (outputs, state, shape_of subgraphs ...)
+        bool pinned = true;   // shares with nobody (outputs, state, shape_of subgraphs ...)
     };
 
     MemoryPool(EnginePtr engine, Options options);
@@ -67,7 +67,7 @@ public:
 
     static size_t size_class(size_t bytes);
 
-    size_t used_bytes() const;     // device bytes held by the pool (held and free records)
+    size_t used_bytes() const;   // device bytes held by the pool (held and free records)
     size_t peak_bytes() const;
     void reset_peak();
     size_t free_bytes() const;
@@ -82,4 +82,4 @@ private:
     std::shared_ptr<State> state_;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -19,19 +19,19 @@ class Dimension {
 public:
     static constexpr int64_t kUnbounded = -1;
 
-    Dimension() = default;                       // fully dynamic: [0, inf)
-    Dimension(int64_t value);                    // NOLINT: static dim, value >= 0
-    Dimension(int64_t min, int64_t max);         // bounded dynamic (max = -1: unbounded)
+    Dimension() = default;                 // fully dynamic: [0, inf)
+    Dimension(int64_t value);              // NOLINT: static dim, value >= 0
+    Dimension(int64_t min, int64_t max);   // bounded dynamic (max = -1: unbounded)
     static Dimension dynamic() { return Dimension(); }
 
     bool is_static() const { return max_ != kUnbounded && min_ == max_; }
     bool is_dynamic() const { return !is_static(); }
-    int64_t get_length() const;                  // throws unless static
+    int64_t get_length() const;   // throws unless static
     int64_t min() const { return min_; }
-    int64_t max() const { return max_; }         // -1 = unbounded
+    int64_t max() const { return max_; }   // -1 = unbounded
     bool contains(int64_t v) const { return v >= min_ && (max_ == kUnbounded || v <= max_); }
-    bool compatible(const Dimension& other) const;  // ranges intersect
-    std::string to_string() const;               // "4", "?", "1..8", "2.."
+    bool compatible(const Dimension& other) const;   // ranges intersect
+    std::string to_string() const;                   // "4", "?", "1..8", "2.."
 
     bool operator==(const Dimension& o) const { return min_ == o.min_ && max_ == o.max_; }
     bool operator!=(const Dimension& o) const { return !(*this == o); }
@@ -60,8 +60,8 @@ public:
     void push_back(int64_t d) { dims_.push_back(d); }
     const std::vector<int64_t>& dims() const { return dims_; }
 
-    size_t count() const;                // product of dims (1 for rank 0)
-    std::string to_string() const;       // "[1,7,64]"
+    size_t count() const;            // product of dims (1 for rank 0)
+    std::string to_string() const;   // "[1,7,64]"
 
     bool operator==(const Shape& o) const { return dims_ == o.dims_; }
     bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
@@ -73,10 +73,10 @@ private:
 
 class PartialShape {
 public:
-    PartialShape() = default;                         // rank 0, static (a scalar)
+    PartialShape() = default;   // rank 0, static (a scalar)
     PartialShape(std::initializer_list<Dimension> dims) : dims_(dims) {}
     explicit PartialShape(std::vector<Dimension> dims) : dims_(std::move(dims)) {}
-    PartialShape(const Shape& s);                     // NOLINT: static shape
+    PartialShape(const Shape& s);   // NOLINT: static shape
     static PartialShape dynamic_of_rank(size_t rank);
 
     size_t rank() const { return dims_.size(); }
@@ -89,9 +89,9 @@ public:
 
     bool is_static() const;
     bool is_dynamic() const { return !is_static(); }
-    Shape to_shape() const;                           // throws unless static
-    bool compatible(const Shape& s) const;            // same rank, each dim contains
-    std::string to_string() const;                    // "[1,?,64]"
+    Shape to_shape() const;                  // throws unless static
+    bool compatible(const Shape& s) const;   // same rank, each dim contains
+    std::string to_string() const;           // "[1,?,64]"
 
     bool operator==(const PartialShape& o) const { return dims_ == o.dims_; }
     bool operator!=(const PartialShape& o) const { return !(*this == o); }
@@ -100,4 +100,4 @@ private:
     std::vector<Dimension> dims_;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

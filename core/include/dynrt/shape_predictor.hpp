@@ -71,4 +71,4 @@ private:
     std::unordered_map<std::string, std::deque<Shape>> history_;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -19,15 +19,15 @@ namespace dynrt {
 enum class AttrType { Int, Float, Bool, String, Ints, Floats, Strings };
 const char* to_string(AttrType t);
 
-using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
-                               std::vector<double>, std::vector<std::string>>;
+using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<double>,
+                               std::vector<std::string>>;
 std::string attr_value_to_string(const AttrValue& v);
 
 struct AttrSpec {
     std::string name;
     AttrType type = AttrType::Int;
-    std::optional<AttrValue> default_value;    // none = required
-    std::vector<std::string> allowed;          // String only: allowed values (empty = any)
+    std::optional<AttrValue> default_value;   // none = required
+    std::vector<std::string> allowed;         // String only: allowed values (empty = any)
     std::string doc;
 };
 
@@ -35,8 +35,8 @@ struct AttrSpec {
 AttrSpec attr_int(std::string name, std::optional<int64_t> def, std::string doc = {});
 AttrSpec attr_float(std::string name, std::optional<double> def, std::string doc = {});
 AttrSpec attr_bool(std::string name, std::optional<bool> def, std::string doc = {});
-AttrSpec attr_string(std::string name, std::optional<std::string> def,
-                     std::vector<std::string> allowed = {}, std::string doc = {});
+AttrSpec attr_string(std::string name, std::optional<std::string> def, std::vector<std::string> allowed = {},
+                     std::string doc = {});
 AttrSpec attr_ints(std::string name, std::optional<std::vector<int64_t>> def, std::string doc = {});
 AttrSpec attr_floats(std::string name, std::optional<std::vector<double>> def, std::string doc = {});
 
@@ -47,7 +47,7 @@ public:
     const std::map<std::string, AttrValue>& values() const { return values_; }
 
     int64_t get_int(const std::string& name) const;
-    double get_float(const std::string& name) const;      // Int values widen
+    double get_float(const std::string& name) const;   // Int values widen
     bool get_bool(const std::string& name) const;
     const std::string& get_string(const std::string& name) const;
     const std::vector<int64_t>& get_ints(const std::string& name) const;
@@ -67,4 +67,4 @@ private:
     std::map<std::string, AttrValue> values_;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -33,11 +33,11 @@ class Impl;
 // `main_input` and its other inputs from ExecContext::fused_inputs (in order,
 // fused op by fused op). Its output has the running result's layout.
 struct FusedOpDesc {
-    std::string node;                       // the fused node's name
+    std::string node;   // the fused node's name
     const OpDefinition* op = nullptr;
     const Attributes* attrs = nullptr;
-    std::vector<Layout> inputs;             // all inputs of the fused op, runtime layouts
-    size_t main_input = 0;                  // which of them is the running result
+    std::vector<Layout> inputs;   // all inputs of the fused op, runtime layouts
+    size_t main_input = 0;        // which of them is the running result
     Layout output;
     // The fused op's own shape-agnostic host impl (set by the flow): host impls
     // run it in place on their output; device impls generate code from op/attrs.
@@ -75,8 +75,8 @@ public:
 
 struct ExecContext {
     Stream& stream;
-    const KernelParams& params;               // current layouts
-    const std::vector<MemoryPtr>& inputs;     // views with the current layouts
+    const KernelParams& params;             // current layouts
+    const std::vector<MemoryPtr>& inputs;   // views with the current layouts
     const std::vector<MemoryPtr>& outputs;
     // Ops with data-dependent output shapes write the actual output layouts here
     // (the outputs were allocated for the upper bound their shape inference gave).
@@ -96,7 +96,7 @@ class Impl {
 public:
     virtual ~Impl();
     virtual void execute(ExecContext& ctx) = 0;
-    virtual std::string name() const = 0;     // e.g. "cumsum_ref"
+    virtual std::string name() const = 0;   // e.g. "cumsum_ref"
     virtual bool is_dynamic() const = 0;
     // Weightable ops (OpDefinition::weights_input): the format this impl reads
     // its weights in (ImplEntry::weights_format of the entry that created it).
@@ -124,16 +124,16 @@ inline constexpr int kPriorityDeviceDynamic = 200;
 inline constexpr int kPriorityReference = 100;
 
 struct ImplEntry {
-    std::string name;                          // unique per op, e.g. "cpu_ref_dynamic"
+    std::string name;   // unique per op, e.g. "cpu_ref_dynamic"
     // See kPriorityDefault; explicit values may be anything >= 0.
     int priority = kPriorityDefault;
     // The op's reference impl (plain loops, the oracle tests compare against);
     // op_sdk's add_host_impls() sets it.
     bool reference = false;
-    std::string impl_type;                     // engine type: "cpu", "ocl"
+    std::string impl_type;   // engine type: "cpu", "ocl"
     ShapeType shape_type = ShapeType::static_shape;
-    std::vector<DataType> dtypes;              // of input 0 and output 0; empty = any
-    std::vector<Format> formats;               // empty = any
+    std::vector<DataType> dtypes;   // of input 0 and output 0; empty = any
+    std::vector<Format> formats;    // empty = any
     // Empty string = ok; otherwise why this impl cannot serve `params`.
     std::function<std::string(const KernelParams&)> validate;
     std::function<std::unique_ptr<Impl>(const KernelParams&)> create;
@@ -154,4 +154,4 @@ struct ImplEntry {
     int effective_priority() const;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

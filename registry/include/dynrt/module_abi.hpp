@@ -48,9 +48,10 @@
 // Everything that must match between host and module for C++ types to be passed
 // across: ABI version, compiler family, standard library and its string ABI,
 // pointer width, and the digest of the public headers the module was built with.
-#define DYNRT_BUILD_FINGERPRINT                                                          \
+#define DYNRT_BUILD_FINGERPRINT                                                               \
     "dynrt-abi" DYNRT_STR(DYNRT_MODULE_ABI_VERSION) "/" DYNRT_COMPILER_ID "/" DYNRT_STDLIB_ID \
-    "/" DYNRT_CXXABI_ID DYNRT_DEBUGSTL_ID "/ptr" DYNRT_STR(__SIZEOF_POINTER__) "/sdk-" DYNRT_SDK_ID
+                                                    "/" DYNRT_CXXABI_ID DYNRT_DEBUGSTL_ID     \
+                                                    "/ptr" DYNRT_STR(__SIZEOF_POINTER__) "/sdk-" DYNRT_SDK_ID
 
 extern "C" {
 struct DynrtModuleInfo {
@@ -71,13 +72,13 @@ int run_module_register(void (*fn)(ModuleRegistrar&), ModuleRegistrar* r, char* 
 }
 
 // Defines a module's two entry points. `register_fn` is `void f(dynrt::ModuleRegistrar&)`.
-#define DYNRT_MODULE(module_name, register_fn)                                                  \
-    extern "C" __attribute__((visibility("default"))) const DynrtModuleInfo* dynrt_module_info_v1() { \
-        static const DynrtModuleInfo info{sizeof(DynrtModuleInfo), DYNRT_MODULE_ABI_VERSION,        \
-                                          DYNRT_BUILD_FINGERPRINT, module_name};                  \
-        return &info;                                                                           \
-    }                                                                                           \
-    extern "C" __attribute__((visibility("default"))) int dynrt_module_register_v1(              \
-        dynrt::ModuleRegistrar* registrar, char* error, size_t error_size) {                     \
-        return dynrt::detail::run_module_register(&register_fn, registrar, error, error_size);  \
+#define DYNRT_MODULE(module_name, register_fn)                                                                        \
+    extern "C" __attribute__((visibility("default"))) const DynrtModuleInfo* dynrt_module_info_v1() {                 \
+        static const DynrtModuleInfo info{sizeof(DynrtModuleInfo), DYNRT_MODULE_ABI_VERSION, DYNRT_BUILD_FINGERPRINT, \
+                                          module_name};                                                               \
+        return &info;                                                                                                 \
+    }                                                                                                                 \
+    extern "C" __attribute__((visibility("default"))) int dynrt_module_register_v1(dynrt::ModuleRegistrar* registrar, \
+                                                                                   char* error, size_t error_size) {  \
+        return dynrt::detail::run_module_register(&register_fn, registrar, error, error_size);                        \
     }

@@ -21,7 +21,7 @@ struct LoadFailure {
 };
 
 struct LoadReport {
-    std::vector<std::string> loaded;    // absolute paths
+    std::vector<std::string> loaded;   // absolute paths
     std::vector<LoadFailure> failed;
 };
 
@@ -41,4 +41,4 @@ public:
     static LoadReport load_dirs(Registry& registry, const std::vector<std::string>& dirs);
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -20,9 +20,9 @@
 namespace dynrt {
 
 struct ShapeInferContext {
-    const std::string& node;                 // for error messages
-    const std::vector<Layout>& inputs;       // current input layouts (maybe dynamic)
-    const Attributes& attrs;                 // validated attributes
+    const std::string& node;             // for error messages
+    const std::vector<Layout>& inputs;   // current input layouts (maybe dynamic)
+    const Attributes& attrs;             // validated attributes
     // Values of inputs the op listed in OpDefinition::value_inputs; nullptr when
     // not known yet (graph build with dynamic producers). Shape inference must then
     // return dynamic dims instead of failing.
@@ -46,12 +46,12 @@ struct OpCost {
 using ShapeInferFn = std::function<std::vector<Layout>(const ShapeInferContext&)>;
 
 struct OpTraits {
-    bool is_input = false;              // graph input (parameter): data set by the request
-    bool is_constant = false;           // holds constant data given at build time
-    bool shape_of_like = false;         // output depends only on the input *shape*
-    bool data_dependent_output = false; // output shape known only after execution
-    bool critical = false;              // dynamic impl triggers a background static build
-    bool weightable = false;            // has weights that impls may reorder
+    bool is_input = false;                // graph input (parameter): data set by the request
+    bool is_constant = false;             // holds constant data given at build time
+    bool shape_of_like = false;           // output depends only on the input *shape*
+    bool data_dependent_output = false;   // output shape known only after execution
+    bool critical = false;                // dynamic impl triggers a background static build
+    bool weightable = false;              // has weights that impls may reorder
     // Fusion (docs/architecture.md, "Fusion"): this op's impls may apply
     // elementwise post-ops (FusedOpDesc) to its output ...
     bool accepts_fused_ops = false;
@@ -70,7 +70,7 @@ struct OpTraits {
 
 struct OpDefinition {
     std::string name;
-    std::string doc;                    // one line
+    std::string doc;   // one line
     size_t min_inputs = 1;
     size_t max_inputs = 1;
     size_t num_outputs = 1;
@@ -124,4 +124,4 @@ inline OpDefinition op_def(std::string name, std::string doc, size_t min_inputs,
     return def;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

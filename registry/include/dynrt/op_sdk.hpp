@@ -46,8 +46,14 @@ public:
     DataType out_type(size_t i) const { return ctx_.params.outputs.at(i).dtype; }
 
     // Host pointers (nullptr for an absent optional input or output).
-    template <typename T> const T* in(size_t i) const { return static_cast<const T*>(in_raw(i)); }
-    template <typename T> T* out(size_t i) const { return static_cast<T*>(out_raw(i)); }
+    template <typename T>
+    const T* in(size_t i) const {
+        return static_cast<const T*>(in_raw(i));
+    }
+    template <typename T>
+    T* out(size_t i) const {
+        return static_cast<T*>(out_raw(i));
+    }
     const void* in_raw(size_t i) const {
         if (i < in_ptrs_.size() && in_ptrs_[i]) return in_ptrs_[i];
         return map_input(i);
@@ -85,7 +91,7 @@ private:
 using HostKernel = std::function<void(HostCall&)>;
 
 struct HostImplOptions {
-    std::vector<DataType> dtypes;            // empty = any
+    std::vector<DataType> dtypes;   // empty = any
     bool register_static = true;
     bool register_dynamic = true;
     // Extra check (empty string = ok), e.g. unsupported attribute combinations.
@@ -109,8 +115,7 @@ bool dense_block_in_padding(const Layout& l, size_t* offset = nullptr);
 // Registers the cpu reference impls of `op` (dynamic first, then static). Both
 // apply fused post-ops (KernelParams::fused_ops) after the kernel: each fused
 // op's own host impl runs in place on the output.
-void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel,
-                    HostImplOptions options = {});
+void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel, HostImplOptions options = {});
 
 // Host impl options for the given dtypes (and an optional extra check).
 inline HostImplOptions host_options(std::vector<DataType> dtypes,
@@ -166,4 +171,4 @@ std::vector<size_t> strides_of(const Shape& s);
 // Throws dynrt::Error{"<what>: expected <n> dims, got <shape>"} unless rank matches.
 void expect_rank(const Layout& l, size_t rank, const std::string& what);
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -21,20 +21,20 @@ namespace dynrt {
 
 // Options handed to engine factories (device index, flags from the CLI).
 struct EngineConfig {
-    std::string device;          // full device string, e.g. "cpu", "ocl:1"
+    std::string device;   // full device string, e.g. "cpu", "ocl:1"
     bool verbose = false;
 };
 using EngineFactory = std::function<EnginePtr(const EngineConfig&)>;
 
 // What one module registered; filled by the loader.
 struct ModuleRecord {
-    std::string path;            // absolute path ("<builtin>" for in-process)
+    std::string path;   // absolute path ("<builtin>" for in-process)
     std::string name;
     std::string fingerprint;
     std::vector<std::string> ops;
     std::vector<std::pair<std::string, std::string>> impls;   // (op, impl name)
     std::vector<std::string> engines;
-    std::shared_ptr<void> library;                            // keeps the .so mapped
+    std::shared_ptr<void> library;   // keeps the .so mapped
 };
 
 struct RegisteredOp {
@@ -57,7 +57,7 @@ public:
     Registry& operator=(const Registry&) = delete;
 
     const RegisteredOp* find_op(const std::string& name) const;
-    const RegisteredOp& op(const std::string& name) const;     // throws "unknown op"
+    const RegisteredOp& op(const std::string& name) const;   // throws "unknown op"
     // Impls of `op` for engine type `impl_type`, in the order they are tried:
     // ImplEntry::effective_priority() descending, ties by impl name, then by
     // module name (never by load order).
@@ -73,8 +73,8 @@ public:
     static ImplPtr hold(std::unique_ptr<Impl> impl, std::shared_ptr<void> library);
 
     // Used by ModuleRegistrar / the loader.
-    void add_op(RegisteredOp op);                       // throws on duplicate (names both modules)
-    void add_impl(RegisteredImpl impl);                 // throws on duplicate impl name
+    void add_op(RegisteredOp op);         // throws on duplicate (names both modules)
+    void add_impl(RegisteredImpl impl);   // throws on duplicate impl name
     void add_engine(const std::string& type, EngineFactory f, std::shared_ptr<const ModuleRecord> m,
                     std::shared_ptr<void> library);
     void add_module(std::shared_ptr<const ModuleRecord> m);
@@ -113,4 +113,4 @@ private:
     std::vector<std::pair<std::string, EngineFactory>> engines_;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

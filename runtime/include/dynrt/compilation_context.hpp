@@ -34,11 +34,11 @@ public:
 
     // False when the key was already queued or running (merged).
     bool push(const std::string& key, std::function<void()> task);
-    void wait_all();                 // until nothing is queued or running
-    void cancel_pending();           // drops queued tasks (running ones finish)
-    size_t completed() const;        // tasks finished (including failed ones)
-    size_t failed() const;           // tasks that threw
-    size_t dropped() const;          // tasks dropped unrun (queue full, or cancelled)
+    void wait_all();            // until nothing is queued or running
+    void cancel_pending();      // drops queued tasks (running ones finish)
+    size_t completed() const;   // tasks finished (including failed ones)
+    size_t failed() const;      // tasks that threw
+    size_t dropped() const;     // tasks dropped unrun (queue full, or cancelled)
 
 private:
     void worker();
@@ -46,11 +46,11 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable cv_, idle_cv_;
     std::deque<std::pair<std::string, std::function<void()>>> queue_;
-    std::set<std::string> pending_;  // queued or running
+    std::set<std::string> pending_;   // queued or running
     size_t max_queued_;
     size_t running_ = 0, completed_ = 0, failed_ = 0, dropped_ = 0;
     bool stop_ = false;
     std::vector<std::thread> threads_;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

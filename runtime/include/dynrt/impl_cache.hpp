@@ -23,7 +23,7 @@ public:
 
     static std::string make_key(const KernelParams& params);
 
-    ImplPtr get(const std::string& key);      // marks the entry most recently used
+    ImplPtr get(const std::string& key);   // marks the entry most recently used
     bool contains(const std::string& key) const;
     void put(const std::string& key, ImplPtr impl);   // evicts the least recently used
     size_t size() const;
@@ -40,4 +40,4 @@ private:
     size_t evictions_ = 0;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

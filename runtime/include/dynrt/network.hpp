@@ -41,8 +41,8 @@ struct NetworkOptions {
     // nothing is compiled that no run would pick up; a shape that stays or
     // comes back gets its static impl one run later than with 1.
     size_t async_compile_after = 2;
-    ShapePredictor::Settings prealloc;  // per-request predictor settings
-    bool verbose = false;               // impl choice reasons on stderr
+    ShapePredictor::Settings prealloc;   // per-request predictor settings
+    bool verbose = false;                // impl choice reasons on stderr
     // Producers of an in-place target (OpDefinition::inplace_axis, e.g. concat)
     // write straight into its buffer; false: the target runs its kernel (copies).
     bool inplace_concat = true;
@@ -170,14 +170,14 @@ public:
 
 private:
     void copy_outputs();
-    void plan();                 // execution order, in-place targets, lifetimes
+    void plan();   // execution order, in-place targets, lifetimes
     std::vector<std::vector<size_t>> plan_inplace_targets() const;
     bool can_write_in_place(size_t producer, const Node& target) const;
     void plan_order(const std::vector<std::vector<size_t>>& producers_of);
     void wire_fusion();
     void wire_inplace(const std::vector<std::vector<size_t>>& producers_of);
     void plan_lifetimes(const std::vector<std::vector<size_t>>& producers_of);
-    void update_report();        // last_.nodes and totals from the insts' counters
+    void update_report();   // last_.nodes and totals from the insts' counters
     uint64_t tensor_bytes() const;
 
     std::shared_ptr<Network> network_;
@@ -199,4 +199,4 @@ private:
     uint64_t run_index_ = 0;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -161,51 +161,51 @@ private:
         // ops, fake alignment and the weights format (exec_special: they differ).
         KernelParams exec_params;
         bool exec_special = false;
-        bool waiting_async = false;         // background static build queued (or deferred) for `key`
+        bool waiting_async = false;   // background static build queued (or deferred) for `key`
         std::optional<DeferredBuild> deferred;
         std::unordered_map<std::string, uint32_t> key_visits;   // runs on the dynamic impl per key
     };
-    struct Scratch {                        // inst_memory.cpp
-        std::vector<MemoryPtr> buffers;     // one per Impl::scratch_bytes() entry
-        std::vector<size_t> capacity;       // bytes of each buffer
-        const Impl* sized_for = nullptr;    // the impl whose scratch_bytes() they follow
+    struct Scratch {                       // inst_memory.cpp
+        std::vector<MemoryPtr> buffers;    // one per Impl::scratch_bytes() entry
+        std::vector<size_t> capacity;      // bytes of each buffer
+        const Impl* sized_for = nullptr;   // the impl whose scratch_bytes() they follow
     };
-    struct Weights {                        // inst_weights.cpp
+    struct Weights {   // inst_weights.cpp
         MemoryPtr mem;
         std::list<std::pair<Layout, MemoryPtr>> cache;   // most recent first
         Attributes reorder_attrs;
     };
-    struct Fusion {                         // inst_fusion.cpp
-        std::vector<PrimitiveInst*> chain;  // producer: the chain, in order
-        std::vector<size_t> main_input;     // producer: main input of each
-        PrimitiveInst* into = nullptr;      // fused node: its producer
+    struct Fusion {                          // inst_fusion.cpp
+        std::vector<PrimitiveInst*> chain;   // producer: the chain, in order
+        std::vector<size_t> main_input;      // producer: main input of each
+        PrimitiveInst* into = nullptr;       // fused node: its producer
         bool active = false;
         bool decided = false;
-        std::vector<MemoryPtr> inputs;      // other inputs of the fused ops, this run
-        ImplPtr host_impl;                  // fused node: its post-op host impl
+        std::vector<MemoryPtr> inputs;   // other inputs of the fused ops, this run
+        ImplPtr host_impl;               // fused node: its post-op host impl
     };
-    struct Inplace {                        // inst_inplace.cpp
-        PrimitiveInst* target = nullptr;    // producer side
+    struct Inplace {                             // inst_inplace.cpp
+        PrimitiveInst* target = nullptr;         // producer side
         std::vector<PrimitiveInst*> producers;   // target side
         int64_t axis = 0;
         bool active = false;
-        bool decided = false;               // a decision exists (kept while shapes hold)
+        bool decided = false;   // a decision exists (kept while shapes hold)
     };
-    struct Alignment {                      // inst_align.cpp
-        bool aligned = false;               // the current impl runs on aligned rows
-        size_t tile = 0;                    // row tile of the last impl choice
+    struct Alignment {          // inst_align.cpp
+        bool aligned = false;   // the current impl runs on aligned rows
+        size_t tile = 0;        // row tile of the last impl choice
     };
 
     // execute()'s steps, in order (one file per mechanism).
-    bool skip_shape_of_subgraph();          // inst_shape.cpp
+    bool skip_shape_of_subgraph();   // inst_shape.cpp
     bool skip_unchanged_shape_of() const;
     void size_for_bound();
-    bool run_state_op();                    // inst_state.cpp
-    bool skip_without_kernel();             // inst_memory.cpp: empty output, in-place target
-    void choose_impl();                     // inst_impl.cpp
+    bool run_state_op();          // inst_state.cpp
+    bool skip_without_kernel();   // inst_memory.cpp: empty output, in-place target
+    void choose_impl();           // inst_impl.cpp
     void pick_up_async_build();
-    void recheck_alignment();               // inst_align.cpp
-    void run_impl();                        // inst_execute.cpp
+    void recheck_alignment();   // inst_align.cpp
+    void run_impl();            // inst_execute.cpp
 
     // shape
     std::vector<const HostTensor*> read_value_inputs();
@@ -227,19 +227,19 @@ private:
     void allocate_output(size_t i, const Layout& layout, size_t same_as = 0, size_t min_bytes = 0);
     size_t output_need(size_t i) const;
     void replace_read_outputs(const std::vector<MemoryPtr>& inputs);
-    void update_scratch();                  // shape or impl changed: what the impl asks for
+    void update_scratch();   // shape or impl changed: what the impl asks for
     // state
-    bool reads_assigned_state() const;      // reader whose variable has a value
-    void read_state();                      // output = the variable's value
-    void write_state();                     // stages the input as the new value
+    bool reads_assigned_state() const;   // reader whose variable has a value
+    void read_state();                   // output = the variable's value
+    void write_state();                  // stages the input as the new value
     // in place
-    bool use_inplace_view(size_t i);        // output i is a view into the target
+    bool use_inplace_view(size_t i);                        // output i is a view into the target
     bool impl_accepts(const Layout& padded_output) const;   // for an in-place view
     bool plan_inplace_paddings(std::vector<Layout>& padded);
     void apply_inplace(bool ok, const std::vector<Layout>& padded);
     // weights
     void update_weights();
-    bool weights_reorderable() const;       // weightable, constant weights, reorder op known
+    bool weights_reorderable() const;   // weightable, constant weights, reorder op known
     MemoryPtr weights_cache_get(const Layout& l);
     void weights_cache_put(const Layout& l, MemoryPtr m);
     ImplPtr reorder_impl(const KernelParams& rp);
@@ -247,17 +247,17 @@ private:
     MemoryPtr reorder_weights(const MemoryPtr& original, const Layout& expected);
     std::shared_ptr<Buffer> weights_buffer(const MemoryPtr& original, size_t bytes);
     // fusion
-    void prepare_fusion();                  // producer: chain shapes, fused or not
+    void prepare_fusion();   // producer: chain shapes, fused or not
     // Why the chain cannot run fused ("" = it can); fills the post-op descs.
     std::string fusion_blocker(std::vector<FusedOpDesc>& descs);
     std::string fused_impl_blocker(const std::vector<FusedOpDesc>& descs) const;
-    ImplPtr fused_host_impl();              // fused node: its host impl (post-op)
-    void take_fused_output();               // fused node: alias the producer's output
+    ImplPtr fused_host_impl();   // fused node: its host impl (post-op)
+    void take_fused_output();    // fused node: alias the producer's output
     void collect_fused_inputs();
     // fake alignment
-    size_t fake_align_tile_hint() const;    // for producers sizing their buffers
+    size_t fake_align_tile_hint() const;                      // for producers sizing their buffers
     size_t aligned_input_bytes(const Layout& input0) const;   // bytes this op reads from input 0
-    KernelParams request_params();          // params_ + alignment (impl choice and key)
+    KernelParams request_params();                            // params_ + alignment (impl choice and key)
     size_t align_tile() const;
     // execution
     void execute_impl(ExecContext& ec);
@@ -272,7 +272,7 @@ private:
     const size_t index_;
     const Node& node_;
     std::vector<PrimitiveInst*> deps_;
-    std::vector<PrimitiveInst*> roots_;     // shape_of roots of a shape_of subgraph node
+    std::vector<PrimitiveInst*> roots_;   // shape_of roots of a shape_of subgraph node
     std::vector<PrimitiveInst*> users_;
 
     KernelParams params_;
@@ -296,8 +296,8 @@ private:
 
     Counters counters_;
     RunFlags run_;
-    bool initialized_ = false;              // has run update_shape at least once
-    bool has_run_ = false;                  // has executed at least once
+    bool initialized_ = false;   // has run update_shape at least once
+    bool has_run_ = false;       // has executed at least once
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

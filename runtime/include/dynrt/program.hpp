@@ -26,27 +26,27 @@ struct RegisteredOp;
 enum class NodeKind { op, input, constant };
 
 struct NodeInput {
-    size_t node = 0;     // index into Program::nodes()
+    size_t node = 0;   // index into Program::nodes()
     size_t output = 0;
 };
 
 struct Node {
     std::string name;
     NodeKind kind = NodeKind::op;
-    std::string op;                             // ops: the op name; built-in kinds: "<input>", "<const>"
-    std::vector<std::string> input_names;       // as given
-    std::vector<NodeInput> inputs;              // resolved by build()
-    Attributes attrs;                           // validated by build()
+    std::string op;                         // ops: the op name; built-in kinds: "<input>", "<const>"
+    std::vector<std::string> input_names;   // as given
+    std::vector<NodeInput> inputs;          // resolved by build()
+    Attributes attrs;                       // validated by build()
     ErrorContext where;
-    const RegisteredOp* def = nullptr;          // resolved by build(); null for inputs and constants
-    std::vector<Layout> out_layouts;            // partial layouts, by build()
-    std::shared_ptr<const HostTensor> constant; // constants only
-    Layout declared;                            // inputs only
-    std::vector<size_t> users;                  // consumer node indices
+    const RegisteredOp* def = nullptr;            // resolved by build(); null for inputs and constants
+    std::vector<Layout> out_layouts;              // partial layouts, by build()
+    std::shared_ptr<const HostTensor> constant;   // constants only
+    Layout declared;                              // inputs only
+    std::vector<size_t> users;                    // consumer node indices
     bool is_output = false;
-    bool is_dynamic = false;                    // any input or output dim dynamic
-    bool in_shape_of_subgraph = false;          // computes only from shapes
-    std::vector<size_t> shape_of_roots;         // shape_of nodes feeding the subgraph
+    bool is_dynamic = false;              // any input or output dim dynamic
+    bool in_shape_of_subgraph = false;    // computes only from shapes
+    std::vector<size_t> shape_of_roots;   // shape_of nodes feeding the subgraph
 
     bool is_op() const { return kind == NodeKind::op; }
     bool is_input() const { return kind == NodeKind::input; }
@@ -66,11 +66,11 @@ public:
 
     const std::string& name() const { return name_; }
     const std::vector<Node>& nodes() const { return nodes_; }
-    const std::vector<size_t>& order() const { return order_; }          // topological
-    const std::vector<size_t>& inputs() const { return inputs_; }        // node indices
+    const std::vector<size_t>& order() const { return order_; }     // topological
+    const std::vector<size_t>& inputs() const { return inputs_; }   // node indices
     const std::vector<NodeInput>& outputs() const { return outputs_; }
     const std::vector<std::string>& output_names() const { return output_names_; }
-    size_t node_index(const std::string& name) const;                    // throws if unknown
+    size_t node_index(const std::string& name) const;   // throws if unknown
     const std::shared_ptr<const Registry>& registry() const { return registry_; }
     bool built() const { return built_; }
 
@@ -94,4 +94,4 @@ private:
     bool built_ = false;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

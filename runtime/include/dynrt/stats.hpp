@@ -11,25 +11,25 @@
 namespace dynrt {
 
 struct Counters {
-    uint64_t executions = 0;            // impl executed
-    uint64_t shape_changes = 0;         // update_shape produced a new output layout
-    uint64_t update_shape_runs = 0;     // shape inference actually ran
-    uint64_t skip_shape_unchanged = 0;  // update_shape skipped: inputs unchanged
-    uint64_t skip_shape_of = 0;         // shape_of-like op with unchanged input shape
-    uint64_t skip_shape_of_subgraph = 0;// shape_of subgraph with unchanged roots: values reused
-    uint64_t skip_done_by_other = 0;    // update_shape already done by another primitive
-    uint64_t skip_data_dependent = 0;   // output shape comes from execution
-    uint64_t skip_empty_output = 0;     // empty output: execution skipped
+    uint64_t executions = 0;               // impl executed
+    uint64_t shape_changes = 0;            // update_shape produced a new output layout
+    uint64_t update_shape_runs = 0;        // shape inference actually ran
+    uint64_t skip_shape_unchanged = 0;     // update_shape skipped: inputs unchanged
+    uint64_t skip_shape_of = 0;            // shape_of-like op with unchanged input shape
+    uint64_t skip_shape_of_subgraph = 0;   // shape_of subgraph with unchanged roots: values reused
+    uint64_t skip_done_by_other = 0;       // update_shape already done by another primitive
+    uint64_t skip_data_dependent = 0;      // output shape comes from execution
+    uint64_t skip_empty_output = 0;        // empty output: execution skipped
     uint64_t impl_cache_hits = 0;
     uint64_t impl_cache_misses = 0;
-    uint64_t static_builds = 0;         // static impls built synchronously
-    uint64_t dynamic_impl_runs = 0;     // executions on a shape-agnostic impl
+    uint64_t static_builds = 0;       // static impls built synchronously
+    uint64_t dynamic_impl_runs = 0;   // executions on a shape-agnostic impl
     uint64_t async_builds_queued = 0;
     uint64_t async_builds_picked = 0;   // background static impl took over
     uint64_t impl_changes = 0;
-    uint64_t allocations = 0;           // output buffer (re)assigned: a pool hit or a device allocation
-    uint64_t reuses = 0;                // buffer reinterpreted, no allocation
-    uint64_t reclaims = 0;              // buffer released: need << capacity
+    uint64_t allocations = 0;   // output buffer (re)assigned: a pool hit or a device allocation
+    uint64_t reuses = 0;        // buffer reinterpreted, no allocation
+    uint64_t reclaims = 0;      // buffer released: need << capacity
     uint64_t bytes_allocated = 0;
     uint64_t pool_hits = 0;             // output buffer taken from the request's memory pool
     uint64_t pool_misses = 0;           // output buffer the pool had to ask the device for
@@ -51,16 +51,16 @@ struct Counters {
 struct NodeStats {
     std::string node;
     std::string op;
-    std::string impl;        // impl used in the last run ("" when skipped)
+    std::string impl;   // impl used in the last run ("" when skipped)
     bool dynamic_impl = false;
-    Counters counters;       // this run
+    Counters counters;   // this run
 };
 
 struct RunStats {
-    Counters totals;                  // sum over nodes, this run
-    std::vector<NodeStats> nodes;     // execution order
-    uint64_t peak_bytes = 0;          // engine peak bytes in use during the run
-    uint64_t used_bytes = 0;          // engine bytes in use after the run
+    Counters totals;                // sum over nodes, this run
+    std::vector<NodeStats> nodes;   // execution order
+    uint64_t peak_bytes = 0;        // engine peak bytes in use during the run
+    uint64_t used_bytes = 0;        // engine bytes in use after the run
     // Memory pool of the request (memory_pool.hpp): device bytes it holds after the
     // run (buffers in use plus free ones kept for reuse) and its peak during the run.
     uint64_t pool_bytes = 0;
@@ -70,7 +70,7 @@ struct RunStats {
     // the variables and the constants. The "sum of live tensors" that peak bytes
     // are compared with.
     uint64_t tensor_bytes = 0;
-    double host_ms = 0;               // wall time of infer()
+    double host_ms = 0;   // wall time of infer()
     // Wall time of infer() until every primitive was issued, before waiting for
     // the device and copying the outputs: the host's own work (shape updates,
     // impl choice, allocation, kernel enqueues). On a device that runs behind
@@ -78,4 +78,4 @@ struct RunStats {
     double submit_ms = 0;
 };
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -27,8 +27,8 @@ JitDefines shape_agnostic_defines(bool is_dynamic) {
 void OclShapeInfo::update(OclDevice& device, Stream& stream, const std::vector<int32_t>& packed) {
     if (bytes_ == 0) return;
     if (packed.size() * sizeof(int32_t) != bytes_)
-        throw Error("shape_info: " + std::to_string(packed.size() * sizeof(int32_t)) + " bytes packed for a region of " +
-                    std::to_string(bytes_));
+        throw Error("shape_info: " + std::to_string(packed.size() * sizeof(int32_t)) +
+                    " bytes packed for a region of " + std::to_string(bytes_));
     if (needs_region(stream)) {
         region_.reset();   // back to its arena first: the new one may reuse it
         region_ = device.shape_info_region(stream, bytes_);
@@ -90,10 +90,10 @@ void pack_one(const Layout& l, const char* what, size_t index, int32_t* slot) {
     }
 }
 
-}  // namespace
+}   // namespace
 
-void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& inputs,
-                     const std::vector<Layout>& outputs, std::vector<int32_t>& out) {
+void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& inputs, const std::vector<Layout>& outputs,
+                     std::vector<int32_t>& out) {
     if (inputs.size() != plan.input_slots.size() || outputs.size() != plan.output_slots.size())
         throw Error("shape_info: the plan is for " + std::to_string(plan.input_slots.size()) + " inputs and " +
                     std::to_string(plan.output_slots.size()) + " outputs, got " + std::to_string(inputs.size()) +
@@ -128,7 +128,8 @@ JitDefines tensor_jit_defines(const std::string& name, const Layout& layout, int
                     std::to_string(kShapeInfoDims));
     const bool dynamic = !ps.is_static();
     if (dynamic && slot < 0)
-        throw Error("JIT constants for " + name + ": " + layout.to_string() + " has dynamic dims but no shape_info slot");
+        throw Error("JIT constants for " + name + ": " + layout.to_string() +
+                    " has dynamic dims but no shape_info slot");
     const auto info = [slot](size_t at) {
         return "(shape_info[" + std::to_string(static_cast<size_t>(slot) * kShapeInfoSlotInts + at) + "])";
     };
@@ -180,7 +181,8 @@ JitDefines tensor_jit_defines(const std::string& name, const Layout& layout, int
     std::string stride = "1", pitch = "1";
     for (size_t j = kShapeInfoDims; j-- > lead;) {
         const std::string coord = "((((ulong)(i)) / (" + stride + ")) % (ulong)(" + dims[j] + "))";
-        phys += (phys.empty() ? "" : " + ") + std::string("(") + coord + " + (ulong)(" + lower[j] + ")) * (" + pitch + ")";
+        phys +=
+            (phys.empty() ? "" : " + ") + std::string("(") + coord + " + (ulong)(" + lower[j] + ")) * (" + pitch + ")";
         stride += "*(ulong)(" + dims[j] + ")";
         pitch += "*(ulong)(" + dims[j] + " + " + lower[j] + " + " + upper[j] + ")";
     }
@@ -199,9 +201,7 @@ std::string jit_float_literal(double v) {
     return buf;
 }
 
-std::pair<std::string, std::string> jit_data_f16(DataType t) {
-    return {"DATA_F16", t == DataType::f16 ? "1" : "0"};
-}
+std::pair<std::string, std::string> jit_data_f16(DataType t) { return {"DATA_F16", t == DataType::f16 ? "1" : "0"}; }
 
 std::string jit_dims_product(const std::string& name, size_t rank, size_t from, size_t to) {
     std::string s;
@@ -246,4 +246,4 @@ OclDispatch dispatch_for(const size_t work[3], size_t dims, const OclDeviceLimit
     return d;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -67,10 +67,9 @@ std::string dims_product(const std::string& prefix, size_t from) {
     return s;
 }
 
-}  // namespace
+}   // namespace
 
-JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& extras,
-                             const std::vector<int>& slots) {
+JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& extras, const std::vector<int>& slots) {
     // JIT constants are object-like macros: FUSED_OPS reads the kernel's
     // `fused_v` (float, updated in place) and `fused_oi` (ulong output index).
     JitDefines d;
@@ -95,9 +94,8 @@ JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& e
         std::string idx;
         for (size_t dim = 0; dim < kShapeInfoDims; ++dim) {
             if (dim) idx += "+";
-            idx += "((fused_oi/(" + dims_product("OUTPUT0", dim + 1) + "))%(ulong)(OUTPUT0_DIM" +
-                   std::to_string(dim) + ")%(ulong)(" + name + "_DIM" + std::to_string(dim) + "))*(" +
-                   dims_product(name, dim + 1) + ")";
+            idx += "((fused_oi/(" + dims_product("OUTPUT0", dim + 1) + "))%(ulong)(OUTPUT0_DIM" + std::to_string(dim) +
+                   ")%(ulong)(" + name + "_DIM" + std::to_string(dim) + "))*(" + dims_product(name, dim + 1) + ")";
         }
         loads.push_back("((float)fused_input" + std::to_string(k) + "[" + idx + "])");
     }
@@ -116,4 +114,4 @@ JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& e
     return d;
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -13,9 +13,7 @@ namespace dynrt {
 
 namespace {
 
-Layout all_dynamic(const Layout& l) {
-    return Layout(PartialShape::dynamic_of_rank(l.shape.rank()), l.dtype, l.format);
-}
+Layout all_dynamic(const Layout& l) { return Layout(PartialShape::dynamic_of_rank(l.shape.rank()), l.dtype, l.format); }
 
 // Everything one request derives from a run of one impl and reuses on the
 // next: the impl itself stays read-only after construction.
@@ -27,7 +25,7 @@ public:
     std::vector<OclStageRun> runs;   // one per stage
     OclShapeInfo shape_info;
     std::vector<int32_t> packed;
-    std::vector<OclArg> args;        // rebuilt in place for every launch
+    std::vector<OclArg> args;   // rebuilt in place for every launch
     std::vector<size_t> scratch_sizes;
     std::vector<MemoryPtr> own_scratch;   // when the caller passes no scratch
 };
@@ -42,8 +40,7 @@ struct BuiltSpec {
 class OclMultiImpl final : public Impl {
 public:
     OclMultiImpl(const KernelParams& p, std::shared_ptr<const BuiltSpec> built, bool dynamic, Format wf)
-        : built_(std::move(built)), dynamic_(dynamic), op_(p.op ? p.op->name : std::string("?")),
-          weights_format_(wf) {
+        : built_(std::move(built)), dynamic_(dynamic), op_(p.op ? p.op->name : std::string("?")), weights_format_(wf) {
         const OclMultiKernelSpec& spec = built_->spec;
         device_ = OclDevice::from(*p.engine);
         if (!device_) throw Error("ocl impl created on a non-ocl engine");
@@ -221,7 +218,7 @@ private:
     OclDevice* device_ = nullptr;
     std::vector<OclStage> stages_;
     std::vector<std::shared_ptr<OclKernel>> kernels_;   // one per stage
-    size_t scratch_count_ = 0;                         // scratch buffers the stages bind
+    size_t scratch_count_ = 0;                          // scratch buffers the stages bind
     ShapeInfoPlan plan_;
     std::vector<Layout> bound_inputs_, bound_outputs_;   // static impls
 };
@@ -246,7 +243,7 @@ std::shared_ptr<const BuiltSpec> build_spec(OclMultiKernelSpec spec) {
     return b;
 }
 
-}  // namespace
+}   // namespace
 
 const char* ocl_common_source() { return ocl_common_cl; }
 
@@ -285,8 +282,7 @@ void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec sp
     add_ocl_multi_impls(reg, op, to_multi_kernel_spec(std::move(spec)), std::move(options));
 }
 
-void add_ocl_multi_impls(ModuleRegistrar& reg, const std::string& op, OclMultiKernelSpec spec,
-                         OclImplOptions options) {
+void add_ocl_multi_impls(ModuleRegistrar& reg, const std::string& op, OclMultiKernelSpec spec, OclImplOptions options) {
     if (!spec.source || !spec.stages || !spec.update)
         throw Error("add_ocl_multi_impls('" + op + "'): source, stages and update are required");
     if (options.formats.empty())
@@ -390,4 +386,4 @@ OclDispatch dispatch_vec4(size_t n, const OclDeviceLimits& limits) {
     return dispatch_grid_stride(std::max<size_t>(n / 4, n % 4), limits);
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

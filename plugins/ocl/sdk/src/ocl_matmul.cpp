@@ -25,11 +25,11 @@ constexpr int64_t kSkinnyBuckets[] = {1, 2, 4, 8, 16};
 constexpr size_t kBuckets = std::size(kSkinnyBuckets);
 
 struct Config {
-    int wg_m = 8, wg_n = 8;    // tiled work-group (WG_N along N is dim 0)
-    int rm = 4, rn = 4;        // register block per work-item (multiples of 4)
-    int tk = 8;                // depth of a local-memory slab
-    int sk_wg = 64;            // skinny work-group size
-    int skn_cols4 = 16;        // skinny with b [K, N]: float4 columns per work-group (rest: K slices)
+    int wg_m = 8, wg_n = 8;   // tiled work-group (WG_N along N is dim 0)
+    int rm = 4, rn = 4;       // register block per work-item (multiples of 4)
+    int tk = 8;               // depth of a local-memory slab
+    int sk_wg = 64;           // skinny work-group size
+    int skn_cols4 = 16;       // skinny with b [K, N]: float4 columns per work-group (rest: K slices)
     int tm() const { return wg_m * rm; }
     int tn() const { return wg_n * rn; }
     int lda() const { return tm() + 4; }   // +4 keeps float4 alignment and spreads banks
@@ -151,10 +151,11 @@ Layout agnostic_input(const KernelParams& p, size_t i, bool rows_dynamic) {
     return l;
 }
 
-}  // namespace
+}   // namespace
 
 void add_ocl_matmul_impls(ModuleRegistrar& reg, const std::string& op, OclMatmulHooks hooks) {
-    if (!hooks.variant || !hooks.sizes) throw Error("add_ocl_matmul_impls('" + op + "'): variant and sizes are required");
+    if (!hooks.variant || !hooks.sizes)
+        throw Error("add_ocl_matmul_impls('" + op + "'): variant and sizes are required");
     const bool rows_dynamic = hooks.fake_align_rows > 0;
     OclMultiKernelSpec spec;
     spec.source = matmul_cl;
@@ -167,7 +168,9 @@ void add_ocl_matmul_impls(ModuleRegistrar& reg, const std::string& op, OclMatmul
         // A static impl knows its M, so it builds a skinny kernel for exactly
         // that M; the shape-agnostic one holds every bucket.
         const size_t m = dynamic ? 0 : hooks.sizes(p).M;
-        const int64_t sk_max_m = dynamic ? kSkinnyMaxM : m <= size_t(kSkinnyMaxM) ? std::max<int64_t>(int64_t(m), 1) : 1;
+        const int64_t sk_max_m = dynamic                    ? kSkinnyMaxM
+                                 : m <= size_t(kSkinnyMaxM) ? std::max<int64_t>(int64_t(m), 1)
+                                                            : 1;
         JitDefines d = config_defines(config_of(p), hooks.variant(p), sk_max_m);
         // K (the last dim of a when not transposed) not a literal: the skinny
         // float4 loop of b [N, K] reads two float4s per row address (matmul.cl).
@@ -221,4 +224,4 @@ void add_ocl_matmul_impls(ModuleRegistrar& reg, const std::string& op, OclMatmul
     add_ocl_multi_impls(reg, op, std::move(spec), std::move(opts));
 }
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -42,11 +42,11 @@ struct OclDeviceLimits {
     size_t compute_units = 0;
     size_t max_work_group_size = 0;
     std::array<size_t, 3> max_work_item_sizes{};
-    size_t local_mem_bytes = 0;          // per work-group
-    size_t max_alloc_bytes = 0;          // largest single buffer
+    size_t local_mem_bytes = 0;   // per work-group
+    size_t max_alloc_bytes = 0;   // largest single buffer
     size_t global_mem_bytes = 0;
-    size_t base_addr_align_bytes = 0;    // Memory offsets passed as kernel args must be multiples of this
-    size_t preferred_local_size = 0;     // work-group size pick_local_size() aims for
+    size_t base_addr_align_bytes = 0;   // Memory offsets passed as kernel args must be multiples of this
+    size_t preferred_local_size = 0;    // work-group size pick_local_size() aims for
 };
 
 // Program-build counters of one engine (tests and the run report read them).
@@ -61,8 +61,8 @@ struct OclBuildStats {
 // Profiling totals of one stream; kernel times are only measured on streams
 // created with profiling and are collected by Stream::finish().
 struct OclStreamProfile {
-    size_t kernels = 0;              // launches enqueued
-    uint64_t kernel_ns = 0;          // sum of device execution times (profiling streams)
+    size_t kernels = 0;       // launches enqueued
+    uint64_t kernel_ns = 0;   // sum of device execution times (profiling streams)
     // Host time spent in the driver by launches: clSetKernelArg calls and
     // clEnqueueNDRangeKernel (every stream). What a launch costs the host
     // beyond it is the runtime's own work.
@@ -97,12 +97,42 @@ struct OclArg {
     float float_value = 0.0f;
     size_t local_bytes = 0;
 
-    static OclArg mem(const Memory& m) { OclArg a; a.kind = Kind::memory; a.memory = &m; return a; }
-    static OclArg buf(const Buffer& b) { OclArg a; a.kind = Kind::buffer; a.buffer = &b; return a; }
-    static OclArg i32(int32_t v) { OclArg a; a.kind = Kind::i32; a.int_value = v; return a; }
-    static OclArg i64(int64_t v) { OclArg a; a.kind = Kind::i64; a.int_value = v; return a; }
-    static OclArg f32(float v) { OclArg a; a.kind = Kind::f32; a.float_value = v; return a; }
-    static OclArg local(size_t bytes) { OclArg a; a.kind = Kind::local; a.local_bytes = bytes; return a; }
+    static OclArg mem(const Memory& m) {
+        OclArg a;
+        a.kind = Kind::memory;
+        a.memory = &m;
+        return a;
+    }
+    static OclArg buf(const Buffer& b) {
+        OclArg a;
+        a.kind = Kind::buffer;
+        a.buffer = &b;
+        return a;
+    }
+    static OclArg i32(int32_t v) {
+        OclArg a;
+        a.kind = Kind::i32;
+        a.int_value = v;
+        return a;
+    }
+    static OclArg i64(int64_t v) {
+        OclArg a;
+        a.kind = Kind::i64;
+        a.int_value = v;
+        return a;
+    }
+    static OclArg f32(float v) {
+        OclArg a;
+        a.kind = Kind::f32;
+        a.float_value = v;
+        return a;
+    }
+    static OclArg local(size_t bytes) {
+        OclArg a;
+        a.kind = Kind::local;
+        a.local_bytes = bytes;
+        return a;
+    }
 };
 
 // Global and local work sizes of one launch (see dispatch_for()).
@@ -168,8 +198,8 @@ public:
     // multiple of lws[d] (dispatch_for() arranges that). A launch with any
     // gws[d] == 0 enqueues nothing. Does not wait. Arguments whose value equals
     // the one this kernel object was last given are not set again.
-    virtual void launch(Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args,
-                        const size_t gws[3], const size_t lws[3], size_t dims) = 0;
+    virtual void launch(Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args, const size_t gws[3],
+                        const size_t lws[3], size_t dims) = 0;
     void launch(Stream& stream, const OclKernel& kernel, const std::vector<OclArg>& args, const OclDispatch& d) {
         launch(stream, kernel, args, d.gws.data(), d.lws.data(), d.dims);
     }
@@ -249,8 +279,8 @@ ShapeInfoPlan plan_shape_info(const std::vector<Layout>& inputs, const std::vect
 // Fills `out` (resized to plan.ints()) from the runtime layouts. Throws
 // dynrt::Error for a rank above kShapeInfoDims, a dim or padding above
 // INT32_MAX, a negative padding or a dynamic runtime shape.
-void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& inputs,
-                     const std::vector<Layout>& outputs, std::vector<int32_t>& out);
+void pack_shape_info(const ShapeInfoPlan& plan, const std::vector<Layout>& inputs, const std::vector<Layout>& outputs,
+                     std::vector<int32_t>& out);
 
 // The shape_info of one shape-agnostic impl: `bytes` in a region of the arena
 // of the stream it runs on, taken at its first run (and again when it runs on
@@ -309,4 +339,4 @@ std::array<size_t, 3> pick_local_size(const size_t work[3], size_t dims, const O
 // `work` rounded up to multiples of pick_local_size(work).
 OclDispatch dispatch_for(const size_t work[3], size_t dims, const OclDeviceLimits& limits);
 
-}  // namespace dynrt
+}   // namespace dynrt

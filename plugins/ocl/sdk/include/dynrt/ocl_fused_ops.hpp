@@ -34,8 +34,7 @@ std::string check_ocl_fused_ops(const KernelParams& p);
 // other inputs' layouts as the kernel is built for them (all dims dynamic in a
 // shape-agnostic build); `slots`: their shape_info slots (-1 when static), from
 // a plan made with the extras appended to the inputs.
-JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& extras,
-                             const std::vector<int>& slots);
+JitDefines fused_ops_defines(const KernelParams& p, const std::vector<Layout>& extras, const std::vector<int>& slots);
 // pack_shape_info for a kernel whose plan holds the fused ops' other inputs
 // after its inputs (plain pack_shape_info when `p` has no fused ops).
 void pack_shape_info_fused(const ShapeInfoPlan& plan, const KernelParams& p, std::vector<int32_t>& out);
@@ -43,4 +42,4 @@ void pack_shape_info_fused(const ShapeInfoPlan& plan, const KernelParams& p, std
 // lets an op turn its kernel's expression of `x` into one of its arguments.
 std::string replace_identifier(const std::string& expr, const std::string& from, const std::string& to);
 
-}  // namespace dynrt
+}   // namespace dynrt

@@ -51,7 +51,7 @@ namespace dynrt {
 
 // One kernel: the single-kernel description most ops use.
 struct OclKernelSpec {
-    const char* source = nullptr;      // OpenCL C 1.2 (embedded .cl)
+    const char* source = nullptr;   // OpenCL C 1.2 (embedded .cl)
     std::string kernel_name;
     // Op-specific JIT constants (attributes, modes). For the dynamic build the
     // params' dims must not be baked in: only dtypes, ranks and attributes.
@@ -81,8 +81,8 @@ struct OclArgRef {
     static OclArgRef scratch(size_t i) { return {Kind::scratch, i}; }   // ExecContext::scratch[i]
     static OclArgRef inputs() { return {Kind::inputs, 0}; }             // every input, in order
     static OclArgRef outputs() { return {Kind::outputs, 0}; }
-    static OclArgRef fused_inputs() { return {Kind::fused_inputs, 0}; }  // fused ops' other inputs (if any)
-    static OclArgRef scalars() { return {Kind::scalars, 0}; }           // OclStageRun::scalars
+    static OclArgRef fused_inputs() { return {Kind::fused_inputs, 0}; }   // fused ops' other inputs (if any)
+    static OclArgRef scalars() { return {Kind::scalars, 0}; }             // OclStageRun::scalars
 };
 
 // One kernel of a multi-kernel impl, fixed when the impl is created.
@@ -95,8 +95,8 @@ struct OclStage {
 // What update_dispatch_data gives one stage for the runtime layouts. The
 // vectors are reused from run to run: clear() and refill them.
 struct OclStageRun {
-    OclDispatch dispatch;           // a zero global size skips the stage on this run
-    std::vector<OclArg> scalars;    // scalar arguments (no memory/buffer kinds)
+    OclDispatch dispatch;          // a zero global size skips the stage on this run
+    std::vector<OclArg> scalars;   // scalar arguments (no memory/buffer kinds)
 };
 
 // Several kernels run one after another on the stream (in stage order), e.g. a
@@ -117,12 +117,12 @@ struct OclMultiKernelSpec {
     // every dim dynamic. An op may keep dims it knows are the same on every
     // run (KernelParams::node_inputs) as literals.
     std::function<Layout(const KernelParams&, size_t i)> dynamic_input;
-    bool fused_ops = false;         // as OclKernelSpec::fused_ops
-    bool padded_outputs = false;    // as OclKernelSpec::padded_outputs
+    bool fused_ops = false;        // as OclKernelSpec::fused_ops
+    bool padded_outputs = false;   // as OclKernelSpec::padded_outputs
 };
 
 struct OclImplOptions {
-    std::vector<DataType> dtypes;      // empty = any
+    std::vector<DataType> dtypes;   // empty = any
     // Formats of the tensors the kernels read and write (ImplEntry::formats).
     // Plain unless the kernel indexes a blocked layout itself; weights_format
     // is added when it is not plain. Never empty: a blocked tensor must get a
@@ -135,7 +135,7 @@ struct OclImplOptions {
     // Weightable ops: the format the kernel reads the weights in
     // (ImplEntry::weights_format; the flow reorders constant weights into it).
     Format weights_format = Format::plain;
-    size_t fake_align_rows = 0;        // ImplEntry::fake_align_rows
+    size_t fake_align_rows = 0;   // ImplEntry::fake_align_rows
 };
 
 void add_ocl_impls(ModuleRegistrar& reg, const std::string& op, OclKernelSpec spec, OclImplOptions options = {});
@@ -194,4 +194,4 @@ const char* ocl_common_source();
 // ocl_common_source(), then `source` numbered from line 1 again.
 std::string ocl_full_source(const char* source);
 
-}  // namespace dynrt
+}   // namespace dynrt

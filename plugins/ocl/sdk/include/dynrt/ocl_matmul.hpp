@@ -26,7 +26,7 @@ namespace dynrt {
 
 // What the op's attributes make of the kernels; fixed per node.
 struct OclMatmulVariant {
-    bool fc = false;   // fully_connected: every leading dim of input 0 is a row, weights [N, K], bias [N]
+    bool fc = false;               // fully_connected: every leading dim of input 0 is a row, weights [N, K], bias [N]
     bool ta = false, tb = false;   // op(a), op(b) transposed over their last two dims
     double alpha = 1.0, beta = 1.0;
 };
@@ -44,4 +44,4 @@ struct OclMatmulHooks {
 
 void add_ocl_matmul_impls(ModuleRegistrar& reg, const std::string& op, OclMatmulHooks hooks);
 
-}  // namespace dynrt
+}   // namespace dynrt
