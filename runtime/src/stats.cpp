@@ -3,15 +3,39 @@
 namespace dynrt {
 
 // One list of the fields, used by both functions, so adding a counter means
-// adding one line here.
-#define DYNRT_COUNTER_FIELDS(X)                                                                                       \
-    X(executions)                                                                                                     \
-    X(shape_changes) X(update_shape_runs) X(skip_shape_unchanged) X(skip_shape_of) X(skip_shape_of_subgraph)          \
-        X(skip_done_by_other) X(skip_data_dependent) X(skip_empty_output) X(impl_cache_hits) X(impl_cache_misses)     \
-            X(static_builds) X(dynamic_impl_runs) X(async_builds_queued) X(async_builds_picked) X(impl_changes)       \
-                X(allocations) X(reuses) X(reclaims) X(bytes_allocated) X(pool_hits) X(pool_misses) X(concat_inplace) \
-                    X(concat_bytes_copied) X(state_bytes_copied) X(weights_reorders) X(weights_cache_hits)            \
-                        X(fused_runs) X(unfused_runs) X(fake_aligned) X(set_arguments)
+// adding one line here (one field per line keeps clang-format stable).
+#define DYNRT_COUNTER_FIELDS(X) \
+    X(executions)               \
+    X(shape_changes)            \
+    X(update_shape_runs)        \
+    X(skip_shape_unchanged)     \
+    X(skip_shape_of)            \
+    X(skip_shape_of_subgraph)   \
+    X(skip_done_by_other)       \
+    X(skip_data_dependent)      \
+    X(skip_empty_output)        \
+    X(impl_cache_hits)          \
+    X(impl_cache_misses)        \
+    X(static_builds)            \
+    X(dynamic_impl_runs)        \
+    X(async_builds_queued)      \
+    X(async_builds_picked)      \
+    X(impl_changes)             \
+    X(allocations)              \
+    X(reuses)                   \
+    X(reclaims)                 \
+    X(bytes_allocated)          \
+    X(pool_hits)                \
+    X(pool_misses)              \
+    X(concat_inplace)           \
+    X(concat_bytes_copied)      \
+    X(state_bytes_copied)       \
+    X(weights_reorders)         \
+    X(weights_cache_hits)       \
+    X(fused_runs)               \
+    X(unfused_runs)             \
+    X(fake_aligned)             \
+    X(set_arguments)
 
 // Catches a counter added to the header but not to the list above.
 #define DYNRT_ONE(f) +1
