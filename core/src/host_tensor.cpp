@@ -1,5 +1,7 @@
 #include "dynrt/host_tensor.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 
@@ -85,20 +87,13 @@ HostTensor::HostTensor(DataType t, const Shape& shape) : dtype_(t), shape_(shape
 std::vector<int64_t> HostTensor::to_int64() const {
     const size_t n = count();
     std::vector<int64_t> out(n);
+    auto widen = [&](const auto* src) { std::copy(src, src + n, out.begin()); };
     switch (dtype_) {
-        case DataType::i32:
-            for (size_t i = 0; i < n; ++i) out[i] = as<int32_t>()[i];
-            break;
-        case DataType::i64:
-            for (size_t i = 0; i < n; ++i) out[i] = as<int64_t>()[i];
-            break;
+        case DataType::i32: widen(as<int32_t>()); break;
+        case DataType::i64: widen(as<int64_t>()); break;
         case DataType::u8:
-        case DataType::boolean:
-            for (size_t i = 0; i < n; ++i) out[i] = as<uint8_t>()[i];
-            break;
-        case DataType::i8:
-            for (size_t i = 0; i < n; ++i) out[i] = as<int8_t>()[i];
-            break;
+        case DataType::boolean: widen(as<uint8_t>()); break;
+        case DataType::i8: widen(as<int8_t>()); break;
         default:
             throw Error(std::string("expected an integer tensor, got ") + dynrt::to_string(dtype_) +
                         shape_.to_string());

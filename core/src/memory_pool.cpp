@@ -33,8 +33,8 @@ struct MemoryPool::State {
     uint64_t run = 0;
 
     const Lifetime& lifetime(size_t holder) const {
-        static const Lifetime pinned;
-        return holder < lifetimes.size() ? lifetimes[holder] : pinned;
+        static const Lifetime kPinned;
+        return holder < lifetimes.size() ? lifetimes[holder] : kPinned;
     }
     // Two holders may share a buffer when neither is pinned and their live
     // ranges in the execution order do not overlap.

@@ -183,13 +183,17 @@ void sweep(Mode mode) {
     test::expect_sequence(setup, runs, o);
 }
 
-TEST(GemmDynamic, DynamicImplServesNewShapesWhileStaticBuildsInBackground) { sweep(Mode::dynamic_async); }
-TEST(GemmDynamic, WithoutBackgroundCompileEachNewShapeBuildsStatic) { sweep(Mode::sync_compile); }
-TEST(GemmDynamic, OneInstanceFollowsShapesOnStaticImpls) { sweep(Mode::static_only); }
+// Dynamic impl with background static builds, synchronous static builds, and
+// static impls only: one instance follows the shapes in each mode.
+TEST(GemmDynamic, OneInstanceFollowsShapesInEveryImplMode) {
+    for (Mode mode : {Mode::dynamic_async, Mode::sync_compile, Mode::static_only}) {
+        SCOPED_TRACE(test::mode_name(mode));
+        sweep(mode);
+    }
+}
 
 // ---- 4. OpenCL impls against the cpu reference -----------------------------------
 
-// Programs built here are cached in a folder of this test binary, not the user's.
 // f32 products over K <= 257 terms of values in [-1, 1): float accumulation in
 // another order than the double reference differs by well under this.
 constexpr double kOclTol = 2e-4;

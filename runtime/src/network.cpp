@@ -18,11 +18,11 @@ std::shared_ptr<Network> Network::create(std::shared_ptr<const Program> program,
                                          NetworkOptions options) {
     if (!program || !program->built()) throw Error("Network::create needs a built program");
     if (!engine) throw Error("Network::create needs an engine");
-    return std::shared_ptr<Network>(new Network(std::move(program), std::move(engine), std::move(options)));
+    return std::shared_ptr<Network>(new Network(std::move(program), std::move(engine), options));
 }
 
 Network::Network(std::shared_ptr<const Program> program, EnginePtr engine, NetworkOptions options)
-    : program_(std::move(program)), engine_(std::move(engine)), options_(std::move(options)),
+    : program_(std::move(program)), engine_(std::move(engine)), options_(options),
       impl_cache_(std::make_unique<ImplCache>(options_.impl_cache_capacity)) {
     if (options_.async_compile) compile_ctx_ = std::make_unique<CompilationContext>(options_.compile_threads);
     upload_constants();

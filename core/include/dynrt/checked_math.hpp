@@ -18,18 +18,21 @@ namespace dynrt {
 // a * b and a + b for int64_t or size_t; throw Error("<what> overflows: a * b")
 // when the result does not fit.
 template <typename T>
+T checked_op(bool overflow, T r, T a, T b, const char* op, const char* what) {
+    if (overflow) throw Error(std::string(what) + " overflows: " + std::to_string(a) + op + std::to_string(b));
+    return r;
+}
+template <typename T>
 T checked_mul(T a, T b, const char* what) {
     T r{};
-    if (__builtin_mul_overflow(a, b, &r))
-        throw Error(std::string(what) + " overflows: " + std::to_string(a) + " * " + std::to_string(b));
-    return r;
+    const bool overflow = __builtin_mul_overflow(a, b, &r);
+    return checked_op(overflow, r, a, b, " * ", what);
 }
 template <typename T>
 T checked_add(T a, T b, const char* what) {
     T r{};
-    if (__builtin_add_overflow(a, b, &r))
-        throw Error(std::string(what) + " overflows: " + std::to_string(a) + " + " + std::to_string(b));
-    return r;
+    const bool overflow = __builtin_add_overflow(a, b, &r);
+    return checked_op(overflow, r, a, b, " + ", what);
 }
 
 // Product of dims as an element count in `*count`; 0 when any dim is 0
