@@ -248,13 +248,9 @@ TEST(FullyConnectedOcl, WithoutBiasBothImplsMatchCpu) {
 }
 
 TEST(FullyConnectedOcl, F16FallsBackToTheHostImpl) {
-    EnginePtr eng = test::ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    const HostTensor x = test::random_tensor(DataType::f16, Shape{3, 4}, 1);
-    const HostTensor w = test::random_tensor(DataType::f16, Shape{2, 4}, 2);
-    auto prog = test::single_node_program("fully_connected", {x.layout(), w.layout()}, Attributes());
-    const HostTensor y = test::expect_host_fallback(eng, prog, {{"in0", x}, {"in1", w}});
-    EXPECT_LE(test::max_abs_diff(y, naive_fc(x, w, nullptr)), 4e-3);
+    const auto r = test::f16_host_fallback("fully_connected", Shape{3, 4}, Shape{2, 4}, Attributes());
+    if (r.empty()) GTEST_SKIP() << "no ocl engine";
+    EXPECT_LE(test::max_abs_diff(r[2], naive_fc(r[0], r[1], nullptr)), 4e-3);
 }
 
 }   // namespace

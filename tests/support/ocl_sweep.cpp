@@ -114,6 +114,16 @@ void expect_ocl_impl(const NodeStats& ns, bool dynamic, bool revisit, const std:
     }
 }
 
+std::vector<HostTensor> f16_host_fallback(const std::string& op, const Shape& s0, const Shape& s1,
+                                          const Attributes& attrs) {
+    EnginePtr eng = ocl_engine();
+    if (!eng) return {};
+    HostTensor x = random_tensor(DataType::f16, s0, 1), w = random_tensor(DataType::f16, s1, 2);
+    auto prog = single_node_program(op, {x.layout(), w.layout()}, attrs);
+    HostTensor y = expect_host_fallback(eng, prog, {{"in0", x}, {"in1", w}});
+    return {std::move(x), std::move(w), std::move(y)};
+}
+
 HostTensor expect_host_fallback(const EnginePtr& eng, const std::shared_ptr<Program>& program,
                                 const OclInputs& inputs) {
     InferRequest req(Network::create(program, eng, NetworkOptions()));

@@ -70,6 +70,12 @@ void expect_ocl_impl(const NodeStats& ns, bool dynamic, bool revisit, const std:
 // output 0.
 HostTensor expect_host_fallback(const EnginePtr& eng, const std::shared_ptr<Program>& program, const OclInputs& inputs);
 
+// Two-input ops without an f16 OpenCL kernel: runs `op` on random f16 inputs
+// of shapes `s0`, `s1` on the ocl engine through expect_host_fallback() and
+// returns {input 0, input 1, output 0}; empty when there is no ocl engine.
+std::vector<HostTensor> f16_host_fallback(const std::string& op, const Shape& s0, const Shape& s1,
+                                          const Attributes& attrs);
+
 // Tail sizes, then revisits, never the same size twice in a row (so each run
 // selects an impl): 1, 3, 13, 16, 17, 255, 257, 16, 1, 257.
 const std::vector<int64_t>& ocl_tail_sizes();
