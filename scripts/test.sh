@@ -37,10 +37,12 @@ if ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 600; 
 # Under the sanitizers only: LeakSanitizer's stop-the-world tracer can crash at
 # exit ("Tracer caught signal 11") while driver threads wind down, failing a
 # test that passed. Failed tests run once more, and any that pass then are
-# named in a warning.
+# named in a warning. clang 14's tracer crashes this way every time in tests
+# whose OpenCL driver or background-build threads are alive at exit, so the
+# re-run leaves LeakSanitizer out (AddressSanitizer and UBSan still check them).
 failed="$(sed 's/^[0-9]*:/  /' Testing/Temporary/LastTestsFailed.log 2>/dev/null)"
-echo "test.sh: re-running the failed tests once:" >&2
+echo "test.sh: re-running the failed tests once, without LeakSanitizer:" >&2
 echo "$failed" >&2
-ctest --rerun-failed --output-on-failure --timeout 600 || exit 1
-echo "test.sh: WARNING: these tests failed once under the sanitizers and passed when re-run:" >&2
+ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS}" ctest --rerun-failed --output-on-failure --timeout 600 || exit 1
+echo "test.sh: WARNING: these tests failed once under the sanitizers (LeakSanitizer's tracer) and passed when re-run without LeakSanitizer:" >&2
 echo "$failed" >&2

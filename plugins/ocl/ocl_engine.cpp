@@ -557,12 +557,12 @@ private:
 // ICD loader under them (when this module is released) is unsafe, so the loader
 // library is pinned for the life of the process (P19: never-unload modules).
 void pin_opencl_loader() {
-    static const bool pinned = [] {
+    static const bool kPinned = [] {
         for (const char* name : {"libOpenCL.so.1", "libOpenCL.so"})
             if (dlopen(name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) return true;
         return false;
     }();
-    (void)pinned;
+    (void)kPinned;
 }
 
 void register_ocl(ModuleRegistrar& registrar) {
