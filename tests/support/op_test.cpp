@@ -14,6 +14,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
+#include "single_node.hpp"
 
 namespace dynrt::test {
 
@@ -128,18 +129,6 @@ std::string describe(const Run& run) {
     std::string out;
     for (const HostTensor& t : run) out += (out.empty() ? "" : " ") + t.layout().to_string();
     return out;
-}
-
-KernelParams params_of(const Program& p, Engine* engine) {
-    const Node& n = p.nodes()[p.node_index("node")];
-    KernelParams kp;
-    kp.node = n.name;
-    kp.op = &n.def->def;
-    kp.attrs = &n.attrs;
-    for (const NodeInput& in : n.inputs) kp.inputs.push_back(p.nodes()[in.node].out_layouts[in.output]);
-    kp.outputs = n.out_layouts;
-    kp.engine = engine;
-    return kp;
 }
 
 EnginePtr engine_for(const std::string& type) { return type == "ocl" ? ocl_engine() : engine(type); }
@@ -273,7 +262,7 @@ std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const st
         for (size_t r = 0; r < runs.size(); ++r) {
             SCOPED_TRACE(s.op + " impl " + e.name + " run " + std::to_string(r) + ": " + describe(runs[r]));
             const auto program = program_of(view, s, static_layouts(s, runs[r]));
-            if (!e.check(params_of(*program, eng.get())).empty()) continue;
+            if (!e.check(tools::single_node_params(*program, eng.get())).empty()) continue;
             ++taken;
             std::optional<InferRequest> fresh;
             if (!dynamic) fresh.emplace(Network::create(program, eng, opts));

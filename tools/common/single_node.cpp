@@ -14,6 +14,18 @@ SingleNodeInput node_input(const HostTensor& value, InputRole role, bool dynamic
     return in;
 }
 
+KernelParams single_node_params(const Program& program, Engine* engine) {
+    const Node& n = program.nodes()[program.node_index(kSingleNodeName)];
+    KernelParams kp;
+    kp.node = n.name;
+    kp.op = &n.def->def;
+    kp.attrs = &n.attrs;
+    for (const NodeInput& in : n.inputs) kp.inputs.push_back(program.nodes()[in.node].out_layouts[in.output]);
+    kp.outputs = n.out_layouts;
+    kp.engine = engine;
+    return kp;
+}
+
 std::shared_ptr<Program> build_single_node(std::shared_ptr<const Registry> registry, const SingleNode& node) {
     const size_t outputs = registry->op(node.op).def.num_outputs;
     auto program = std::make_shared<Program>(std::move(registry),

@@ -55,6 +55,10 @@ struct SingleNode {
 // Builds (and runs Program::build() on) the one-node program.
 std::shared_ptr<Program> build_single_node(std::shared_ptr<const Registry> registry, const SingleNode& node);
 
+// The kernel params of the node of a built one-node program on `engine`, as an
+// impl entry's check() sees them (inputs from the producers' layouts).
+KernelParams single_node_params(const Program& program, Engine* engine);
+
 // Sets every graph input that has a value on `request`.
 void feed(InferRequest& request, const SingleNode& node);
 

@@ -155,18 +155,6 @@ struct SectionWork {
     std::string text;
 };
 
-KernelParams params_of(const Program& p, Engine* engine) {
-    const Node& n = p.nodes()[p.node_index(tools::kSingleNodeName)];
-    KernelParams kp;
-    kp.node = n.name;
-    kp.op = &n.def->def;
-    kp.attrs = &n.attrs;
-    for (const NodeInput& in : n.inputs) kp.inputs.push_back(p.nodes()[in.node].out_layouts[in.output]);
-    kp.outputs = n.out_layouts;
-    kp.engine = engine;
-    return kp;
-}
-
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0 : v[v.size() / 2];
@@ -414,7 +402,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
         // Returns "" when the impl takes the case, else why not.
         auto rejects = [&](const CaseWork& w) -> std::string {
             if (!w.ref_error.empty()) return "the reference failed";
-            return entry.check(params_of(*w.ref_program, engine.get()));
+            return entry.check(tools::single_node_params(*w.ref_program, engine.get()));
         };
         // Adds the row of a case the impl does not take (true), else leaves it (false).
         auto rejected = [&](const CaseWork& w, Row& row) {
