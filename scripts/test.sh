@@ -39,10 +39,11 @@ if ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 600; 
 # test that passed. Failed tests run once more, and any that pass then are
 # named in a warning. clang 14's tracer crashes this way every time in tests
 # whose OpenCL driver or background-build threads are alive at exit, so the
-# re-run leaves LeakSanitizer out (AddressSanitizer and UBSan still check them).
+# re-run leaves LeakSanitizer out (AddressSanitizer and UBSan still check them;
+# the flag goes last: a later flag overrides an earlier one).
 failed="$(sed 's/^[0-9]*:/  /' Testing/Temporary/LastTestsFailed.log 2>/dev/null)"
 echo "test.sh: re-running the failed tests once, without LeakSanitizer:" >&2
 echo "$failed" >&2
-ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS}" ctest --rerun-failed --output-on-failure --timeout 600 || exit 1
+ASAN_OPTIONS="${ASAN_OPTIONS}:detect_leaks=0" ctest --rerun-failed --output-on-failure --timeout 600 || exit 1
 echo "test.sh: WARNING: these tests failed once under the sanitizers (LeakSanitizer's tracer) and passed when re-run without LeakSanitizer:" >&2
 echo "$failed" >&2

@@ -62,8 +62,6 @@ void PrimitiveInst::begin_run() {
     run_ = RunFlags{};
 }
 
-MemoryPtr PrimitiveInst::input_memory(size_t i) const { return deps_[i]->output_memory(node_.inputs[i].output); }
-
 // The flow (docs/architecture.md, "The execution flow of one primitive").
 void PrimitiveInst::execute() {
     if (!node_.is_op()) return;   // inputs and constants hold their data

@@ -212,7 +212,7 @@ private:
     bool value_inputs_changed(std::vector<const HostTensor*>& values);
     void infer_outputs(const std::vector<const HostTensor*>& values);
     bool update_state_reader_shape();
-    MemoryPtr input_memory(size_t i) const;
+    const MemoryPtr& input_memory(size_t i) const { return deps_[i]->output_memory(node_.inputs[i].output); }
     ErrorContext ctx() const;
     // impl
     std::vector<const RegisteredImpl*> impl_candidates() const;
