@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <new>
 #include <thread>
 
 #include "dynrt/impl_cache.hpp"
@@ -13,6 +14,7 @@
 #include "dynrt/network.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "dynrt/primitive_inst.hpp"
+#include "op_test.hpp"
 #include "test_support.hpp"
 
 using namespace dynrt;
@@ -128,6 +130,23 @@ void register_test_ops(ModuleRegistrar& reg) {
     OpDefinition none = unary;
     none.name = "t_noimpl";
     reg.add_op(none);
+    // an impl that runs out of host memory
+    OpDefinition oom = unary;
+    oom.name = "t_oom";
+    reg.add_op(oom);
+    add_host_impls(reg, "t_oom", [](HostCall&) { throw std::bad_alloc(); });
+    // output twice as long as the input
+    OpDefinition twice = unary;
+    twice.name = "t_twice";
+    twice.infer = [](const ShapeInferContext& c) {
+        PartialShape s = c.inputs.at(0).shape;
+        s[0] = s[0].is_static() ? Dimension(s[0].get_length() * 2) : Dimension();
+        return std::vector<Layout>{Layout(s, c.inputs.at(0).dtype)};
+    };
+    reg.add_op(twice);
+    add_host_impls(reg, "t_twice", [](HostCall& c) {
+        for (size_t i = 0; i < c.out_shape(0).count(); ++i) c.set(0, i, 0.0);
+    });
 }
 
 struct Env {
@@ -735,4 +754,51 @@ TEST(FlowErrors, NoImpl_ErrorNamesOpDeviceAndNode) {
         EXPECT_NE(m.find("no implementation of op 't_noimpl' on device 'cpu'"), std::string::npos) << m;
         EXPECT_NE(m.find("'n'"), std::string::npos) << m;
     }
+}
+
+TEST(FlowErrors, OutOfMemoryInAnImpl_NamesNodeBytesDeviceAndLimits) {
+    NetworkOptions opt;
+    opt.memory_budget_bytes = 1 << 20;
+    auto net = chain("t_oom", opt);
+    InferRequest r(net);
+    r.set_input("x", iota({6}));
+    const std::string m = test::error_of([&] { r.infer(); });
+    EXPECT_NE(m.find("out of memory in impl t_oom_cpu_ref"), std::string::npos) << m;
+    EXPECT_NE(m.find("node 'n'"), std::string::npos) << m;
+    EXPECT_NE(m.find("its outputs need 24 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("request budget 1048576 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("per-tensor cap none"), std::string::npos) << m;
+}
+
+TEST(FlowErrors, TensorOverTheByteCap_IsAnErrorBeforeAllocating) {
+    NetworkOptions opt;
+    opt.max_tensor_bytes = 64;   // 16 f32
+    auto net = chain("t_twice", opt);
+    InferRequest r(net);
+    r.set_input("x", iota({8}));   // 32 bytes in, 64 out: at the cap
+    r.infer();
+    EXPECT_EQ(r.get_output(0).shape(), Shape({16}));
+    // An output over the cap: named with its layout, before any allocation.
+    r.set_input("x", iota({9}));
+    std::string m = test::error_of([&] { r.infer(); });
+    EXPECT_NE(m.find("output 0 would be"), std::string::npos) << m;
+    EXPECT_NE(m.find("72 bytes, over the per-tensor cap of 64 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("node 'n'"), std::string::npos) << m;
+    // An input over the cap is refused when it is set.
+    m = test::error_of([&] { r.set_input("x", iota({17})); });
+    EXPECT_NE(m.find("input 0 would be"), std::string::npos) << m;
+    EXPECT_NE(m.find("68 bytes, over the per-tensor cap of 64 bytes"), std::string::npos) << m;
+    // The request still runs shapes within the cap.
+    r.set_input("x", iota({4}));
+    r.infer();
+    EXPECT_EQ(r.get_output(0).shape(), Shape({8}));
+}
+
+TEST(FlowErrors, OutputIndexOfTwentyDigits_IsAnErrorNotAnException) {
+    auto p = std::make_shared<Program>(env().registry, "t");
+    p->add_input("x", Layout(PartialShape{Dimension()}, DataType::f32));
+    p->add_node("n", "t_unary", {"x"});
+    p->add_output("n:12345678901234567890");
+    const std::string m = test::error_of([&] { p->build(); });
+    EXPECT_NE(m.find("output index 12345678901234567890 is out of range"), std::string::npos) << m;
 }

@@ -749,6 +749,42 @@ TEST(PipelineCli, OclWithoutAnOclDevice_IsAClearError) {
     EXPECT_NE(p.out.find("no OpenCL device module/platform"), std::string::npos) << p.out;
 }
 
+// On the OpenCL device, a node no OpenCL impl serves (nonzero) runs on the
+// host: `dynrt run` says so once for that node however many runs there are,
+// names no node that has an OpenCL impl, and the report lists it.
+TEST(PipelineCli, OclHostFallback_IsSaidOncePerNodeOnStderrAndInTheReport) {
+    bool have_ocl = false;
+    if (test::registry()->has_engine("ocl")) {
+        try {
+            have_ocl = test::registry()->create_engine("ocl", EngineConfig{"ocl", false}) != nullptr;
+        } catch (const std::exception&) {
+        }
+    }
+    if (!have_ocl) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir;
+    const std::string yaml = dir / "fallback.yaml", report = dir / "report.json";
+    std::ofstream(yaml) << R"(
+inputs:
+  x: {dtype: f32, shape: [n]}
+nodes:
+  - {name: act, op: activation, inputs: [x], attrs: {func: relu}}
+  - {name: nz, op: nonzero, inputs: [act]}
+outputs: [nz]
+schedule:
+  - {n: [3, 5, 8, 5]}
+)";
+    const Proc p = dynrt_cli("run " + yaml + " --device ocl --report " + report + modules_arg());
+    ASSERT_EQ(p.code, 0) << p.out;
+    EXPECT_EQ(count_of(p.out, "node 'nz' (nonzero) has no impl on this device"), 1u) << p.out;
+    EXPECT_EQ(count_of(p.out, "node 'act'"), 0u) << p.out;
+    EXPECT_NE(slurp(report).find("\"host_fallback\": [\"nz\"]"), std::string::npos) << slurp(report);
+    // On the cpu nothing is a fallback.
+    const Proc cpu = dynrt_cli("run " + yaml + " --device cpu --report " + report + modules_arg());
+    ASSERT_EQ(cpu.code, 0) << cpu.out;
+    EXPECT_EQ(count_of(cpu.out, "runs on the host"), 0u) << cpu.out;
+    EXPECT_NE(slurp(report).find("\"host_fallback\": []"), std::string::npos) << slurp(report);
+}
+
 TEST(PipelineCli, MissingModuleFolder_WarnsThenFailsOnTheUnknownOp) {
     TempDir dir;
     const Proc p = dynrt_cli("run " + kSource + "/configs/shape_chain.yaml --modules-dir " + (dir / "nothing_here"));

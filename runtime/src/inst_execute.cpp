@@ -1,6 +1,8 @@
 // Binding the buffers and running the impl: input views (weights, fused-op
 // inputs, fake-aligned rows), the impl's execute, data-dependent read-back and
 // the execution counters.
+#include <new>
+
 #include "dynrt/error.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
@@ -61,6 +63,8 @@ void PrimitiveInst::execute_impl(ExecContext& ec) {
         impl_.impl->execute(ec);
     } catch (const Error& e) {
         throw e.with_context(ctx());
+    } catch (const std::bad_alloc&) {
+        throw out_of_memory_error("in impl " + impl_.impl->name());
     } catch (const std::exception& e) {
         throw Error(std::string("execution failed: ") + e.what(), ctx());
     }

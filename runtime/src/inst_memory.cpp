@@ -161,4 +161,32 @@ void PrimitiveInst::update_scratch() {
     }
 }
 
+void PrimitiveInst::check_tensor_bytes(const std::vector<Layout>& layouts, const char* what) const {
+    const size_t cap = network_.options().max_tensor_bytes;
+    if (cap == 0) return;
+    for (size_t i = 0; i < layouts.size(); ++i) {
+        const size_t bytes = layouts[i].bytes();   // checked: an overflowing count throws
+        if (bytes > cap)
+            throw Error(std::string(what) + " " + std::to_string(i) + " would be " + layouts[i].to_string() + ": " +
+                            std::to_string(bytes) + " bytes, over the per-tensor cap of " + std::to_string(cap) +
+                            " bytes (NetworkOptions::max_tensor_bytes)",
+                        ctx());
+    }
+}
+
+Error PrimitiveInst::out_of_memory_error(const std::string& where) const {
+    size_t need = 0;
+    for (const Layout& l : params_.outputs)
+        if (l.is_static()) need += l.bytes();
+    const DeviceInfo& dev = network_.engine().info();
+    const NetworkOptions& opt = network_.options();
+    auto limit = [](size_t v) { return v ? std::to_string(v) + " bytes" : std::string("none"); };
+    return Error("out of memory " + where + ": its outputs need " + std::to_string(need) + " bytes (" +
+                     inst_util::layouts_to_string(params_.outputs) + ") on " + dev.name +
+                     "; limits: largest device allocation " + limit(dev.max_alloc_bytes) + ", request budget " +
+                     limit(opt.memory_budget_bytes) + " (NetworkOptions::memory_budget_bytes), per-tensor cap " +
+                     limit(opt.max_tensor_bytes) + " (NetworkOptions::max_tensor_bytes)",
+                 ctx());
+}
+
 }   // namespace dynrt

@@ -31,6 +31,7 @@ void PrimitiveInst::set_input_data(const HostTensor& value) {
     if (!declared.shape.compatible(value.shape()))
         throw Error("input has shape " + value.shape().to_string() + ", declared " + declared.shape.to_string(), ctx());
     Layout l(PartialShape(value.shape()), declared.dtype, declared.format);
+    check_tensor_bytes({l}, "input");
     if (!initialized_ || l != params_.outputs[0]) {
         run_.shape_changed = true;
         ++counters_.shape_changes;
@@ -175,6 +176,7 @@ void PrimitiveInst::infer_outputs(const std::vector<const HostTensor*>& known_va
                             " (input layouts: " + layouts_to_string(params_.inputs) + ")",
                         ctx());
     }
+    check_tensor_bytes(outs, "output");
     if (def.traits.data_dependent_output) upper_outputs_ = outs;
     params_.outputs = std::move(outs);
     initialized_ = true;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
 
 #include "dynrt/compilation_context.hpp"
 #include "dynrt/error.hpp"
@@ -13,6 +14,21 @@
 #include "dynrt/registry.hpp"
 
 namespace dynrt {
+
+namespace {
+
+// A failed allocation anywhere in a node's flow (shape inference, value reads,
+// impl creation, execution) becomes a dynrt::Error naming the node, what its
+// outputs need and the limits in force.
+void execute_node(PrimitiveInst& inst) {
+    try {
+        inst.execute();
+    } catch (const std::bad_alloc&) {
+        throw inst.out_of_memory_error("while running the node");
+    }
+}
+
+}   // namespace
 
 std::shared_ptr<Network> Network::create(std::shared_ptr<const Program> program, EnginePtr engine,
                                          NetworkOptions options) {
@@ -328,7 +344,7 @@ void InferRequest::infer() {
     staged_.clear();
     std::chrono::steady_clock::time_point submit_end;
     try {
-        for (size_t idx : exec_order_) insts_[idx]->execute();
+        for (size_t idx : exec_order_) execute_node(*insts_[idx]);
         submit_end = std::chrono::steady_clock::now();
         stream_->finish();
         copy_outputs();

@@ -101,6 +101,8 @@ NodeInput Program::resolve(const std::string& ref, const ErrorContext& where) co
         const std::string idx = ref.substr(colon + 1);
         if (idx.empty() || idx.find_first_not_of("0123456789") != std::string::npos)
             throw Error("bad reference '" + ref + "': expected 'node' or 'node:K'", where);
+        // Nine digits at most: no node has a billion outputs, and stoul never overflows.
+        if (idx.size() > 9) throw Error("bad reference '" + ref + "': output index " + idx + " is out of range", where);
         out = std::stoul(idx);
     }
     for (size_t i = 0; i < nodes_.size(); ++i) {

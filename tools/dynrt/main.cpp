@@ -206,6 +206,13 @@ int cmd_run(const std::vector<std::string>& args) {
                          " schedule runs is more than the limit of " + std::to_string(pipeline::kMaxRuns) + " runs");
     Progress progress(p.runs.size() * opt.repeat, verbose);
     opt.on_run = [&](size_t done, size_t, const pipeline::RunRecord& rec) { progress.update(done, rec); };
+    // A node the device has no impl for runs on the host (correct, but it maps
+    // its buffers and waits for the device): said once per node.
+    opt.on_host_fallback = [](const std::string& node, const std::string& op, const std::string& impl) {
+        std::fprintf(
+            stderr, "dynrt: note: node '%s' (%s) has no impl on this device for its inputs; it runs on the host (%s)\n",
+            node.c_str(), op.c_str(), impl.c_str());
+    };
     // The report is written once every run succeeded and before the saved
     // outputs are moved into place: when it cannot be written, no outputs are
     // committed either.

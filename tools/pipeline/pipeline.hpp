@@ -95,6 +95,7 @@ struct RunSettings {
     bool fake_alignment = true;          // NetworkOptions::fake_alignment
     size_t weights_cache_capacity = 3;   // NetworkOptions::weights_cache_capacity
     size_t memory_budget_bytes = 0;      // NetworkOptions::memory_budget_bytes (0 = none)
+    size_t max_tensor_bytes = 0;         // NetworkOptions::max_tensor_bytes (0 = none)
     // Variables start empty with every `dynrt run`; true (`reset_state: repeat`)
     // also empties them before each --repeat round.
     bool reset_state_each_repeat = false;
@@ -177,6 +178,9 @@ struct RunOptions {
     // moved into place: what else the caller writes (the report) happens here,
     // so when it fails no outputs are committed.
     std::function<void(const RunResult&)> before_commit;
+    // Called once per node that runs on the host although the device is not
+    // the cpu (no impl of that device serves it): "node", "op", "impl".
+    std::function<void(const std::string&, const std::string&, const std::string&)> on_host_fallback;
 };
 
 struct RunResult {
@@ -195,6 +199,9 @@ struct RunResult {
     uint64_t engine_allocations = 0;
     uint64_t engine_bytes_allocated = 0;
     uint64_t engine_peak_bytes = 0;
+    // Nodes that ran on the host on a device other than the cpu, in the order
+    // first seen (RunOptions::on_host_fallback).
+    std::vector<std::string> host_fallback;
 };
 
 // Runs the pipeline's schedule. `--save-outputs` files are written into a

@@ -73,6 +73,9 @@ std::string report_json(const RunResult& r) {
     j.begin_object();
     j.field("pipeline", r.pipeline).field("file", r.file).field("device", r.device).field("device_name", r.device_name);
     j.field("seed", static_cast<uint64_t>(r.seed));
+    j.key("host_fallback").begin_array();
+    for (const std::string& node : r.host_fallback) j.value(node);
+    j.end_array();
     j.key("prealloc").begin_object();
     j.field("source", r.prealloc_source);
     j.field("next_iters_preallocation_count", static_cast<uint64_t>(r.prealloc.next_iters_preallocation_count));

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "dynrt/compilation_context.hpp"
 #include "pipeline.hpp"
@@ -163,6 +164,36 @@ private:
     fs::path staging_;
 };
 
+// Nodes that ran a host impl on a device that is not the cpu: each is
+// reported once, the first run it does so. An impl is the host's when the
+// registry lists it for the op with impl type "cpu" (Impl::name() is the
+// entry's name, or "<op>_<entry name>" for the op SDK's impls).
+class HostFallbacks {
+public:
+    HostFallbacks(const Registry& registry, const Engine& engine) : registry_(registry), device_(engine.info().type) {}
+
+    void note(const RunStats& stats, RunResult& result, const RunOptions& options) {
+        if (device_ == "cpu") return;
+        for (const NodeStats& ns : stats.nodes) {
+            if (ns.impl.empty() || ns.impl == "fused" || !on_host(ns) || seen_.count(ns.node)) continue;
+            seen_.insert(ns.node);
+            result.host_fallback.push_back(ns.node);
+            if (options.on_host_fallback) options.on_host_fallback(ns.node, ns.op, ns.impl);
+        }
+    }
+
+private:
+    bool on_host(const NodeStats& ns) const {
+        for (const RegisteredImpl* r : registry_.impls(ns.op, "cpu"))
+            if (ns.impl == r->entry.name || ns.impl == ns.op + "_" + r->entry.name) return true;
+        return false;
+    }
+
+    const Registry& registry_;
+    std::string device_;
+    std::set<std::string> seen_;
+};
+
 // Adds the YAML location of the failing node (and the run) to a flow error.
 Error locate(const Pipeline& p, const Error& e, size_t run, const std::string& label) {
     ErrorContext outer = in_file(p.file);
@@ -219,6 +250,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     nopt.fake_alignment = p.run.fake_alignment;
     nopt.weights_cache_capacity = p.run.weights_cache_capacity;
     nopt.memory_budget_bytes = p.run.memory_budget_bytes;
+    nopt.max_tensor_bytes = p.run.max_tensor_bytes;
 
     std::shared_ptr<Network> network;
     try {
@@ -228,6 +260,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     }
     InferRequest request(network);
     OutputStaging staging(options.save_outputs_dir);
+    HostFallbacks fallbacks(registry, *engine);
 
     size_t total = 0;
     if (__builtin_mul_overflow(p.runs.size(), repeat, &total)) total = SIZE_MAX;
@@ -251,6 +284,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
                 const auto t1 = std::chrono::steady_clock::now();
                 rec.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
                 rec.stats = request.last_run();
+                fallbacks.note(rec.stats, result, options);
                 if (staging.enabled() || options.keep_outputs) {
                     for (size_t o = 0; o < p.outputs.size(); ++o) {
                         HostTensor t = request.get_output(o);

@@ -165,7 +165,7 @@ struct Loader {
         detail::check_keys(src, n,
                            {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "async_compile_after",
                             "dynamic_impls", "compile_threads", "inplace_concat", "memory_pool", "memory_budget",
-                            "reset_state", "fusion", "fake_alignment", "weights_cache"},
+                            "max_tensor_bytes", "reset_state", "fusion", "fake_alignment", "weights_cache"},
                            "run");
         auto& r = p.run;
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
@@ -203,6 +203,7 @@ struct Loader {
         if (n["inplace_concat"]) r.inplace_concat = detail::read_bool(src, n["inplace_concat"], "run.inplace_concat");
         if (n["memory_pool"]) r.memory_pool = detail::read_bool(src, n["memory_pool"], "run.memory_pool");
         count("memory_budget", r.memory_budget_bytes, 0);
+        count("max_tensor_bytes", r.max_tensor_bytes, 0);
         if (n["fusion"]) r.fusion = detail::read_bool(src, n["fusion"], "run.fusion");
         if (n["fake_alignment"]) r.fake_alignment = detail::read_bool(src, n["fake_alignment"], "run.fake_alignment");
         count("weights_cache", r.weights_cache_capacity, 1);

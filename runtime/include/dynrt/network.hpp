@@ -53,6 +53,11 @@ struct NetworkOptions {
     // Device bytes one request's output buffers may hold; 0 = no limit. Going
     // over is a dynrt::Error naming the request size and the budget.
     size_t memory_budget_bytes = 0;
+    // Bytes one tensor may take (a graph input set on a request, or an output
+    // shape inference computes); 0 = no cap beyond the device's largest
+    // allocation. Going over is a dynrt::Error naming the tensor, its layout,
+    // its bytes and the cap, raised before anything is allocated.
+    size_t max_tensor_bytes = 0;
 
     // ---- weights (docs/architecture.md, "Weights") ------------------------
     // Reordered constant weights kept per primitive (LRU keyed by layout; the

@@ -90,6 +90,9 @@ public:
 
     void begin_run();   // resets the per-run flags and counters (called after each run)
     void execute();     // the flow; no-op for inputs and constants
+    // What a failed allocation anywhere in this node's flow is reported as: the
+    // node, what its outputs need, the device and the limits in force.
+    Error out_of_memory_error(const std::string& where) const;
 
     // Inputs: the request writes the data (sized through the predictor).
     void set_input_data(const HostTensor& value);
@@ -214,6 +217,9 @@ private:
     bool update_state_reader_shape();
     const MemoryPtr& input_memory(size_t i) const { return deps_[i]->output_memory(node_.inputs[i].output); }
     ErrorContext ctx() const;
+    // NetworkOptions::max_tensor_bytes against each layout (`what`: "input",
+    // "output"), before anything is allocated for them.
+    void check_tensor_bytes(const std::vector<Layout>& layouts, const char* what) const;
     // impl
     std::vector<const RegisteredImpl*> impl_candidates() const;
     void build_impl(const KernelParams& req, const std::string& key, bool reorder_weights);
