@@ -12,6 +12,7 @@
 
 #include "concat_cl.hpp"
 #include "dynrt/attributes.hpp"
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -58,10 +59,15 @@ std::vector<Layout> infer_concat(const ShapeInferContext& ctx) {
             if (d == axis) continue;
             out[d] = merge_dims(out[d], in.shape[d], i, d, in.shape);
         }
+        // The axis dim is a sum of dims: checked, so hostile inputs give an
+        // error naming the input instead of a wrapped extent.
         const Dimension& ad = in.shape[axis];
-        axis_min += ad.min();
-        axis_max = (axis_max == Dimension::kUnbounded || ad.max() == Dimension::kUnbounded) ? Dimension::kUnbounded
-                                                                                            : axis_max + ad.max();
+        const std::string what = "the axis " + std::to_string(axis) + " dim of inputs 0.." + std::to_string(i) +
+                                 " (input " + std::to_string(i) + " has shape " + in.shape.to_string() + ")";
+        axis_min = checked_add(axis_min, ad.min(), what.c_str());
+        axis_max = (axis_max == Dimension::kUnbounded || ad.max() == Dimension::kUnbounded)
+                       ? Dimension::kUnbounded
+                       : checked_add(axis_max, ad.max(), what.c_str());
     }
     out[axis] = axis_min == axis_max ? Dimension(axis_min) : Dimension(axis_min, axis_max);
     return {Layout(PartialShape(std::move(out)), first.dtype)};

@@ -99,6 +99,20 @@ TEST(ConcatShapeInfer, MismatchedOtherDimIsRejected) {
     error_of([] { infer({f32({Dimension(1, 2), 3}), f32({Dimension(3, 5), 3})}, 1); });
 }
 
+// Axis dims whose sum would wrap int64 (here to 5) are an error naming the
+// inputs and the values, never a wrapped dim.
+TEST(ConcatShapeInfer, AxisSumPastInt64_IsAnErrorNotAWrappedDim) {
+    const int64_t big = int64_t{1} << 62;
+    std::string msg = error_of([&] { infer({f32({big, 2}), f32({big, 2}), f32({big, 2}), f32({big + 5, 2})}, 0); });
+    EXPECT_NE(msg.find("the axis 0 dim of inputs 0..1 (input 1 has shape [4611686018427387904,2]) overflows: "
+                       "4611686018427387904 + 4611686018427387904"),
+              std::string::npos)
+        << msg;
+    // The upper bounds of dynamic axis dims too.
+    msg = error_of([&] { infer({f32({2, Dimension(1, big + (big - 1))}), f32({2, Dimension(1, big)})}, 1); });
+    EXPECT_NE(msg.find("overflows: 9223372036854775807 + 4611686018427387904"), std::string::npos) << msg;
+}
+
 TEST(ConcatShapeInfer, RankAndTypeMismatchAreRejected) {
     std::string msg = error_of([] { infer({f32({2, 3}), f32({2, 3, 1})}, 0); });
     EXPECT_NE(msg.find("rank"), std::string::npos) << msg;

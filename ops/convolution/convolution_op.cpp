@@ -12,6 +12,7 @@
 
 #include "convolution_cl.hpp"
 #include "dynrt/attributes.hpp"
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -37,8 +38,20 @@ int64_t floor_div(int64_t a, int64_t b) {
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-int64_t out_extent(int64_t in, int64_t k, int64_t pb, int64_t pe, int64_t s, int64_t d) {
-    return floor_div(in + pb + pe - d * (k - 1) - 1, s) + 1;
+// (in + pad_begin + pad_end - dilation*(k-1) - 1)/stride + 1 for axis i (0: H,
+// 1: W), k >= 1. Sums and products go through checked arithmetic: hostile pads
+// or dilations are errors naming the attribute and the values, never a wrapped
+// extent. What remains cannot overflow: padded >= 0 and span >= 1.
+int64_t out_extent(int64_t in, int64_t k, const ConvAttrs& a, size_t i) {
+    const std::string axis = i == 0 ? "height" : "width";
+    const std::string at = "[" + std::to_string(i) + "]";
+    const std::string padded_what = "convolution: input " + axis + " + pads_begin" + at + " + pads_end" + at;
+    const int64_t padded = dynrt::checked_add(dynrt::checked_add(in, a.pads_begin[i], padded_what.c_str()),
+                                              a.pads_end[i], padded_what.c_str());
+    const std::string span_what = "convolution: dilations" + at + " * (kernel " + axis + " - 1) + 1";
+    const int64_t span =
+        dynrt::checked_add(dynrt::checked_mul(a.dilations[i], k - 1, span_what.c_str()), int64_t{1}, span_what.c_str());
+    return floor_div(padded - span, a.strides[i]) + 1;
 }
 
 std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
@@ -61,7 +74,8 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     if (o.is_static() && o.get_length() % a.groups != 0)
         throw dynrt::Error("convolution: output channels O=" + o.to_string() + " not divisible by groups=" + g + " (" +
                            shapes + ")");
-    if (c.is_static() && cg.is_static() && c.get_length() != cg.get_length() * a.groups)
+    // C is divisible by groups here; dividing cannot wrap where C/groups * groups could.
+    if (c.is_static() && cg.is_static() && c.get_length() / a.groups != cg.get_length())
         throw dynrt::Error("convolution: input has C=" + c.to_string() + " but weights expect C/groups=" +
                            cg.to_string() + " with groups=" + g + " (" + shapes + ")");
     if (ctx.inputs.size() > 2) {
@@ -79,9 +93,11 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
             continue;
         }
         const int64_t kl = k.get_length();
-        auto f = [&](int64_t v) {
-            return out_extent(v, kl, a.pads_begin[i], a.pads_end[i], a.strides[i], a.dilations[i]);
-        };
+        if (kl == 0)
+            throw dynrt::Error("convolution: weights (input 1) " + w.shape.to_string() + " have kernel " +
+                               std::string(i == 0 ? "height" : "width") + " 0; every kernel extent must be >= 1 (" +
+                               shapes + ")");
+        auto f = [&](int64_t v) { return out_extent(v, kl, a, i); };
         if (in.is_static()) {
             const int64_t e = f(in.get_length());
             if (e <= 0)
@@ -168,8 +184,8 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
         dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape w = in.at(1).get_shape();
         if (w.size() == 4)
-            c.flops =
-                2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(w[1] * w[2] * w[3]);
+            c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(w[1]) *
+                      static_cast<double>(w[2]) * static_cast<double>(w[3]);
         return c;
     };
     reg.add_op(def);

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -86,6 +87,11 @@ TEST(ConvolutionShape, GroupMismatchesNameTheShapes) {
     EXPECT_NE(msg.find("[3,2,3,3]"), std::string::npos) << msg;
     msg = test::error_of([] { infer({f32({1, 3, 5, 5}), f32({4, 2, 3, 3})}, Conv().attrs()); });
     EXPECT_NE(msg.find("[4,2,3,3]"), std::string::npos) << msg;
+    // C/groups * groups would wrap to C = 0.
+    Conv g4;
+    g4.groups = 4;
+    msg = test::error_of([&] { infer({f32({1, 0, 5, 5}), f32({4, int64_t{1} << 62, 3, 3})}, g4.attrs()); });
+    EXPECT_NE(msg.find("C=0 but weights expect C/groups=4611686018427387904 with groups=4"), std::string::npos) << msg;
 }
 
 TEST(ConvolutionShape, EmptyOutputIsRejected) {
@@ -96,6 +102,41 @@ TEST(ConvolutionShape, EmptyOutputIsRejected) {
     // A bounded extent that never fits the kernel is rejected at build time too.
     msg = test::error_of([] { infer({f32({1, 1, 5, Dimension(1, 2)}), f32({1, 1, 3, 3})}, Conv().attrs()); });
     EXPECT_NE(msg.find("width"), std::string::npos) << msg;
+}
+
+TEST(ConvolutionShape, ZeroKernelExtentOrStride_IsAnErrorNamingTheWeightsOrAttribute) {
+    std::string msg = test::error_of([] { infer({f32({1, 3, 5, 5}), f32({4, 3, 0, 0})}, Conv().attrs()); });
+    EXPECT_NE(msg.find("weights (input 1) [4,3,0,0] have kernel height 0"), std::string::npos) << msg;
+    msg = test::error_of([] { infer({f32({1, 3, Dimension(), 5}), f32({4, 3, 3, 0})}, Conv().attrs()); });
+    EXPECT_NE(msg.find("weights (input 1) [4,3,3,0] have kernel width 0"), std::string::npos) << msg;
+    Conv s0;
+    s0.strides = {0, 1};
+    msg = test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, s0.attrs()); });
+    EXPECT_NE(msg.find("field 'strides'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("must be > 0, got [0,1]"), std::string::npos) << msg;
+}
+
+// Pads and dilations that would wrap int64 (here to a small, valid-looking
+// extent) are errors naming the attribute and the values.
+TEST(ConvolutionShape, OverflowingPadsOrDilations_AreErrorsNotWrappedExtents) {
+    const int64_t max = std::numeric_limits<int64_t>::max();
+    Conv pads;
+    pads.pads_begin = {max, 0};
+    pads.pads_end = {max, 0};   // 5 + 2 * max wraps to 3
+    std::string msg = test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, pads.attrs()); });
+    EXPECT_NE(msg.find("input height + pads_begin[0] + pads_end[0] overflows: 5 + 9223372036854775807"),
+              std::string::npos)
+        << msg;
+    Conv dil;
+    dil.dilations = {1, int64_t{1} << 62};   // 2^62 * (5 - 1) wraps to 0
+    msg = test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 5, 5})}, dil.attrs()); });
+    EXPECT_NE(msg.find("dilations[1] * (kernel width - 1) + 1 overflows: 4611686018427387904 * 4"), std::string::npos)
+        << msg;
+    // The bound of a dynamic extent goes through the same checks.
+    Conv p1;
+    p1.pads_end = {1, 0};
+    msg = test::error_of([&] { infer({f32({1, 1, Dimension(1, max), 5}), f32({1, 1, 3, 3})}, p1.attrs()); });
+    EXPECT_NE(msg.find("overflows: 9223372036854775807 + 1"), std::string::npos) << msg;
 }
 
 TEST(ConvolutionShape, BadRanksAttributesAndBiasAreRejected) {

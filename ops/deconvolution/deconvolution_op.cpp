@@ -13,6 +13,7 @@
 
 #include "deconvolution_cl.hpp"
 #include "dynrt/attributes.hpp"
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -30,9 +31,25 @@ using dynrt::ints_to_string;
 
 DeconvAttrs read_attrs(const dynrt::Attributes& a) { return dynrt::read_window_attrs(a, "deconvolution", true); }
 
+// (in - 1)*stride - pad_begin - pad_end + dilation*(k - 1) + 1 + output_padding
+// for axis i (0: H, 1: W), in >= 1 and k >= 1. Products and sums go through
+// checked arithmetic: hostile strides, dilations or pads are errors naming the
+// attribute and the values, never a wrapped extent. The final difference
+// cannot overflow: grown >= 1 and pads >= 0.
 int64_t out_extent(int64_t in, int64_t k, const DeconvAttrs& a, size_t i) {
-    return (in - 1) * a.strides[i] - a.pads_begin[i] - a.pads_end[i] + a.dilations[i] * (k - 1) + 1 +
-           a.output_padding[i];
+    const std::string axis = i == 0 ? "height" : "width";
+    const std::string at = "[" + std::to_string(i) + "]";
+    const std::string strided_what = "deconvolution: (input " + axis + " - 1) * strides" + at;
+    const std::string span_what = "deconvolution: dilations" + at + " * (kernel " + axis + " - 1)";
+    const std::string grown_what = "deconvolution: (input " + axis + " - 1) * strides" + at + " + dilations" + at +
+                                   " * (kernel " + axis + " - 1) + 1 + output_padding" + at;
+    const std::string pads_what = "deconvolution: pads_begin" + at + " + pads_end" + at;
+    const int64_t strided = dynrt::checked_mul(in - 1, a.strides[i], strided_what.c_str());
+    const int64_t span = dynrt::checked_mul(a.dilations[i], k - 1, span_what.c_str());
+    // output_padding < max(stride, dilation), so 1 + output_padding fits.
+    const int64_t grown = dynrt::checked_add(dynrt::checked_add(strided, span, grown_what.c_str()),
+                                             1 + a.output_padding[i], grown_what.c_str());
+    return grown - dynrt::checked_add(a.pads_begin[i], a.pads_end[i], pads_what.c_str());
 }
 
 std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
@@ -54,7 +71,10 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     if (!c.compatible(cw))
         throw dynrt::Error("deconvolution: input has C=" + c.to_string() + " but weights dim 0 is " + cw.to_string() +
                            " (" + shapes + ")");
-    const Dimension o = w.shape[1].is_static() ? Dimension(w.shape[1].get_length() * a.groups) : Dimension();
+    const Dimension o = w.shape[1].is_static()
+                            ? Dimension(dynrt::checked_mul(w.shape[1].get_length(), a.groups,
+                                                           "deconvolution: output channels (weights dim 1 * groups)"))
+                            : Dimension();
     if (ctx.inputs.size() > 2) {
         const dynrt::Layout& b = ctx.inputs[2];
         if (b.shape.rank() != 1 || !b.shape[0].compatible(o) || b.dtype != x.dtype)
@@ -69,10 +89,14 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
             out.emplace_back();
             continue;
         }
+        if (k.get_length() == 0)
+            throw dynrt::Error("deconvolution: weights (input 1) " + w.shape.to_string() + " have kernel " +
+                               std::string(i == 0 ? "height" : "width") + " 0; every kernel extent must be >= 1 (" +
+                               shapes + ")");
         auto f = [&](int64_t v) { return out_extent(v, k.get_length(), a, i); };
         if (in.is_static()) {
-            const int64_t e = f(in.get_length());
-            if (in.get_length() < 1 || e <= 0)
+            const int64_t e = in.get_length() < 1 ? 0 : f(in.get_length());
+            if (e <= 0)
                 throw dynrt::Error("deconvolution: output " + std::string(i == 0 ? "height" : "width") + " would be " +
                                    std::to_string(e) + " (" + shapes + ", strides " + ints_to_string(a.strides) +
                                    ", pads " + ints_to_string(a.pads_begin) + "/" + ints_to_string(a.pads_end) + ")");
@@ -157,7 +181,8 @@ void register_deconvolution(dynrt::ModuleRegistrar& reg) {
         dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape w = in.at(1).get_shape();
         if (w.size() == 4)
-            c.flops = 2.0 * static_cast<double>(in.at(0).get_shape().count()) * static_cast<double>(w[1] * w[2] * w[3]);
+            c.flops = 2.0 * static_cast<double>(in.at(0).get_shape().count()) * static_cast<double>(w[1]) *
+                      static_cast<double>(w[2]) * static_cast<double>(w[3]);
         return c;
     };
     reg.add_op(def);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <string>
 #include <system_error>
@@ -109,6 +110,48 @@ TEST(DeconvolutionShape, MismatchedChannels_IsAnErrorNamingTheShapes) {
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("[2,2,3,3]"), std::string::npos) << e.what();
     }
+}
+
+TEST(DeconvolutionShape, ZeroKernelExtentOrStride_IsAnErrorNamingTheWeightsOrAttribute) {
+    std::string msg = test::error_of([] {
+        infer({Layout(PartialShape{1, 2, 3, 4}, DataType::f32), Layout(PartialShape{2, 3, 0, 0}, DataType::f32)}, DA{});
+    });
+    EXPECT_NE(msg.find("weights (input 1) [2,3,0,0] have kernel height 0"), std::string::npos) << msg;
+    DA s0;
+    s0.strides = {1, 0};
+    msg = test::error_of([&] {
+        infer({Layout(PartialShape{1, 2, 3, 4}, DataType::f32), Layout(PartialShape{2, 3, 3, 3}, DataType::f32)}, s0);
+    });
+    EXPECT_NE(msg.find("field 'strides'"), std::string::npos) << msg;
+}
+
+// Strides, pads and groups that would wrap int64 (here to small,
+// valid-looking dims) are errors naming the attribute and the values.
+TEST(DeconvolutionShape, OverflowingStridesPadsOrGroups_AreErrorsNotWrappedDims) {
+    const Layout x = Layout(PartialShape{1, 2, 5, 5}, DataType::f32);
+    const Layout w = Layout(PartialShape{2, 3, 3, 3}, DataType::f32);
+    DA strides;
+    strides.strides = {int64_t{1} << 62, 1};   // (5 - 1) * 2^62 wraps to 0
+    std::string msg = test::error_of([&] { infer({x, w}, strides); });
+    EXPECT_NE(msg.find("(input height - 1) * strides[0] overflows: 4 * 4611686018427387904"), std::string::npos) << msg;
+    DA pads;
+    const int64_t max = std::numeric_limits<int64_t>::max();
+    pads.pb = {0, max};
+    pads.pe = {0, max};   // 7 - 2 * max wraps to 9
+    msg = test::error_of([&] { infer({x, w}, pads); });
+    EXPECT_NE(msg.find("pads_begin[1] + pads_end[1] overflows: 9223372036854775807 + 9223372036854775807"),
+              std::string::npos)
+        << msg;
+    DA groups;
+    groups.groups = int64_t{1} << 62;   // O = 4 * 2^62 wraps to 0
+    msg = test::error_of([&] {
+        infer({Layout(PartialShape{1, int64_t{1} << 62, 1, 1}, DataType::f32),
+               Layout(PartialShape{int64_t{1} << 62, 4, 1, 1}, DataType::f32)},
+              groups);
+    });
+    EXPECT_NE(msg.find("output channels (weights dim 1 * groups) overflows: 4 * 4611686018427387904"),
+              std::string::npos)
+        << msg;
 }
 
 TEST(DeconvolutionShape, OutputPaddingNotBelowStride_IsAnAttributeError) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -31,7 +32,29 @@ std::string list_to_string(const std::vector<int64_t>& v) {
     return s + "]";
 }
 
-PartialShape resolve_target(const PartialShape& in, const std::vector<int64_t>& target, bool special_zero) {
+// Where the target came from, for errors: the `shape` attribute or input 1.
+struct TargetSource {
+    const char* field;   // ErrorContext::field ("" for the input)
+    const char* name;    // how the message names it
+};
+constexpr TargetSource kFromAttribute{"shape", "the `shape` attribute"};
+constexpr TargetSource kFromInput{"", "the target shape (input 1)"};
+
+// Product of `dims` as an element count. Neither side of a reshape holds more
+// than 2^60 elements, so a product past that (or one that would wrap int64) is
+// an error naming `what`, never a wrapped count that happens to match.
+int64_t element_count(const std::vector<int64_t>& dims, const std::string& what, const char* field) {
+    size_t n = 0;
+    if (!count_fits(dims, &n)) {
+        ErrorContext ctx;
+        ctx.field = field;
+        throw Error(what + " has more than 2^60 elements", ctx);
+    }
+    return static_cast<int64_t>(n);
+}
+
+PartialShape resolve_target(const PartialShape& in, const std::vector<int64_t>& target, bool special_zero,
+                            const TargetSource& src) {
     const std::string target_str = list_to_string(target);
     std::vector<Dimension> out(target.size());
     std::vector<bool> copied(in.rank(), false);
@@ -61,13 +84,16 @@ PartialShape resolve_target(const PartialShape& in, const std::vector<int64_t>& 
     const auto mismatch = [&](const std::string& detail) {
         return Error("cannot reshape " + in.to_string() + detail + " to " + target_str);
     };
+    const std::string target_what = "cannot reshape " + in.to_string() + " to " + target_str + ": " + src.name +
+                                    (has_infer ? " (without the -1)" : "");
 
     if (in.is_static()) {
         const Shape s = in.to_shape();
         const auto count = static_cast<int64_t>(s.count());
-        int64_t known = 1;
+        std::vector<int64_t> known_dims;
         for (size_t i = 0; i < out.size(); ++i)
-            if (!(has_infer && i == infer_at)) known *= out[i].get_length();
+            if (!(has_infer && i == infer_at)) known_dims.push_back(out[i].get_length());
+        const int64_t known = element_count(known_dims, target_what, src.field);
         const std::string detail = " (" + std::to_string(count) + " elements)";
         if (has_infer) {
             if (known == 0 || count % known != 0) throw mismatch(detail);
@@ -81,22 +107,22 @@ PartialShape resolve_target(const PartialShape& in, const std::vector<int64_t>& 
     // Dynamic input: dims copied through a 0 appear on both sides and cancel, so
     // the rest can still be checked (and the -1 resolved) when the input dims
     // that were not copied are all static.
-    int64_t rest_in = 1;
-    bool rest_in_static = true;
+    std::vector<int64_t> rest_in_dims;
     for (size_t j = 0; j < in.rank(); ++j) {
         if (copied[j]) continue;
-        if (in[j].is_dynamic()) rest_in_static = false;
-        else rest_in *= in[j].get_length();
+        if (in[j].is_dynamic()) {
+            if (has_infer) out[infer_at] = Dimension::dynamic();
+            return PartialShape(std::move(out));
+        }
+        rest_in_dims.push_back(in[j].get_length());
     }
-    if (!rest_in_static) {
-        if (has_infer) out[infer_at] = Dimension::dynamic();
-        return PartialShape(std::move(out));
-    }
-    int64_t rest_out = 1;
+    const int64_t rest_in = element_count(rest_in_dims, "input " + in.to_string() + " besides the copied dims", "");
+    std::vector<int64_t> rest_out_dims;
     for (size_t i = 0; i < out.size(); ++i) {
         const bool out_copied = special_zero && target[i] == 0;
-        if (!out_copied && !(has_infer && i == infer_at)) rest_out *= out[i].get_length();
+        if (!out_copied && !(has_infer && i == infer_at)) rest_out_dims.push_back(out[i].get_length());
     }
+    const int64_t rest_out = element_count(rest_out_dims, target_what + " besides the copied dims", src.field);
     const std::string detail = " (" + std::to_string(rest_in) + " elements besides the copied dims)";
     if (has_infer) {
         if (rest_out == 0 || rest_in % rest_out != 0) throw mismatch(detail);
@@ -110,7 +136,9 @@ PartialShape resolve_target(const PartialShape& in, const std::vector<int64_t>& 
 std::vector<Layout> infer_reshape(const ShapeInferContext& ctx) {
     const Layout& data = ctx.inputs.at(0);
     std::vector<int64_t> target;
+    TargetSource src = kFromAttribute;
     if (ctx.inputs.size() > 1) {
+        src = kFromInput;
         const Layout& t = ctx.inputs[1];
         if (t.dtype != DataType::i32 && t.dtype != DataType::i64)
             throw Error(std::string("the target shape (input 1) must be i32 or i64, got ") + to_string(t.dtype));
@@ -129,7 +157,7 @@ std::vector<Layout> infer_reshape(const ShapeInferContext& ctx) {
     } else {
         target = ctx.attrs.get_ints("shape");
     }
-    return {Layout(resolve_target(data.shape, target, ctx.attrs.get_bool("special_zero")), data.dtype)};
+    return {Layout(resolve_target(data.shape, target, ctx.attrs.get_bool("special_zero"), src), data.dtype)};
 }
 
 void reshape_kernel(HostCall& call) {

@@ -100,6 +100,34 @@ TEST(ReshapeShapeInfer, InvalidTargetsAreRejected) {
     EXPECT_TRUE(contains(msg, "copies dim 1")) << msg;
 }
 
+// Products of target dims that would wrap int64 (to the input's count, or to
+// a divisor of it for the -1) are errors naming the target, never a shape.
+TEST(ReshapeShapeInfer, TargetsWhoseProductOverflows_AreRejectedNotWrapped) {
+    const int64_t big = int64_t{1} << 62;
+    // (2^62 + 6) * 4 wraps to 24, the element count of [2,3,4].
+    std::string msg = error_of([&] { infer_attr({2, 3, 4}, {big + 6, 4}); });
+    EXPECT_TRUE(contains(msg, "field 'shape'")) << msg;
+    EXPECT_TRUE(contains(msg, "to [4611686018427387910,4]: the `shape` attribute has more than 2^60 elements")) << msg;
+    // (2^62 + 1) * 4 wraps to 4, which would make the -1 a 6.
+    msg = error_of([&] { infer_attr({2, 3, 4}, {-1, big + 1, 4}); });
+    EXPECT_TRUE(contains(msg, "the `shape` attribute (without the -1) has more than 2^60 elements")) << msg;
+    // The same target from input 1.
+    const HostTensor target = HostTensor::from_int64(DataType::i64, Shape{2}, {big + 6, 4});
+    msg = error_of([&] {
+        infer({Layout({2, 3, 4}, DataType::f32), Layout({2}, DataType::i64)}, {}, {nullptr, &target});
+    });
+    EXPECT_TRUE(contains(msg, "the target shape (input 1) has more than 2^60 elements")) << msg;
+    // Dynamic input: the static rest on either side.
+    msg = error_of([&] { infer_attr({Dimension(), 3, 4}, {0, big + 3, 4}); });
+    EXPECT_TRUE(contains(msg, "to [0,4611686018427387907,4]")) << msg;
+    EXPECT_TRUE(contains(msg, "besides the copied dims has more than 2^60 elements")) << msg;
+    msg = error_of([] { infer_attr({Dimension(), int64_t{1} << 40, int64_t{1} << 40}, {0, -1}); });
+    EXPECT_TRUE(contains(msg, "input [?,1099511627776,1099511627776] besides the copied dims has more than 2^60"))
+        << msg;
+    // A zero makes any product 0: an empty input reshapes to an empty target.
+    EXPECT_EQ(infer_attr({0, 3}, {big, 4, 0}, false), PartialShape({big, 4, 0}));
+}
+
 TEST(ReshapeShapeInfer, TargetTensorValuesAreUsedWhenKnown) {
     const HostTensor target = HostTensor::from_int64(DataType::i32, Shape{3}, {0, -1, 2});
     const auto out =
