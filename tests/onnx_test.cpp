@@ -6,6 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -60,28 +61,46 @@ void write(const fs::path& p, const google::protobuf::MessageLite& m) {
     f << m.SerializeAsString();
 }
 
-void add_value(ox::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims) {
+// A tensor value info; where `params[i]` is not empty, dim i is that dim_param
+// instead of dims[i].
+void add_value(ox::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims,
+               const std::vector<std::string>& params = {}) {
     v->set_name(name);
     auto* tt = v->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(type);
     auto* shape = tt->mutable_shape();
-    for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (i < params.size() && !params[i].empty()) shape->add_dim()->set_dim_param(params[i]);
+        else shape->add_dim()->set_dim_value(dims[i]);
+    }
 }
 
-// A node-test folder for `op` with one float input [2,3] and one output.
-ox::ModelProto unary_model(const std::string& op, int nodes = 1) {
+// An empty model of the default domain, opset 13.
+ox::ModelProto empty_model() {
     ox::ModelProto m;
     m.set_ir_version(8);
     auto* opset = m.add_opset_import();
     opset->set_version(13);
+    m.mutable_graph()->set_name("g");
+    return m;
+}
+
+ox::NodeProto* add_node(ox::ModelProto& m, const std::string& op, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs, const std::string& name = {}) {
+    auto* n = m.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const auto& i : inputs) n->add_input(i);
+    for (const auto& o : outputs) n->add_output(o);
+    return n;
+}
+
+// A node-test folder for `op` with one float input [2,3] and one output.
+ox::ModelProto unary_model(const std::string& op, int nodes = 1) {
+    ox::ModelProto m = empty_model();
     auto* g = m.mutable_graph();
-    g->set_name("g");
-    for (int i = 0; i < nodes; ++i) {
-        auto* n = g->add_node();
-        n->set_op_type(op);
-        n->add_input(i == 0 ? "x" : "t" + std::to_string(i));
-        n->add_output(i == nodes - 1 ? "y" : "t" + std::to_string(i + 1));
-    }
+    for (int i = 0; i < nodes; ++i)
+        add_node(m, op, {i == 0 ? "x" : "t" + std::to_string(i)}, {i == nodes - 1 ? "y" : "t" + std::to_string(i + 1)});
     add_value(g->add_input(), "x", ox::TensorProto::FLOAT, {2, 3});
     add_value(g->add_output(), "y", ox::TensorProto::FLOAT, {2, 3});
     return m;
@@ -348,19 +367,55 @@ TEST(OnnxTest, UnknownOp_IsAnErrorNamingTheModelFile) {
     EXPECT_NE(r.detail.find((f / "model.onnx").string()), std::string::npos) << r.detail;
 }
 
-TEST(OnnxTest, TwoNodeModel_IsAnErrorNamingTheModelFile) {
+TEST(OnnxTest, TwoNodeFolder_RunsEveryDataSetInOrderOnOneNetwork) {
     TempDir dir;
-    const fs::path f = dir.path / "test_relu_relu";
-    write_case(f, unary_model("Relu", 2), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true),
-               float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    const fs::path f = dir.path / "test_relu_neg";
+    // Relu -> Neg with a dim_param batch: data sets of two shapes on one network.
+    ox::ModelProto m = empty_model();
+    add_node(m, "Relu", {"x"}, {"t"});
+    add_node(m, "Neg", {"t"}, {"y"});
+    add_value(m.mutable_graph()->add_input(), "x", ox::TensorProto::FLOAT, {0, 3}, {"N"});
+    add_value(m.mutable_graph()->add_output(), "y", ox::TensorProto::FLOAT, {0, 3}, {"N"});
+    write_case(f, m, float_tensor({1, 3}, {-1, 2, -3}, true), float_tensor({1, 3}, {0, -2, 0}, true));
+    write(f / "test_data_set_1" / "input_0.pb", float_tensor({2, 3}, {4, -5, 6, -7, 8, 0}, false));
+    write(f / "test_data_set_1" / "output_0.pb", float_tensor({2, 3}, {-4, 0, -6, 0, -8, 0}, false));
+    di::TestReport r = di::run_tests(test::registry(), {f.string()}, di::TestOptions{});
+    ASSERT_EQ(r.cases.size(), 2u);
+    for (const auto& c : r.cases) {
+        EXPECT_EQ(c.status, "pass") << c.data_set << ": " << c.detail;
+        EXPECT_EQ(c.onnx_op, "graph");
+        EXPECT_FALSE(c.impl_static.empty());
+        EXPECT_FALSE(c.impl_dynamic.empty());
+    }
+    EXPECT_EQ(r.cases[1].data_set, "test_data_set_1");
+    // A wrong value in the second data set fails that data set only, naming the output.
+    write(f / "test_data_set_1" / "output_0.pb", float_tensor({2, 3}, {-4, 0, -6, 0, -8, 1}, false));
+    r = di::run_tests(test::registry(), {dir.path.string()}, di::TestOptions{});   // scanned: run, not skipped
+    EXPECT_TRUE(r.skipped.empty());
+    ASSERT_EQ(r.cases.size(), 2u);
+    EXPECT_EQ(r.cases[0].status, "pass") << r.cases[0].detail;
+    EXPECT_EQ(r.cases[1].status, "FAIL");
+    EXPECT_NE(r.cases[1].detail.find("output 'y'"), std::string::npos) << r.cases[1].detail;
+    // An op filter leaves graphs out.
+    di::TestOptions relu_only;
+    relu_only.ops = {"Relu"};
+    EXPECT_TRUE(di::run_tests(test::registry(), {dir.path.string()}, relu_only).cases.empty());
+}
+
+TEST(OnnxTest, GraphWithAnUnclaimedOp_IsSkippedWhenScannedAndAnErrorWhenNamed) {
+    TempDir dir;
+    const fs::path f = dir.path / "test_relu_frob";
+    ox::ModelProto m = unary_model("Relu", 2);
+    m.mutable_graph()->mutable_node(1)->set_op_type("Frobnicate");
+    write_case(f, m, float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true), float_tensor({2, 3}, {1, 2, 3, 4, 5, 6}, true));
+    const auto scanned = di::run_tests(test::registry(), {dir.path.string()}, di::TestOptions{});
+    EXPECT_TRUE(scanned.cases.empty());
+    ASSERT_EQ(scanned.skipped.size(), 1u);
+    EXPECT_NE(scanned.skipped[0].find("Frobnicate"), std::string::npos) << scanned.skipped[0];
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
-    EXPECT_NE(r.detail.find("2 nodes"), std::string::npos) << r.detail;
+    EXPECT_NE(r.detail.find("unknown ONNX op 'Frobnicate'"), std::string::npos) << r.detail;
     EXPECT_NE(r.detail.find((f / "model.onnx").string()), std::string::npos) << r.detail;
-    // Scanning the parent folder lists it as skipped instead.
-    const auto report = di::run_tests(test::registry(), {dir.path.string()}, di::TestOptions{});
-    EXPECT_TRUE(report.cases.empty());
-    ASSERT_EQ(report.skipped.size(), 1u);
 }
 
 TEST(OnnxTest, DataOfUnsupportedDtype_IsAnErrorNamingTheDataFile) {
@@ -410,6 +465,236 @@ TEST(OnnxTest, ClaimedOps_AreThoseWhoseDynrtOpIsLoaded) {
     EXPECT_EQ(claimed.count("MaxPool"), 0u);
     const Registry empty;
     EXPECT_TRUE(di::claimed_ops(empty).empty());
+}
+
+// ---- graphs ---------------------------------------------------------------------------
+
+namespace {
+
+// `m` written into `dir` and loaded back, so that errors name its file.
+di::OnnxModel load(const TempDir& dir, const ox::ModelProto& m) {
+    write(dir.path / "model.onnx", m);
+    return di::load_model((dir.path / "model.onnx").string());
+}
+
+// The message of importing `m`, which must name the model file.
+std::string import_error(const TempDir& dir, const ox::ModelProto& m) {
+    const di::OnnxModel model = load(dir, m);
+    const std::string e = error_of([&] { di::import_graph(test::registry(), model); });
+    EXPECT_NE(e.find((dir.path / "model.onnx").string()), std::string::npos) << e;
+    return e;
+}
+
+size_t op_nodes(const Program& p) {
+    size_t n = 0;
+    for (const Node& node : p.nodes()) n += node.is_op() ? 1 : 0;
+    return n;
+}
+
+void expect_near(const HostTensor& got, const Shape& shape, const std::vector<float>& want) {
+    ASSERT_EQ(got.shape(), shape);
+    ASSERT_EQ(got.count(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got.as<float>()[i], want[i], 1e-5) << "element " << i;
+}
+
+}   // namespace
+
+TEST(OnnxGraph, MatMulAddReluWithInitializers_RunsAcrossShapesOnOneNetwork) {
+    TempDir dir;
+    ox::ModelProto m = empty_model();
+    add_node(m, "MatMul", {"X", "W"}, {"h"}, "mm");
+    add_node(m, "Add", {"h", "B"}, {"a"}, "bias");
+    add_node(m, "Relu", {"a"}, {"Y"}, "act");
+    const std::vector<float> w = {1, -1, 0.5f, 2, -2, 0.25f};   // [3,2], typed floats
+    const std::vector<float> b = {0.5f, -1};                    // [2], raw_data
+    *m.mutable_graph()->add_initializer() = float_tensor({3, 2}, w, false);
+    m.mutable_graph()->mutable_initializer(0)->set_name("W");
+    *m.mutable_graph()->add_initializer() = float_tensor({2}, b, true);
+    m.mutable_graph()->mutable_initializer(1)->set_name("B");
+    add_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {0, 3}, {"N"});
+    add_value(m.mutable_graph()->add_input(), "W", ox::TensorProto::FLOAT, {3, 2});   // an initialized input
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {0, 2}, {"N"});
+    const di::OnnxModel model = load(dir, m);
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    ASSERT_EQ(g.inputs.size(), 1u);   // W is a constant, not an input
+    EXPECT_TRUE(g.inputs[0].layout.shape[0].is_dynamic());
+    EXPECT_EQ(g.inputs[0].layout.shape[1], Dimension(3));
+    EXPECT_EQ(g.inputs[0].dim_params, (std::vector<std::string>{"N", ""}));
+    EXPECT_EQ(op_nodes(*g.program), 3u);
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    uint64_t seed = 1;
+    for (int64_t n : {1, 4, 2, 4}) {
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{n, 3}, seed++);
+        std::vector<float> want(static_cast<size_t>(n) * 2);
+        for (int64_t r = 0; r < n; ++r)
+            for (int64_t c = 0; c < 2; ++c) {
+                double acc = b[static_cast<size_t>(c)];
+                for (int64_t k = 0; k < 3; ++k)
+                    acc += double(x.as<float>()[r * 3 + k]) * w[static_cast<size_t>(k * 2 + c)];
+                want[static_cast<size_t>(r * 2 + c)] = static_cast<float>(std::max(acc, 0.0));
+            }
+        run.set_input("X", x);
+        run.infer();
+        SCOPED_TRACE("N = " + std::to_string(n));
+        expect_near(run.output(0), Shape{n, 2}, want);
+    }
+}
+
+TEST(OnnxGraph, IdentityAndConstantNodes_BecomeAliasesAndConstants) {
+    TempDir dir;
+    ox::ModelProto m = empty_model();
+    add_node(m, "Identity", {"X"}, {"xi"});
+    auto* c = add_node(m, "Constant", {}, {"c"}, "scale");
+    auto* a = c->add_attribute();
+    a->set_name("value_floats");
+    a->set_type(ox::AttributeProto::FLOATS);
+    for (float f : {1.f, 2.f, 3.f}) a->add_floats(f);
+    auto* h = add_node(m, "Constant", {}, {"h"}, "half");
+    a = h->add_attribute();
+    a->set_name("value");
+    a->set_type(ox::AttributeProto::TENSOR);
+    *a->mutable_t() = float_tensor({}, {0.5f}, true);
+    auto* target = add_node(m, "Constant", {}, {"shape"});
+    a = target->add_attribute();
+    a->set_name("value_ints");
+    a->set_type(ox::AttributeProto::INTS);
+    for (int64_t d : {3, 2}) a->add_ints(d);
+    add_node(m, "Mul", {"xi", "c"}, {"p"}, "mul");
+    add_node(m, "Sub", {"p", "h"}, {"s"}, "sub");
+    add_node(m, "Reshape", {"s", "shape"}, {"r"}, "reshape");
+    add_node(m, "Identity", {"r"}, {"Y"});
+    *m.mutable_graph()->add_initializer() = float_tensor({2}, {7, 8}, true);
+    m.mutable_graph()->mutable_initializer(0)->set_name("K");
+    add_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {2, 3});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {3, 2});
+    add_value(m.mutable_graph()->add_output(), "X", ox::TensorProto::FLOAT, {2, 3});    // a graph input
+    add_value(m.mutable_graph()->add_output(), "K", ox::TensorProto::FLOAT, {2});       // an initializer
+    add_value(m.mutable_graph()->add_output(), "xi", ox::TensorProto::FLOAT, {2, 3});   // an Identity of it
+    const di::OnnxModel model = load(dir, m);
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    // Mul, Sub, Reshape: no Identity runs as a node.
+    EXPECT_EQ(op_nodes(*g.program), 3u);
+    for (const Node& n : g.program->nodes()) EXPECT_NE(n.op, "activation") << n.name;
+    EXPECT_NO_THROW(g.program->node_index("scale"));   // Constant nodes keep their names
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    const std::vector<float> x = {1, 2, 3, -1, -2, -3};
+    run.set_input("X", HostTensor::from_floats(Shape{2, 3}, x));
+    run.infer();
+    expect_near(run.output(0), Shape{3, 2}, {0.5f, 3.5f, 8.5f, -1.5f, -4.5f, -9.5f});
+    expect_near(run.output(1), Shape{2, 3}, x);
+    expect_near(run.output(2), Shape{2}, {7, 8});
+    expect_near(run.output(3), Shape{2, 3}, x);
+}
+
+TEST(OnnxGraph, InputsSharingADimParam_MustAgreeWhenSet) {
+    TempDir dir;
+    ox::ModelProto m = empty_model();
+    add_node(m, "Add", {"A", "B"}, {"Y"}, "sum");
+    add_value(m.mutable_graph()->add_input(), "A", ox::TensorProto::FLOAT, {0, 3}, {"N"});
+    add_value(m.mutable_graph()->add_input(), "B", ox::TensorProto::FLOAT, {0, 3}, {"N"});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {0, 3}, {"N"});
+    const di::OnnxModel model = load(dir, m);
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    uint64_t seed = 10;
+    for (int64_t n : {2, 5, 1}) {
+        const HostTensor a = test::random_tensor(DataType::f32, Shape{n, 3}, seed++);
+        const HostTensor b = test::random_tensor(DataType::f32, Shape{n, 3}, seed++);
+        run.set_input("A", a);
+        run.set_input("B", b);
+        run.infer();
+        std::vector<float> want(a.count());
+        for (size_t i = 0; i < want.size(); ++i) want[i] = a.as<float>()[i] + b.as<float>()[i];
+        SCOPED_TRACE("N = " + std::to_string(n));
+        expect_near(run.output(0), Shape{n, 3}, want);
+    }
+    // Disagreeing within one run: refused when the second input is set.
+    run.set_input("A", test::random_tensor(DataType::f32, Shape{2, 3}, 1));
+    std::string e = error_of([&] { run.set_input("B", test::random_tensor(DataType::f32, Shape{3, 3}, 2)); });
+    for (const char* part : {"'A'", "'B'", "dim_param 'N'", "model.onnx"})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+    // B kept from the last run (N = 1) while A changed to 2: refused by infer().
+    e = error_of([&] { run.infer(); });
+    for (const char* part : {"'A'", "'B'", "dim_param 'N'"}) EXPECT_NE(e.find(part), std::string::npos) << e;
+    // A static dim that differs is the declared layout's error.
+    EXPECT_NE(error_of([&] {
+                  run.set_input("A", test::random_tensor(DataType::f32, Shape{2, 4}, 3));
+              }).find("the model declares f32[?,3]"),
+              std::string::npos);
+}
+
+TEST(OnnxGraph, NodeInputNobodyProduces_IsAnErrorNamingFileNodeAndTensor) {
+    TempDir dir;
+    ox::ModelProto m = unary_model("Relu");
+    add_node(m, "Add", {"y", "ghost"}, {"z"}, "add");
+    const std::string e = import_error(dir, m);
+    EXPECT_NE(e.find("node 'add' (Add)"), std::string::npos) << e;
+    EXPECT_NE(e.find("reads 'ghost', which no node produces"), std::string::npos) << e;
+}
+
+TEST(OnnxGraph, DuplicateOutputName_IsAnErrorNamingBothNodes) {
+    TempDir dir;
+    ox::ModelProto m = unary_model("Relu");
+    m.mutable_graph()->mutable_node(0)->set_name("first");
+    add_node(m, "Neg", {"x"}, {"y"}, "second");
+    std::string e = import_error(dir, m);
+    for (const char* part : {"'y' is produced twice", "node 'first' (Relu)", "node 'second' (Neg)"})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+    // Writing a graph input's name is the same mistake.
+    ox::ModelProto w = unary_model("Relu");
+    add_node(w, "Neg", {"y"}, {"x"}, "overwrite");
+    e = import_error(dir, w);
+    EXPECT_NE(e.find("node 'overwrite' (Neg) writes 'x', which is already a graph input"), std::string::npos) << e;
+}
+
+TEST(OnnxGraph, Cycle_IsAnErrorNamingTheNodesOnIt) {
+    TempDir dir;
+    ox::ModelProto m = empty_model();
+    add_node(m, "Add", {"x", "t2"}, {"t1"}, "p");
+    add_node(m, "Relu", {"t1"}, {"t2"}, "q");
+    add_node(m, "Neg", {"x"}, {"y"}, "r");
+    add_value(m.mutable_graph()->add_input(), "x", ox::TensorProto::FLOAT, {2, 3});
+    add_value(m.mutable_graph()->add_output(), "y", ox::TensorProto::FLOAT, {2, 3});
+    const std::string e = import_error(dir, m);
+    EXPECT_NE(e.find("cycle through nodes 'p', 'q'"), std::string::npos) << e;
+    EXPECT_EQ(e.find("'r'"), std::string::npos) << e;
+}
+
+TEST(OnnxGraph, OpWithoutMapping_IsAnErrorNamingOpDomainAndOpset) {
+    TempDir dir;
+    ox::ModelProto m = unary_model("Relu", 2);
+    auto* custom = m.mutable_graph()->mutable_node(1);
+    custom->set_op_type("Frob");
+    custom->set_domain("com.example");
+    custom->set_name("f");
+    auto* opset = m.add_opset_import();
+    opset->set_domain("com.example");
+    opset->set_version(3);
+    std::string e = import_error(dir, m);
+    for (const char* part :
+         {"node 'f' (Frob)", "unknown ONNX op 'com.example.Frob'", "domain 'com.example'", "opset 3"})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+    // Unnamed, in the default domain: the generated name is op and index.
+    ox::ModelProto d = unary_model("Relu", 2);
+    d.mutable_graph()->mutable_node(1)->set_op_type("MaxPool");
+    e = import_error(dir, d);
+    for (const char* part : {"node 'MaxPool_1' (MaxPool)", "domain 'ai.onnx'", "opset 13"})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+}
+
+TEST(OnnxGraph, NodeTheMapperRefuses_IsUnsupportedNamingTheNode) {
+    TempDir dir;
+    ox::ModelProto m = unary_model("Relu", 2);
+    m.mutable_graph()->mutable_node(1)->set_name("odd");
+    auto* a = m.mutable_graph()->mutable_node(1)->add_attribute();
+    a->set_name("bogus");
+    a->set_type(ox::AttributeProto::INT);
+    a->set_i(1);
+    const di::ImportedGraph g = di::import_graph(test::registry(), load(dir, m));
+    EXPECT_NE(g.unsupported.find("node 'odd' (Relu): attribute 'bogus'"), std::string::npos) << g.unsupported;
+    EXPECT_FALSE(g.program);
 }
 
 #else

@@ -1,15 +1,16 @@
-// The ONNX single-node importer and the node-test runner behind `dynrt onnx-test`.
+// The ONNX importer and the node-test runner behind `dynrt onnx-test`.
 //
 // load_model()/parse_tensor() read ONNX protobuf files (ModelProto, TensorProto
 // with raw_data or typed fields) into plain structs; protobuf stays inside this
 // library. map_node() turns one ONNX node into one dynrt op with dynrt
 // attributes (Gemm's transA -> transpose_a, Conv's pads -> pads_begin/pads_end,
 // CumSum's axis input -> attribute ...) or says why it cannot (`unsupported`).
-// run_tests() runs node-test folders (model.onnx + test_data_set_*/) on one
-// device, each case once on a static network and once with every input dim
-// dynamic, and compares with rtol 1e-3 / atol 1e-7. Errors in files (unknown
-// op, several nodes, unsupported dtype, shape mismatch) throw dynrt::Error
-// naming the file.
+// import_graph() builds one Program from every node of the main graph, and a
+// GraphRunner runs it on one network (docs/onnx.md). run_tests() runs node-test
+// folders (model.onnx + test_data_set_*/) on one device, each case once on a
+// static network and once with every input dim dynamic, and compares with rtol
+// 1e-3 / atol 1e-7. Errors in files (unknown op, unsupported dtype, shape
+// mismatch, a broken graph) throw dynrt::Error naming the file and the node.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,8 @@
 
 #include "dynrt/attributes.hpp"
 #include "dynrt/host_tensor.hpp"
+#include "dynrt/network.hpp"
+#include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
 
 namespace dynrt::onnx {
@@ -47,6 +50,9 @@ struct ValueInfo {
     std::string kind = "tensor";   // "tensor", "sequence", "optional", "map", ...
     bool has_shape = false;
     PartialShape shape;   // symbolic or missing dims are dynamic
+    // Per dim of `shape`: the dim_param symbol ("N"), empty for dim_value or
+    // unnamed dims. Inputs sharing a symbol must agree at run time.
+    std::vector<std::string> dim_params;
 };
 
 struct OnnxNode {
@@ -58,9 +64,12 @@ struct OnnxNode {
 
 struct OnnxModel {
     std::string file;
-    int64_t opset = 0;   // of the default domain
+    int64_t opset = 0;                       // of the default domain
+    std::map<std::string, int64_t> opsets;   // every opset_import ("" = default domain)
     std::vector<OnnxNode> nodes;
     std::vector<ValueInfo> inputs;   // graph inputs that are not initializers
+    // Graph inputs that have an initializer: constants, never set at run time.
+    std::vector<std::string> initialized_inputs;
     std::vector<ValueInfo> outputs;
     std::map<std::string, HostTensor> initializers;
 };
@@ -95,6 +104,64 @@ std::string target_op(const std::string& onnx_op);
 // Maps one node. Throws dynrt::Error only for ops the importer does not know.
 Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>& inputs);
 
+// ---- graphs (onnx_graph.cpp) --------------------------------------------------
+
+struct GraphInput {
+    std::string name;                      // ONNX name
+    std::string node;                      // the program's input node
+    Layout layout;                         // as the program declares it
+    std::vector<std::string> dim_params;   // per dim, "" where none
+};
+
+struct ImportOptions {
+    // Every dim of every graph input dynamic (a graph input that feeds values to
+    // shape inference, like a Reshape target, keeps its length). Ops are still
+    // mapped with the layouts the model declares.
+    bool dynamic_inputs = false;
+};
+
+struct ImportedGraph {
+    // Non-empty: a node the importer knows cannot be mapped with these
+    // attributes or inputs ("node 'n' (Softmax): ..."); nothing else is set.
+    std::string unsupported;
+    std::shared_ptr<Program> program;   // built
+    std::vector<GraphInput> inputs;     // in model order
+    std::vector<std::string> outputs;   // ONNX names; program output k is outputs[k]
+    std::vector<std::string> ops;       // ONNX op types of the nodes, in model order
+};
+
+// Every node of the main graph: initializers and Constant nodes become
+// constants, Identity outputs alias their input, nodes are wired by tensor name.
+// Throws dynrt::Error naming the model file and the node for a broken graph
+// (a node input nobody produces, an output produced twice, a cycle) and for ops
+// without a mapping (op, domain, opset).
+ImportedGraph import_graph(const std::shared_ptr<const Registry>& registry, const OnnxModel& model,
+                           const ImportOptions& options = {});
+
+// One network and request running an imported graph again and again.
+// set_input() checks the dtype, the declared shape and that inputs sharing a
+// dim_param agree (against the inputs set since the last infer(); infer()
+// checks the inputs kept from earlier runs too).
+class GraphRunner {
+public:
+    GraphRunner(const ImportedGraph& graph, const EnginePtr& engine, const NetworkOptions& options,
+                std::string file = {});
+    void set_input(const std::string& name, const HostTensor& value);
+    void infer();
+    HostTensor output(size_t k) const;
+    const InferRequest& request() const { return *request_; }
+
+private:
+    void check_symbols(size_t input, const std::vector<bool>& against) const;
+
+    ImportedGraph graph_;
+    std::string file_;
+    std::shared_ptr<Network> network_;
+    std::unique_ptr<InferRequest> request_;
+    std::vector<std::optional<Shape>> shapes_;   // per input: the shape last set
+    std::vector<bool> set_since_infer_;
+};
+
 // ---- node tests (onnx_runner.cpp) -------------------------------------------
 
 struct TestOptions {
@@ -119,7 +186,7 @@ struct CaseResult {
 
 struct TestReport {
     std::vector<CaseResult> cases;
-    std::vector<std::string> skipped;             // folders not run: op not claimed, several nodes
+    std::vector<std::string> skipped;             // folders not run: an op not claimed
     std::map<std::string, std::string> claimed;   // ONNX op -> dynrt op
     size_t passed = 0, failed = 0, unsupported = 0;
 };
@@ -128,9 +195,11 @@ struct TestReport {
 std::map<std::string, std::string> claimed_ops(const Registry& registry);
 
 // Every PATH is a test folder (has model.onnx) or a folder of test folders.
-// Folders given directly must be single-node models of a known op (else an
-// "error" case naming the file); in scanned folders, models of unclaimed ops and
-// multi-node models are listed in `skipped`.
+// Single-node models run as one node (onnx_op is the node's op); models of
+// several nodes run as a graph (onnx_op "graph"), every data set in order on one
+// network per pass, and only when no op filter is given. Folders given directly
+// must use known ops (else an "error" case naming the file and node); in
+// scanned folders, models with unclaimed ops are listed in `skipped`.
 TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std::vector<std::string>& paths,
                      const TestOptions& opt);
 

@@ -378,10 +378,11 @@ Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>
     if (it == table().end()) {
         ErrorContext c;
         c.op = node.op_type;
-        c.node = node.name;
+        c.node = node.name.empty() ? node.op_type : node.name;
         throw Error(
-            "unknown ONNX op '" + (node.domain.empty() ? "" : node.domain + ".") + node.op_type +
-                "' (the importer maps: " +
+            "unknown ONNX op '" + (node.domain.empty() ? "" : node.domain + ".") + node.op_type + "' (domain '" +
+                (node.domain.empty() ? std::string("ai.onnx") : node.domain) + "', opset " + std::to_string(opset) +
+                "; the importer maps, in domain 'ai.onnx': " +
                 [] {
                     std::string s;
                     for (const auto& n : mapped_onnx_ops()) s += (s.empty() ? "" : ", ") + n;

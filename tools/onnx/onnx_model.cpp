@@ -111,8 +111,12 @@ ValueInfo value_info(const ::onnx::ValueInfoProto& v) {
         if (type.tensor_type().has_shape()) {
             out.has_shape = true;
             std::vector<Dimension> dims;
-            for (const auto& d : type.tensor_type().shape().dim())
-                dims.push_back(d.has_dim_value() ? Dimension(d.dim_value()) : Dimension::dynamic());
+            for (const auto& d : type.tensor_type().shape().dim()) {
+                // A negative dim_value is malformed: treated like a missing dim.
+                const bool known = d.has_dim_value() && d.dim_value() >= 0;
+                dims.push_back(known ? Dimension(d.dim_value()) : Dimension::dynamic());
+                out.dim_params.push_back(d.has_dim_param() ? d.dim_param() : std::string());
+            }
             out.shape = PartialShape(dims);
         }
     } else if (type.has_sequence_type()) {
@@ -207,12 +211,21 @@ OnnxModel parse_model(const std::string& bytes, const std::string& file) {
     if (!m.ParseFromString(bytes)) throw Error("not a serialized onnx.ModelProto", in_file(file));
     OnnxModel out;
     out.file = file;
-    for (const auto& o : m.opset_import())
-        if (o.domain().empty() || o.domain() == "ai.onnx") out.opset = o.version();
+    for (const auto& o : m.opset_import()) {
+        const std::string domain = o.domain() == "ai.onnx" ? std::string() : o.domain();
+        out.opsets[domain] = o.version();
+        if (domain.empty()) out.opset = o.version();
+    }
     const auto& g = m.graph();
-    for (const auto& init : g.initializer()) out.initializers.emplace(init.name(), decode(init, file));
-    for (const auto& in : g.input())
-        if (!out.initializers.count(in.name())) out.inputs.push_back(value_info(in));
+    for (const auto& init : g.initializer()) {
+        if (out.initializers.count(init.name()))
+            throw Error("initializer '" + init.name() + "' is given twice", in_file(file, "initializer"));
+        out.initializers.emplace(init.name(), decode(init, file));
+    }
+    for (const auto& in : g.input()) {
+        if (out.initializers.count(in.name())) out.initialized_inputs.push_back(in.name());
+        else out.inputs.push_back(value_info(in));
+    }
     for (const auto& o : g.output()) out.outputs.push_back(value_info(o));
     for (const auto& n : g.node()) {
         OnnxNode node;
@@ -221,7 +234,16 @@ OnnxModel parse_model(const std::string& bytes, const std::string& file) {
         node.domain = n.domain();
         node.inputs.assign(n.input().begin(), n.input().end());
         node.outputs.assign(n.output().begin(), n.output().end());
-        for (const auto& a : n.attribute()) node.attrs[a.name()] = attr_of(a, file);
+        for (const auto& a : n.attribute()) {
+            try {
+                node.attrs[a.name()] = attr_of(a, file);
+            } catch (const Error& e) {
+                ErrorContext where = in_file(file, a.name());
+                where.node = n.name().empty() ? n.op_type() : n.name();
+                where.op = n.op_type();
+                throw e.with_context(where);
+            }
+        }
         out.nodes.push_back(std::move(node));
     }
     return out;

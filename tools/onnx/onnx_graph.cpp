@@ -1,0 +1,479 @@
+// ONNX main graph -> one dynrt Program (import_graph), and GraphRunner, which
+// runs it on one network with the dim_param checks ONNX implies.
+//
+// Nodes are visited in topological order so that each is mapped with the
+// layouts of its inputs (partial shape inference of the dynrt ops already
+// mapped), and with the values of inputs that are constants.
+#include <algorithm>
+#include <set>
+
+#include "dynrt/error.hpp"
+#include "dynrt/op_registry.hpp"
+#include "onnx_import.hpp"
+
+namespace dynrt::onnx {
+
+namespace {
+
+// What one ONNX tensor name stands for while the program is built.
+struct TensorInfo {
+    std::string ref;                           // dynrt reference; empty until first used (constants)
+    Layout layout;                             // as the mapper sees it
+    std::shared_ptr<const HostTensor> value;   // constants only
+    std::string producer;                      // for messages: "node 'mm'", "graph input", "initializer"
+    size_t graph_input = SIZE_MAX;             // index into model.inputs
+};
+
+std::string join(const std::vector<std::string>& items) {
+    std::string s;
+    for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+    return s;
+}
+
+// The value of a Constant node (ONNX: exactly one of value, value_float,
+// value_floats, value_int, value_ints ...); empty `why` when it maps.
+std::shared_ptr<const HostTensor> constant_value(const OnnxNode& node, std::string& why) {
+    if (node.attrs.size() != 1) {
+        why = "a Constant node needs exactly one value attribute, it has " + std::to_string(node.attrs.size());
+        return nullptr;
+    }
+    const auto& [name, a] = *node.attrs.begin();
+    using K = OnnxAttr::Kind;
+    if (name == "value" && a.kind == K::Tensor && a.tensor) return a.tensor;
+    if (name == "value_float" && a.kind == K::Float)
+        return std::make_shared<HostTensor>(HostTensor::from_floats(Shape{}, {static_cast<float>(a.f)}));
+    if (name == "value_floats" && a.kind == K::Floats)
+        return std::make_shared<HostTensor>(HostTensor::from_floats(
+            Shape{static_cast<int64_t>(a.floats.size())}, std::vector<float>(a.floats.begin(), a.floats.end())));
+    if (name == "value_int" && a.kind == K::Int)
+        return std::make_shared<HostTensor>(HostTensor::from_int64(DataType::i64, Shape{}, {a.i}));
+    if (name == "value_ints" && a.kind == K::Ints)
+        return std::make_shared<HostTensor>(
+            HostTensor::from_int64(DataType::i64, Shape{static_cast<int64_t>(a.ints.size())}, a.ints));
+    why = "Constant attribute '" + name + "' is not supported (value, value_float(s), value_int(s) are)";
+    return nullptr;
+}
+
+class Importer {
+public:
+    Importer(std::shared_ptr<const Registry> registry, const OnnxModel& model, const ImportOptions& options)
+        : registry_(std::move(registry)), model_(model), options_(options) {}
+
+    ImportedGraph run() {
+        out_.program = std::make_shared<Program>(registry_, model_.file);
+        if (!check_declared(model_.inputs) || !check_declared(model_.outputs)) return unsupported_result();
+        label_nodes();
+        register_sources();
+        register_node_outputs();
+        const std::vector<size_t> order = order_nodes();
+        for (size_t k : order) {
+            if (!map_one(k)) return unsupported_result();
+        }
+        add_inputs();
+        for (const ValueInfo& o : model_.outputs) {
+            auto it = tensors_.find(o.name);
+            if (it == tensors_.end())
+                throw Error("graph output '" + o.name + "' is produced by no node and is no graph input or initializer",
+                            where("output"));
+            out_.program->add_output(ref_of(o.name), where("output"));
+            out_.outputs.push_back(o.name);
+        }
+        try {
+            out_.program->build();
+        } catch (const Error& e) {
+            throw e.with_context(where());
+        }
+        for (const OnnxNode& n : model_.nodes) out_.ops.push_back(n.op_type);
+        return out_;
+    }
+
+private:
+    ErrorContext where(const std::string& field = {}) const {
+        ErrorContext c;
+        c.file = model_.file;
+        c.field = field;
+        return c;
+    }
+    ErrorContext at_node(size_t k, const std::string& field = {}) const {
+        ErrorContext c = where(field);
+        c.node = labels_[k];
+        c.op = model_.nodes[k].op_type;
+        return c;
+    }
+    std::string node_text(size_t k) const { return "node '" + labels_[k] + "' (" + model_.nodes[k].op_type + ")"; }
+
+    ImportedGraph unsupported_result() const {
+        ImportedGraph g;
+        g.unsupported = unsupported_;
+        return g;
+    }
+
+    // dynrt node names may not hold ':' and share one namespace with inputs
+    // and constants; ONNX names keep theirs where they can.
+    std::string unique_name(std::string want) {
+        std::replace(want.begin(), want.end(), ':', '_');
+        if (want.empty()) want = "t";
+        std::string name = want;
+        for (int k = 2; used_names_.count(name); ++k) name = want + "_" + std::to_string(k);
+        used_names_.insert(name);
+        return name;
+    }
+
+    bool check_declared(const std::vector<ValueInfo>& side) {
+        for (const ValueInfo& v : side) {
+            if (v.kind != "tensor") {
+                unsupported_ = "'" + v.name + "' is a " + v.kind + " (dynrt has tensors only)";
+                return false;
+            }
+            if (!dtype_from_onnx(v.onnx_type)) {
+                unsupported_ = "'" + v.name + "' is " + onnx_type_name(v.onnx_type) + ", which dynrt does not have";
+                return false;
+            }
+        }
+        return true;
+    }
+
+    void label_nodes() {
+        for (size_t k = 0; k < model_.nodes.size(); ++k) {
+            const OnnxNode& n = model_.nodes[k];
+            labels_.push_back(n.name.empty() ? n.op_type + "_" + std::to_string(k) : n.name);
+        }
+    }
+
+    // Graph inputs and initializers: names reserved first, so that they keep
+    // their ONNX names in the program.
+    void register_sources() {
+        for (size_t g = 0; g < model_.inputs.size(); ++g) {
+            const ValueInfo& v = model_.inputs[g];
+            if (tensors_.count(v.name)) throw Error("graph input '" + v.name + "' is declared twice", where("input"));
+            if (!v.has_shape) {
+                // The rank is needed to map and to declare the input.
+                throw Error("graph input '" + v.name + "' has no shape (dynrt needs at least its rank)",
+                            where("input"));
+            }
+            TensorInfo t;
+            t.ref = unique_name(v.name);
+            t.layout = Layout(v.shape, *dtype_from_onnx(v.onnx_type));
+            t.producer = "graph input";
+            t.graph_input = g;
+            tensors_[v.name] = std::move(t);
+        }
+        for (const auto& [name, value] : model_.initializers) {
+            if (tensors_.count(name)) continue;   // a graph input of that name is declared without it
+            TensorInfo t;
+            t.layout = value.layout();
+            t.value = std::make_shared<const HostTensor>(value);
+            t.producer = "initializer";
+            tensors_[name] = std::move(t);
+        }
+    }
+
+    // Each tensor name is produced once: by one node, or as a graph input or initializer.
+    void register_node_outputs() {
+        for (size_t k = 0; k < model_.nodes.size(); ++k) {
+            for (const std::string& o : model_.nodes[k].outputs) {
+                if (o.empty()) continue;
+                auto src = tensors_.find(o);
+                if (src != tensors_.end())
+                    throw Error(node_text(k) + " writes '" + o + "', which is already a " + src->second.producer,
+                                at_node(k, "output"));
+                auto [it, fresh] = producer_.emplace(o, k);
+                if (!fresh)
+                    throw Error("output name '" + o + "' is produced twice: by " + node_text(it->second) + " and " +
+                                    node_text(k),
+                                at_node(k, "output"));
+            }
+        }
+    }
+
+    // Model order where the model is sorted (ONNX requires it; not every
+    // exporter obeys); a missing input or a cycle is an error.
+    std::vector<size_t> order_nodes() {
+        const size_t n = model_.nodes.size();
+        std::vector<std::vector<size_t>> users(n);
+        std::vector<size_t> indeg(n, 0);
+        for (size_t k = 0; k < n; ++k) {
+            const OnnxNode& node = model_.nodes[k];
+            const std::string domain = node.domain == "ai.onnx" ? std::string() : node.domain;
+            const bool built_in = domain.empty() && node.op_type == "Constant";   // no dynrt op: a constant
+            if (!built_in && (!domain.empty() || target_op(node.op_type).empty())) {
+                auto op = model_.opsets.find(domain);
+                OnnxNode named = node;
+                named.name = labels_[k];
+                try {
+                    map_node(named, op == model_.opsets.end() ? 0 : op->second, {});   // throws "unknown ONNX op"
+                } catch (const Error& e) {
+                    throw e.with_context(at_node(k));
+                }
+            }
+            for (const std::string& in : node.inputs) {
+                if (in.empty()) continue;
+                auto p = producer_.find(in);
+                if (p != producer_.end()) {
+                    users[p->second].push_back(k);
+                    ++indeg[k];
+                } else if (!tensors_.count(in)) {
+                    throw Error(node_text(k) + " reads '" + in +
+                                    "', which no node produces and which is no graph input or initializer",
+                                at_node(k, "input"));
+                }
+            }
+        }
+        std::set<size_t> ready;
+        for (size_t k = 0; k < n; ++k)
+            if (indeg[k] == 0) ready.insert(k);
+        std::vector<size_t> order;
+        while (!ready.empty()) {
+            const size_t k = *ready.begin();
+            ready.erase(ready.begin());
+            order.push_back(k);
+            for (size_t u : users[k])
+                if (--indeg[u] == 0) ready.insert(u);
+        }
+        if (order.size() != n) {
+            std::vector<std::string> cyc;
+            size_t first = n;
+            for (size_t k = 0; k < n; ++k)
+                if (indeg[k] != 0) {
+                    cyc.push_back("'" + labels_[k] + "'");
+                    first = std::min(first, k);
+                }
+            throw Error("the graph has a cycle through nodes " + join(cyc), at_node(first, "input"));
+        }
+        return order;
+    }
+
+    // The dynrt reference of a tensor; a constant gets its program node here,
+    // when something first uses it.
+    std::string ref_of(const std::string& name) {
+        TensorInfo& t = tensors_.at(name);
+        if (t.ref.empty()) {
+            t.ref = unique_name(name);
+            ErrorContext w = where("initializer");
+            w.node = t.ref;
+            out_.program->add_constant(t.ref, *t.value, w);
+        }
+        return t.ref;
+    }
+
+    bool map_one(size_t k) {
+        const OnnxNode& node = model_.nodes[k];
+        if (node.op_type == "Identity") {
+            if (node.inputs.size() != 1 || node.outputs.size() != 1 || node.inputs[0].empty() || !node.attrs.empty())
+                throw Error(node_text(k) + " is not an Identity of one input and one output without attributes",
+                            at_node(k));
+            // An alias: the output names the input's program node (a constant
+            // gets its node now, so that both names share it).
+            ref_of(node.inputs[0]);
+            tensors_[node.outputs[0]] = tensors_.at(node.inputs[0]);
+            return true;
+        }
+        if (node.op_type == "Constant") {
+            std::string why;
+            auto value = constant_value(node, why);
+            if (!value) {
+                unsupported_ = node_text(k) + ": " + why;
+                return false;
+            }
+            if (node.outputs.size() != 1 || !node.inputs.empty())
+                throw Error(node_text(k) + " must have no inputs and one output", at_node(k));
+            TensorInfo t;
+            t.layout = value->layout();
+            t.value = value;
+            t.producer = node_text(k);
+            // The constant node takes the node's name, not the tensor's.
+            t.ref = unique_name(labels_[k]);
+            out_.program->add_constant(t.ref, *value, at_node(k));
+            tensors_[node.outputs[0]] = std::move(t);
+            return true;
+        }
+        std::vector<MapInput> mi(node.inputs.size());
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+            if (node.inputs[i].empty()) continue;
+            const TensorInfo& t = tensors_.at(node.inputs[i]);
+            mi[i].present = true;
+            mi[i].layout = t.layout;
+            mi[i].value = t.value.get();
+        }
+        OnnxNode named = node;
+        named.name = labels_[k];
+        Mapped m;
+        try {
+            m = map_node(named, model_.opset, mi);
+        } catch (const Error& e) {
+            throw e.with_context(at_node(k));
+        }
+        if (!m.unsupported.empty()) {
+            unsupported_ = node_text(k) + ": " + m.unsupported;
+            return false;
+        }
+        const RegisteredOp* def = registry_->find_op(m.op);
+        if (!def)
+            throw Error(
+                "ONNX op '" + node.op_type + "' maps to dynrt op '" + m.op + "', which no loaded module provides",
+                at_node(k));
+        std::vector<std::string> refs;
+        std::vector<Layout> layouts;
+        std::vector<const HostTensor*> values;
+        for (size_t onnx_index : m.inputs) {
+            const std::string& name = node.inputs[onnx_index];
+            refs.push_back(ref_of(name));
+            const TensorInfo& t = tensors_.at(name);
+            layouts.push_back(t.layout);
+            values.push_back(t.value.get());
+        }
+        for (size_t v : def->def.value_inputs) {
+            // A graph input giving values to shape inference keeps its length
+            // in a dynamic import (the rank it describes is fixed).
+            if (v < m.inputs.size()) {
+                const TensorInfo& t = tensors_.at(node.inputs[m.inputs[v]]);
+                if (t.graph_input != SIZE_MAX) keep_static_.insert(t.graph_input);
+            }
+        }
+        ErrorContext w = at_node(k);
+        const std::string name = unique_name(labels_[k]);
+        out_.program->add_node(name, m.op, refs, m.attrs, w);
+        // The layouts the next nodes are mapped with; Program::build infers
+        // them again for the program itself.
+        std::vector<Layout> outs;
+        try {
+            const Attributes attrs = Attributes::validate(def->def.attrs, m.attrs);
+            ShapeInferContext ctx{name, layouts, attrs, {}};
+            ctx.values.assign(layouts.size(), nullptr);
+            for (size_t v : def->def.value_inputs)
+                if (v < values.size()) ctx.values[v] = values[v];
+            outs = def->def.infer(ctx);
+        } catch (const Error& e) {
+            w.op = m.op;
+            throw e.with_context(w);
+        }
+        if (outs.empty()) throw Error("dynrt op '" + m.op + "' has no output", w);
+        TensorInfo t;
+        t.ref = name;
+        t.layout = outs[0];
+        t.producer = node_text(k);
+        tensors_[node.outputs[0]] = std::move(t);
+        return true;
+    }
+
+    // Every graph input is declared, used or not, so that a data set can set it.
+    void add_inputs() {
+        for (size_t g = 0; g < model_.inputs.size(); ++g) {
+            const ValueInfo& v = model_.inputs[g];
+            GraphInput in;
+            in.name = v.name;
+            in.node = tensors_.at(v.name).ref;
+            in.layout = Layout(v.shape, *dtype_from_onnx(v.onnx_type));
+            if (options_.dynamic_inputs && !keep_static_.count(g))
+                in.layout = Layout(PartialShape::dynamic_of_rank(v.shape.rank()), in.layout.dtype);
+            in.dim_params = v.dim_params;
+            in.dim_params.resize(v.shape.rank());
+            ErrorContext w = where("input");
+            w.node = in.node;
+            out_.program->add_input(in.node, in.layout, w);
+            out_.inputs.push_back(std::move(in));
+        }
+    }
+
+    std::shared_ptr<const Registry> registry_;
+    const OnnxModel& model_;
+    ImportOptions options_;
+    ImportedGraph out_;
+    std::string unsupported_;
+    std::vector<std::string> labels_;
+    std::map<std::string, TensorInfo> tensors_;
+    std::map<std::string, size_t> producer_;
+    std::set<std::string> used_names_;
+    std::set<size_t> keep_static_;
+};
+
+}   // namespace
+
+ImportedGraph import_graph(const std::shared_ptr<const Registry>& registry, const OnnxModel& model,
+                           const ImportOptions& options) {
+    return Importer(registry, model, options).run();
+}
+
+// ---- GraphRunner ------------------------------------------------------------
+
+GraphRunner::GraphRunner(const ImportedGraph& graph, const EnginePtr& engine, const NetworkOptions& options,
+                         std::string file)
+    : graph_(graph), file_(std::move(file)) {
+    if (!graph_.program) throw Error("the graph was not imported: " + graph_.unsupported);
+    network_ = Network::create(graph_.program, engine, options);
+    request_ = std::make_unique<InferRequest>(network_);
+    shapes_.resize(graph_.inputs.size());
+    set_since_infer_.assign(graph_.inputs.size(), false);
+}
+
+void GraphRunner::set_input(const std::string& name, const HostTensor& value) {
+    ErrorContext w;
+    w.file = file_;
+    w.field = name;
+    size_t k = 0;
+    while (k < graph_.inputs.size() && graph_.inputs[k].name != name) ++k;
+    if (k == graph_.inputs.size()) {
+        std::vector<std::string> names;
+        for (const GraphInput& g : graph_.inputs) names.push_back("'" + g.name + "'");
+        throw Error("the model has no input '" + name + "' (its inputs: " + join(names) + ")", w);
+    }
+    const GraphInput& in = graph_.inputs[k];
+    if (value.dtype() != in.layout.dtype || !in.layout.shape.compatible(value.shape()))
+        throw Error(
+            "input '" + name + "' is " + value.layout().to_string() + ", the model declares " + in.layout.to_string(),
+            w);
+    const std::optional<Shape> before = shapes_[k];
+    shapes_[k] = value.shape();
+    try {
+        check_symbols(k, set_since_infer_);
+    } catch (...) {
+        shapes_[k] = before;
+        throw;
+    }
+    request_->set_input(in.node, value);
+    set_since_infer_[k] = true;
+}
+
+// Input k against itself and the inputs marked in `against`.
+void GraphRunner::check_symbols(size_t k, const std::vector<bool>& against) const {
+    const GraphInput& a = graph_.inputs[k];
+    for (size_t d = 0; d < a.dim_params.size(); ++d) {
+        const std::string& sym = a.dim_params[d];
+        if (sym.empty()) continue;
+        for (size_t j = 0; j < graph_.inputs.size(); ++j) {
+            if ((j != k && !against[j]) || !shapes_[j]) continue;
+            const GraphInput& b = graph_.inputs[j];
+            for (size_t e = 0; e < b.dim_params.size(); ++e) {
+                if (b.dim_params[e] != sym || (j == k && e == d)) continue;
+                const int64_t x = (*shapes_[k])[d], y = (*shapes_[j])[e];
+                if (x == y) continue;
+                ErrorContext w;
+                w.file = file_;
+                w.field = a.name;
+                throw Error("inputs '" + a.name + "' and '" + b.name + "' disagree on dim_param '" + sym + "': '" +
+                                a.name + "' dim " + std::to_string(d) + " is " + std::to_string(x) + ", '" + b.name +
+                                "' dim " + std::to_string(e) + " is " + std::to_string(y),
+                            w);
+            }
+        }
+    }
+}
+
+void GraphRunner::infer() {
+    const std::vector<bool> all(graph_.inputs.size(), true);
+    for (size_t k = 0; k < graph_.inputs.size(); ++k) {
+        if (!shapes_[k]) {
+            ErrorContext w;
+            w.file = file_;
+            w.field = graph_.inputs[k].name;
+            throw Error("input '" + graph_.inputs[k].name + "' was never set", w);
+        }
+        check_symbols(k, all);
+    }
+    request_->infer();
+    set_since_infer_.assign(graph_.inputs.size(), false);
+}
+
+HostTensor GraphRunner::output(size_t k) const { return request_->get_output(k); }
+
+}   // namespace dynrt::onnx
