@@ -186,6 +186,16 @@ TEST(CompareImpls, RankEightAndScalarsMatchTheReference) {
                                        runs_of(DataType::i64, {{{}, {1}}, {{}, {17}}, {{}, {0}}, {{}, {257}}}));
 }
 
+// Above rank 8 the OpenCL impls decline (their kernels split indices over 8
+// dims) and the host impls serve.
+TEST(CompareImpls, RankNineRunsOnTheHostImplsOnly) {
+    const Layout r9(PartialShape::dynamic_of_rank(9), DataType::f32), r1(PartialShape{Dimension()}, DataType::f32);
+    const std::vector<std::string> ran = test::expect_impls_match_reference(
+        {"compare", mode("less"), {r9, r1}, {}}, runs_of(DataType::f32, {{{2, 1, 2, 1, 2, 1, 2, 1, 3}, {3}}}), {},
+        {"ocl_static", "ocl_dynamic"});
+    EXPECT_EQ(ran, (std::vector<std::string>{"cpu_ref_dynamic", "cpu_ref_static"}));
+}
+
 // ---- 3. one instance, changing shapes --------------------------------------------
 
 TEST(CompareDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
