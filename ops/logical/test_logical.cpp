@@ -109,6 +109,16 @@ TEST(LogicalImpls, RankEightAndScalarsMatchTheReference) {
                                        test::random_runs(DataType::boolean, {{{1}, {}}, {{17}, {}}, {{0}, {}}}));
 }
 
+// Above rank 8 the OpenCL impls decline (their kernels split indices over 8
+// dims) and the host impls serve.
+TEST(LogicalImpls, RankNineRunsOnTheHostImplsOnly) {
+    const Layout r9 = b(PartialShape::dynamic_of_rank(9)), r1 = b({Dimension()});
+    const std::vector<std::string> ran = test::expect_impls_match_reference(
+        {"logical", mode("and"), {r9, r1}, {}},
+        test::random_runs(DataType::boolean, {{{2, 1, 2, 1, 2, 1, 2, 1, 3}, {3}}}), {}, {"ocl_static", "ocl_dynamic"});
+    EXPECT_EQ(ran, (std::vector<std::string>{"cpu_ref_dynamic", "cpu_ref_static"}));
+}
+
 // ---- 3. one instance, changing shapes --------------------------------------------
 
 TEST(LogicalDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
