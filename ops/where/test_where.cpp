@@ -142,6 +142,16 @@ TEST(WhereImpls, RankEightAndScalarsMatchTheReference) {
                                        runs_of(DataType::i32, {{{1}, {}, {1}}, {{17}, {}, {1}}, {{0}, {}, {0}}}));
 }
 
+// Above rank 8 the OpenCL impls decline (their kernels split indices over 8
+// dims) and the host impls serve.
+TEST(WhereImpls, RankNineRunsOnTheHostImplsOnly) {
+    const Layout r9(PartialShape::dynamic_of_rank(9), DataType::i64), r1(PartialShape{Dimension()}, DataType::i64);
+    const std::vector<std::string> ran = test::expect_impls_match_reference(
+        {"where", {}, {cond({Dimension()}), r9, r1}, {}},
+        runs_of(DataType::i64, {{{3}, {2, 1, 2, 1, 2, 1, 2, 1, 3}, {1}}}), {}, {"ocl_static", "ocl_dynamic"});
+    EXPECT_EQ(ran, (std::vector<std::string>{"cpu_ref_dynamic", "cpu_ref_static"}));
+}
+
 // ---- 3. one instance, changing shapes --------------------------------------------
 
 TEST(WhereDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
