@@ -22,6 +22,7 @@ using namespace dynrt;
 namespace {
 
 std::atomic<int> g_unary_runs{0};
+std::atomic<int> g_view_kernel_runs{0};
 
 std::vector<Layout> same_as_input(const ShapeInferContext& c) { return {c.inputs.at(0)}; }
 
@@ -130,6 +131,28 @@ void register_test_ops(ModuleRegistrar& reg) {
     OpDefinition none = unary;
     none.name = "t_noimpl";
     reg.add_op(none);
+    // layout-only: flattens to [count]; its kernel copies (runs only where no view serves)
+    OpDefinition flat = unary;
+    flat.name = "t_view";
+    flat.traits.view = true;
+    flat.infer = [](const ShapeInferContext& c) {
+        const Layout& in = c.inputs.at(0);
+        const Dimension d = in.is_static() ? Dimension(static_cast<int64_t>(in.count())) : Dimension();
+        return std::vector<Layout>{Layout(PartialShape{d}, in.dtype)};
+    };
+    reg.add_op(flat);
+    add_host_impls(reg, "t_view", [](HostCall& c) {
+        ++g_view_kernel_runs;
+        std::memcpy(c.out_raw(0), c.in_raw(0), c.in_shape(0).count() * byte_size(c.in_type(0)));
+    });
+    // y = a + b (same shapes)
+    OpDefinition add = unary;
+    add.name = "t_add";
+    add.min_inputs = add.max_inputs = 2;
+    reg.add_op(add);
+    add_host_impls(reg, "t_add", [](HostCall& c) {
+        for (size_t i = 0; i < c.in_shape(0).count(); ++i) c.set(0, i, c.get(0, i) + c.get(1, i));
+    });
     // an impl that runs out of host memory
     OpDefinition oom = unary;
     oom.name = "t_oom";
@@ -801,4 +824,58 @@ TEST(FlowErrors, OutputIndexOfTwentyDigits_IsAnErrorNotAnException) {
     p->add_output("n:12345678901234567890");
     const std::string m = test::error_of([&] { p->build(); });
     EXPECT_NE(m.find("output index 12345678901234567890 is out of range"), std::string::npos) << m;
+}
+
+// x -> a = x + 1 -> v = flatten(a) (a view); then, in program order,
+// d = x - 1 (a buffer from the pool) and out = v + d = 2x: the pool must not
+// hand a's buffer to d while v still views it.
+std::shared_ptr<Network> view_net(NetworkOptions opt = {}) {
+    auto p = std::make_shared<Program>(env().registry, "t");
+    p->add_input("x", Layout(PartialShape{Dimension(), Dimension()}, DataType::f32));
+    p->add_node("a", "t_unary", {"x"});
+    p->add_node("v", "t_view", {"a"});
+    p->add_node("d", "t_static_only", {"x"});
+    p->add_node("out", "t_add", {"v", "d"});
+    p->add_output("out");
+    p->build();
+    return Network::create(p, env().engine, opt);
+}
+
+TEST(FlowViews, LayoutOnlyOpViewsItsInputAndRunsNoKernel) {
+    InferRequest r(view_net());
+    const int kernels_before = g_view_kernel_runs;
+    for (const Shape& s : {Shape{2, 3}, Shape{4, 5}, Shape{4, 5}, Shape{2, 3}, Shape{1, 7}}) {
+        SCOPED_TRACE(s.to_string());
+        const HostTensor x = iota(s, 0.5f);
+        r.set_input("x", x);
+        r.infer();
+        const HostTensor out = r.get_output(0);
+        ASSERT_EQ(out.shape(), Shape({static_cast<int64_t>(x.count())}));
+        for (size_t i = 0; i < x.count(); ++i) EXPECT_EQ(out.as<float>()[i], 2 * x.as<float>()[i]) << i;
+        EXPECT_EQ(node_counters(r, "v").views, 1u);
+        EXPECT_EQ(node_counters(r, "v").executions, 0u);
+        for (const NodeStats& ns : r.last_run().nodes) {
+            if (ns.node == "v") {
+                EXPECT_EQ(ns.impl, "view");
+            }
+        }
+    }
+    EXPECT_EQ(g_view_kernel_runs, kernels_before);
+}
+
+TEST(FlowViews, WithoutViewsTheKernelRunsWithTheSameResults) {
+    NetworkOptions opt;
+    opt.views = false;
+    InferRequest r(view_net(opt));
+    const int kernels_before = g_view_kernel_runs;
+    for (const Shape& s : {Shape{2, 3}, Shape{4, 5}}) {
+        const HostTensor x = iota(s);
+        r.set_input("x", x);
+        r.infer();
+        const HostTensor out = r.get_output(0);
+        for (size_t i = 0; i < x.count(); ++i) EXPECT_EQ(out.as<float>()[i], 2 * x.as<float>()[i]) << i;
+        EXPECT_EQ(node_counters(r, "v").views, 0u);
+        EXPECT_EQ(node_counters(r, "v").executions, 1u);
+    }
+    EXPECT_EQ(g_view_kernel_runs, kernels_before + 2);
 }

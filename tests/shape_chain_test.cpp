@@ -107,7 +107,9 @@ TEST(ShapeChain, GrowingSequence_PredictorPreallocates) {
         return allocs;
     };
     const uint64_t with = count(on), without = count(off);
-    EXPECT_GE(without, 64u * 3);   // input, reshape and cumsum grow every step
+    // The input and the cumsum grow every step (the reshape views the input's
+    // buffer: no allocation of its own).
+    EXPECT_GE(without, 64u * 2);
     // The input grows by 1 per step (iterations mode: +10 steps at a time); the
     // reshaped tensors grow by 4 along one dim, above max_per_dim_diff = 2, so they
     // fall back to ratio mode (x1.1) as in the reference predictor.

@@ -194,6 +194,7 @@ void register_reshape(ModuleRegistrar& reg) {
                                attr_bool("special_zero", true, "a 0 copies the input dim at that position")},
                               infer_reshape);
     def.value_inputs = {1};
+    def.traits.view = true;   // runs no kernel on plain, unpadded layouts
     reg.add_op(def);
     add_host_impls(reg, "reshape", reshape_kernel);
 

@@ -184,6 +184,48 @@ TEST(ReshapeReference, RandomInputsKeepTheirBytesForEveryDtype) {
     }
 }
 
+// ---- views (OpTraits::view) ----------------------------------------------------
+
+// activation -> reshape [?, ?, 4] -> [-1, 4] -> activation on each device: the
+// reshape runs no kernel (its output views the activation's buffer), over
+// changing shapes on one network, with the values of the cpu run with views off.
+TEST(ReshapeViews, NoKernelRunsOnEachDeviceAndResultsMatchTheKernels) {
+    auto prog = std::make_shared<Program>(registry(), "views");
+    prog->add_input("x", Layout({Dimension(), Dimension(), 4}, DataType::f32));
+    Attributes relu;
+    relu.set("func", std::string("relu"));
+    prog->add_node("a", "activation", {"x"}, relu);
+    prog->add_node("r", "reshape", {"a"}, shape_attrs({-1, 4}));
+    Attributes neg;
+    neg.set("func", std::string("neg"));
+    prog->add_node("b", "activation", {"r"}, neg);
+    prog->add_output("b");
+    prog->build();
+    NetworkOptions kernels;
+    kernels.views = false;
+    InferRequest want(Network::create(prog, test::engine("cpu"), kernels));
+    std::vector<EnginePtr> engines{test::engine("cpu")};
+    if (EnginePtr ocl = test::ocl_engine()) engines.push_back(ocl);
+    for (const EnginePtr& eng : engines) {
+        SCOPED_TRACE(eng->info().type);
+        InferRequest req(Network::create(prog, eng, NetworkOptions()));
+        uint64_t seed = 3;
+        for (const Shape& s : {Shape{2, 3, 4}, Shape{1, 17, 4}, Shape{2, 3, 4}, Shape{5, 1, 4}}) {
+            SCOPED_TRACE(s.to_string());
+            const HostTensor x = test::random_tensor(DataType::f32, s, seed++);
+            req.set_input("x", x);
+            req.infer();
+            want.set_input("x", x);
+            want.infer();
+            EXPECT_EQ(test::max_abs_diff(req.get_output(0), want.get_output(0)), 0.0);
+            EXPECT_EQ(req.get_output(0).shape(), Shape({s[0] * s[1], 4}));
+            EXPECT_EQ(test::node_counters(req, "r").views, 1u);
+            EXPECT_EQ(test::node_counters(req, "r").executions, 0u);
+            EXPECT_EQ(test::node_counters(want, "r").executions, 1u);
+        }
+    }
+}
+
 // ---- 3. one instance, changing shapes -----------------------------------------
 
 class ReshapeSweep : public ::testing::TestWithParam<bool> {};

@@ -33,9 +33,11 @@ bool all_empty(const std::vector<Layout>& outputs) {
 
 }   // namespace
 
-// Runs that need buffers but no kernel: an empty output, or an in-place
-// target whose producers wrote their outputs into its buffer.
+// Runs that need buffers but no kernel: a layout-only op viewing its input,
+// an empty output, or an in-place target whose producers wrote their outputs
+// into its buffer.
 bool PrimitiveInst::skip_without_kernel() {
+    if (node_.def->def.traits.view && network_.options().views && run_as_view()) return true;
     const bool empty = all_empty(params_.outputs);
     if (!empty && !inplace_.active) return false;
     if (run_.shape_changed || !outputs_[0]) realloc_if_needed();
@@ -44,6 +46,41 @@ bool PrimitiveInst::skip_without_kernel() {
         return true;
     }
     ++counters_.concat_inplace;
+    run_.executed = true;
+    has_run_ = true;
+    return true;
+}
+
+namespace {
+
+bool plain_dense(const Layout& l) { return l.format == Format::plain && l.padding.empty() && l.is_static(); }
+
+}   // namespace
+
+// OpTraits::view: the output is input 0's buffer under the output layout. The
+// view is made again only when the input's buffer or the layout changed. Where
+// no view can serve (a padded or blocked layout), the output leaves the
+// input's buffer and the op's kernel runs.
+bool PrimitiveInst::run_as_view() {
+    const MemoryPtr& in = input_memory(0);
+    const Layout& out = params_.outputs[0];
+    if (!in || !plain_dense(in->layout()) || !plain_dense(out) || in->layout().bytes() != out.bytes()) {
+        if (viewing_) {
+            viewing_ = false;
+            outputs_[0].reset();   // the kernel must not write into the input's buffer
+            capacity_[0] = 0;
+            realloc_if_needed();
+        }
+        return false;
+    }
+    if (!viewing_ || !outputs_[0] || outputs_[0]->buffer() != in->buffer() || outputs_[0]->offset() != in->offset() ||
+        outputs_[0]->layout() != out) {
+        outputs_[0] = in->reinterpret(out);
+        capacity_[0] = in->capacity();
+        run_.memory_changed = true;
+    }
+    viewing_ = true;
+    ++counters_.views;
     run_.executed = true;
     has_run_ = true;
     return true;

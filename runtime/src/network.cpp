@@ -28,6 +28,21 @@ void execute_node(PrimitiveInst& inst) {
     }
 }
 
+// A layout-only op (OpTraits::view) may view its input's buffer: the
+// producer's buffer then lives as long as the view's. Last in the order first,
+// so a chain of views carries the lifetime all the way back.
+void extend_through_views(const std::vector<Node>& nodes, const std::vector<size_t>& order,
+                          std::vector<MemoryPool::Lifetime>& lt) {
+    for (size_t k = order.size(); k-- > 0;) {
+        const Node& n = nodes[order[k]];
+        if (!n.is_op() || !n.def->def.traits.view || n.inputs.empty()) continue;
+        MemoryPool::Lifetime& producer = lt[n.inputs[0].node];
+        const MemoryPool::Lifetime& view = lt[order[k]];
+        producer.last = std::max(producer.last, view.last);
+        producer.pinned = producer.pinned || view.pinned;
+    }
+}
+
 }   // namespace
 
 std::shared_ptr<Network> Network::create(std::shared_ptr<const Program> program, EnginePtr engine,
@@ -215,7 +230,7 @@ bool InferRequest::can_write_in_place(size_t producer, const Node& target) const
     if (!p.is_op()) return false;
     const OpTraits& t = p.def->def.traits;
     return p.out_layouts.size() == 1 && p.users.size() == 1 && !p.is_output && !t.data_dependent_output &&
-           !t.shape_of_like && !t.writes_state && !p.in_shape_of_subgraph && !p.def->def.inplace_axis &&
+           !t.shape_of_like && !t.view && !t.writes_state && !p.in_shape_of_subgraph && !p.def->def.inplace_axis &&
            network_->fused_into(producer) == Network::kNotFused && network_->fused_chain(producer).empty() &&
            p.out_layouts[0].dtype == target.out_layouts[0].dtype;
 }
@@ -311,6 +326,7 @@ void InferRequest::plan_lifetimes(const std::vector<std::vector<size_t>>& produc
         }
         l.pinned = pinned;
     }
+    extend_through_views(nodes, exec_order_, lt);
     pool_->set_lifetimes(std::move(lt));
 }
 
@@ -398,7 +414,8 @@ void InferRequest::update_report() {
             }
         } else {
             report_impls_[k].reset();
-            ns.impl = inst.fused_away() ? "fused" : "";   // "fused": ran inside its producer's impl
+            // "fused": ran inside its producer's impl; "view": its output viewed its input.
+            ns.impl = inst.fused_away() ? "fused" : inst.viewing() && inst.executed() ? "view" : "";
             ns.dynamic_impl = false;
         }
         ns.counters = inst.counters();
@@ -424,7 +441,7 @@ uint64_t InferRequest::tensor_bytes() const {
         // variable / their input, in-place producers the target's buffer.
         const Node& n = inst->node();
         if (n.is_op() && (n.def->def.traits.reads_state || n.def->def.traits.writes_state)) continue;
-        if (inst->fused_away()) continue;   // its output is its producer's buffer
+        if (inst->fused_away() || inst->viewing()) continue;   // its output is its producer's buffer
         if (inst->node().users.size() == 1 && insts_[inst->node().users[0]]->inplace_active()) continue;
         for (size_t i = 0; i < inst->node().out_layouts.size(); ++i) {
             const MemoryPtr& m = inst->output_memory(i);

@@ -35,7 +35,8 @@ namespace dynrt {
     X(fused_runs)               \
     X(unfused_runs)             \
     X(fake_aligned)             \
-    X(set_arguments)
+    X(set_arguments)            \
+    X(views)
 
 // Catches a counter added to the header but not to the list above.
 #define DYNRT_ONE(f) +1

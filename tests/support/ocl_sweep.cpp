@@ -25,6 +25,7 @@ void ocl_sweep(const EnginePtr& eng, const std::shared_ptr<Program>& program, co
                bool dynamic, const std::function<OclInputs(int64_t n, uint64_t seed)>& make, double rtol, double atol) {
     NetworkOptions opts;
     opts.use_dynamic_impls = dynamic;
+    opts.views = false;   // the ocl impls are under test
     InferRequest dev(Network::create(program, eng, opts));
     InferRequest ref(Network::create(program, engine("cpu"), NetworkOptions{}));
     const std::string suffix = dynamic ? "_ocl_dynamic" : "_ocl_static";
@@ -75,6 +76,7 @@ namespace {
 NetworkOptions ocl_options(bool dynamic, NetworkOptions opts) {
     opts.use_dynamic_impls = dynamic;
     opts.async_compile = dynamic;
+    opts.views = false;   // the ocl impls are under test
     return opts;
 }
 }   // namespace

@@ -231,6 +231,7 @@ std::vector<HostTensor> reference_outputs(const OpSetup& s, const Run& run) {
     NetworkOptions opts;
     opts.use_dynamic_impls = false;
     opts.async_compile = false;   // static impls only: no background builds
+    opts.views = false;           // the impls are under test: layout-only ops run them too
     InferRequest req(Network::create(program, engine("cpu"), opts));
     set_inputs(req, s, run);
     req.infer();
@@ -255,7 +256,8 @@ std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const st
         const auto view = view_with(s.op, impl);
         NetworkOptions opts;
         opts.use_dynamic_impls = dynamic;
-        opts.async_compile = false;        // the view has no static impl to build
+        opts.async_compile = false;   // the view has no static impl to build
+        opts.views = false;
         std::optional<InferRequest> seq;   // dynamic impls: one request for every run
         if (dynamic) seq.emplace(Network::create(program_of(view, s, s.inputs), eng, opts));
         size_t taken = 0;
@@ -293,6 +295,7 @@ void expect_sequence(const OpSetup& s, const std::vector<Run>& runs, const Seque
     NetworkOptions opts = o.network;
     opts.use_dynamic_impls = o.mode != Mode::static_only;
     opts.async_compile = o.mode == Mode::dynamic_async;
+    opts.views = false;   // the sequence checks the impls' counters: layout-only ops run them too
     if (critical) opts.async_compile_after = 1;   // queue each new shape's build on its first run
     const auto program = program_of(registry(), s, s.inputs);
     const auto network = Network::create(program, eng, opts);

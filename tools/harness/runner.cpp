@@ -348,6 +348,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
     NetworkOptions static_opts;
     static_opts.use_dynamic_impls = false;
     static_opts.async_compile = false;
+    static_opts.views = false;   // the impls are under test: layout-only ops run them too
     for (CaseWork& w : work) {
         try {
             w.inputs = make_inputs(w.the_case, opt.dtype, opt.seed);
@@ -482,6 +483,7 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
                 }
                 NetworkOptions dyn_opts;
                 dyn_opts.use_dynamic_impls = true;
+                dyn_opts.views = false;
                 net = Network::create(program, engine, dyn_opts);
                 req = std::make_unique<InferRequest>(net);
             } catch (const std::exception& e) {

@@ -90,6 +90,7 @@ struct RunSettings {
     bool dynamic_impls = true;
     size_t compile_threads = 1;
     bool inplace_concat = true;          // NetworkOptions::inplace_concat
+    bool views = true;                   // NetworkOptions::views
     bool memory_pool = true;             // NetworkOptions::memory_pool
     bool fusion = true;                  // NetworkOptions::fusion
     bool fake_alignment = true;          // NetworkOptions::fake_alignment

@@ -245,6 +245,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     nopt.prealloc = result.prealloc;
     nopt.verbose = options.verbose;
     nopt.inplace_concat = p.run.inplace_concat;
+    nopt.views = p.run.views;
     nopt.memory_pool = p.run.memory_pool;
     nopt.fusion = p.run.fusion;
     nopt.fake_alignment = p.run.fake_alignment;

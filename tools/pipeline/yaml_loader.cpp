@@ -162,11 +162,12 @@ struct Loader {
 
     void read_run(const YAML::Node& n) {
         detail::expect_map(src, n, "run");
-        detail::check_keys(src, n,
-                           {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "async_compile_after",
-                            "dynamic_impls", "compile_threads", "inplace_concat", "memory_pool", "memory_budget",
-                            "max_tensor_bytes", "reset_state", "fusion", "fake_alignment", "weights_cache"},
-                           "run");
+        detail::check_keys(
+            src, n,
+            {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "async_compile_after",
+             "dynamic_impls", "compile_threads", "inplace_concat", "views", "memory_pool", "memory_budget",
+             "max_tensor_bytes", "reset_state", "fusion", "fake_alignment", "weights_cache"},
+            "run");
         auto& r = p.run;
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
         if (n["seed"]) {
@@ -201,6 +202,7 @@ struct Loader {
         if (n["async_compile"]) r.async_compile = detail::read_bool(src, n["async_compile"], "run.async_compile");
         if (n["dynamic_impls"]) r.dynamic_impls = detail::read_bool(src, n["dynamic_impls"], "run.dynamic_impls");
         if (n["inplace_concat"]) r.inplace_concat = detail::read_bool(src, n["inplace_concat"], "run.inplace_concat");
+        if (n["views"]) r.views = detail::read_bool(src, n["views"], "run.views");
         if (n["memory_pool"]) r.memory_pool = detail::read_bool(src, n["memory_pool"], "run.memory_pool");
         count("memory_budget", r.memory_budget_bytes, 0);
         count("max_tensor_bytes", r.max_tensor_bytes, 0);

@@ -66,6 +66,13 @@ struct OpTraits {
     // run ends (readers of the same run see the previous value).
     bool reads_state = false;
     bool writes_state = false;
+    // Layout-only op (reshape, squeeze, unsqueeze, flatten): output 0 holds
+    // input 0's bytes in the same order under another shape. When both layouts
+    // are plain and unpadded, the flow runs no kernel: the output is a view of
+    // the input's buffer (counter `views`, impl "view" in run stats). The op
+    // still registers impls: they run where a view cannot serve (a padded or
+    // blocked input).
+    bool view = false;
 };
 
 struct OpDefinition {

@@ -46,6 +46,9 @@ struct NetworkOptions {
     // Producers of an in-place target (OpDefinition::inplace_axis, e.g. concat)
     // write straight into its buffer; false: the target runs its kernel (copies).
     bool inplace_concat = true;
+    // Layout-only ops (OpTraits::view: reshape ...) view their input's buffer
+    // and run no kernel; false: they run their kernels (tests of the kernels).
+    bool views = true;
     // Output buffers come from a per-request pool that shares them between
     // primitives whose lifetimes do not overlap and keeps freed buffers for reuse
     // (memory_pool.hpp); false: every buffer is a fresh device allocation.

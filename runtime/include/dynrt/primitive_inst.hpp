@@ -127,6 +127,8 @@ public:
     }
     // True while this target's producers write into its buffer (this run).
     bool inplace_active() const { return inplace_.active; }
+    // This run, the output is a view of input 0's buffer (OpTraits::view).
+    bool viewing() const { return viewing_; }
     // Called by the first producer of an in-place target to run.
     void prepare_inplace();
     // The request's variables were reset: a reader forgets the value it aliased.
@@ -204,8 +206,9 @@ private:
     bool skip_unchanged_shape_of() const;
     void size_for_bound();
     bool run_state_op();          // inst_state.cpp
-    bool skip_without_kernel();   // inst_memory.cpp: empty output, in-place target
-    void choose_impl();           // inst_impl.cpp
+    bool skip_without_kernel();   // inst_memory.cpp: a view, empty output, in-place target
+    bool run_as_view();
+    void choose_impl();   // inst_impl.cpp
     void pick_up_async_build();
     void recheck_alignment();   // inst_align.cpp
     void run_impl();            // inst_execute.cpp
@@ -298,6 +301,7 @@ private:
     Weights weights_;
     Fusion fusion_;
     Inplace inplace_;
+    bool viewing_ = false;   // inst_memory.cpp: run_as_view()
     Alignment align_;
 
     Counters counters_;

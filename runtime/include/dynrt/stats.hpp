@@ -42,6 +42,7 @@ struct Counters {
     uint64_t unfused_runs = 0;          // fused post-ops ran as their own primitives instead
     uint64_t fake_aligned = 0;          // executed on rows rounded up to the kernel's tile
     uint64_t set_arguments = 0;         // arguments re-bound (impl or memory changed)
+    uint64_t views = 0;                 // layout-only op ran no kernel: its output viewed its input (OpTraits::view)
 
     Counters& operator+=(const Counters& o);
     // (name, value) pairs in a fixed order, for reports.
