@@ -2,10 +2,12 @@
 // come from input 1 (a 1-D i32/i64 tensor read by value during shape
 // inference) or from the `axes` attribute; with neither, every size-1 dim goes.
 //
-// The elements keep their order, so every impl is a byte copy. Shape
-// inference checks each axis: in range (negative counts from the end), given
-// once, and of extent 1. A dynamic dim that may be 1 is removed, and the check
-// runs again when the flow infers the run's static shapes.
+// The elements keep their order, so the op is a view (OpTraits::view): on
+// plain, unpadded layouts the flow runs no kernel, and every impl is a byte
+// copy for the other cases. Shape inference checks each axis: in range
+// (negative counts from the end), given once, and of extent 1. A dynamic dim
+// that may be 1 is removed, and the check runs again when the flow infers the
+// run's static shapes.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -141,6 +143,7 @@ void register_squeeze(ModuleRegistrar& reg) {
                                          "dims to remove, negative counts from the end; empty: every size-1 dim")},
                               infer_squeeze);
     def.value_inputs = {1};
+    def.traits.view = true;   // plain, unpadded layouts: the output is a view of the input
     reg.add_op(def);
     add_host_impls(reg, "squeeze", squeeze_kernel);
     const auto counts_match = [](const KernelParams& p) -> std::string {
