@@ -3,7 +3,9 @@
 // (a 1-D i32/i64 tensor read by value during shape inference) or from the
 // `axes` attribute; at least one, each position once.
 //
-// The elements keep their order, so every impl is a byte copy.
+// The elements keep their order, so the op is a view (OpTraits::view): on
+// plain, unpadded layouts the flow runs no kernel, and every impl is a byte
+// copy for the other cases.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -115,6 +117,7 @@ void register_unsqueeze(ModuleRegistrar& reg) {
         {attr_ints("axes", std::vector<int64_t>{}, "output positions of the new dims, negative counts from the end")},
         infer_unsqueeze);
     def.value_inputs = {1};
+    def.traits.view = true;   // plain, unpadded layouts: the output is a view of the input
     reg.add_op(def);
     add_host_impls(reg, "unsqueeze", unsqueeze_kernel);
     const auto counts_match = [](const KernelParams& p) -> std::string {
