@@ -3,8 +3,10 @@
 // [d0 * ... * d(axis-1), d(axis) * ... * dn-1], an empty product being 1.
 // `axis` is in [-rank, rank]; negative counts from the end.
 //
-// The elements keep their order, so every impl is a byte copy. Products of
-// dynamic dims keep their bounds (the product of the minima and of the maxima).
+// The elements keep their order, so the op is a view (OpTraits::view): on
+// plain, unpadded layouts the flow runs no kernel, and every impl is a byte
+// copy for the other cases. Products of dynamic dims keep their bounds (the
+// product of the minima and of the maxima).
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -100,9 +102,12 @@ OclKernelSpec flatten_ocl_spec() {
 }
 
 void register_flatten(ModuleRegistrar& reg) {
-    reg.add_op(op_def("flatten", "The input as 2-D: dims before axis are rows, the rest columns (ONNX Flatten)", 1, 1,
-                      {attr_int("axis", 1, "first dim of the columns, in [-rank, rank]; negative counts from the end")},
-                      infer_flatten));
+    OpDefinition def =
+        op_def("flatten", "The input as 2-D: dims before axis are rows, the rest columns (ONNX Flatten)", 1, 1,
+               {attr_int("axis", 1, "first dim of the columns, in [-rank, rank]; negative counts from the end")},
+               infer_flatten);
+    def.traits.view = true;   // plain, unpadded layouts: the output is a view of the input
+    reg.add_op(def);
     add_host_impls(reg, "flatten", flatten_kernel);
     const auto counts_match = [](const KernelParams& p) -> std::string {
         if (p.inputs.at(0).count() != p.outputs.at(0).count()) return "input and output element counts differ";

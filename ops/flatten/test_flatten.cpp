@@ -110,5 +110,33 @@ TEST(FlattenDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
     }
 }
 
+// ---- views (OpTraits::view) ----------------------------------------------------
+
+// With views on (the default), a plain input needs no kernel: the output is
+// the input's buffer under the new shape, on every engine and every shape.
+TEST(FlattenViews, NoKernelRunsAndTheOutputHoldsTheInputBytes) {
+    std::vector<EnginePtr> engines{test::engine("cpu")};
+    if (EnginePtr ocl = test::ocl_engine()) engines.push_back(ocl);
+    for (const EnginePtr& eng : engines) {
+        for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::boolean}) {
+            SCOPED_TRACE(eng->info().type + " " + to_string(t));
+            const auto prog =
+                test::single_node_program("flatten", {Layout({2, Dimension(), 3}, t)}, test::axis_attr(1));
+            InferRequest req(Network::create(prog, eng, NetworkOptions()));
+            uint64_t seed = 9;
+            for (int64_t n : {3, 17, 3, 257}) {
+                const HostTensor in = test::random_tensor(t, Shape{2, n, 3}, seed++, -50, 50);
+                req.set_input("in0", in);
+                req.infer();
+                const HostTensor out = req.get_output(0);
+                ASSERT_EQ(out.shape(), Shape({2, n * 3}));
+                EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
+                EXPECT_EQ(test::node_counters(req, "node").views, 1u);
+                EXPECT_EQ(test::node_counters(req, "node").executions, 0u);
+            }
+        }
+    }
+}
+
 }   // namespace
 }   // namespace dynrt
