@@ -494,6 +494,19 @@ TEST(CheckedSizes, ElementCountThatWrapsIsAnError) {
     EXPECT_THROW((void)Layout(PartialShape(Shape{int64_t{1} << 62, 8}), DataType::f32).bytes(), Error);
 }
 
+// A rank built from a length (reshape's target with unknown values) is
+// capped: 2^61 dims would otherwise be a length_error or a huge allocation.
+TEST(CheckedSizes, RankAboveTheLimitIsAnError) {
+    EXPECT_EQ(PartialShape::dynamic_of_rank(kMaxRank).rank(), kMaxRank);
+    try {
+        (void)PartialShape::dynamic_of_rank(size_t(1) << 61);
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("rank 2305843009213693952 is above the limit of 64"), std::string::npos)
+            << e.what();
+    }
+}
+
 TEST(CheckedSizes, ZeroDimIsEmptyWhateverTheOthers) {
     EXPECT_EQ((Shape{int64_t{1} << 40, 0, int64_t{1} << 40}.count()), 0u);
     EXPECT_EQ((Shape{}.count()), 1u);

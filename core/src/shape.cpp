@@ -57,6 +57,8 @@ PartialShape::PartialShape(const Shape& s) {
 }
 
 PartialShape PartialShape::dynamic_of_rank(size_t rank) {
+    if (rank > kMaxRank)
+        throw Error("rank " + std::to_string(rank) + " is above the limit of " + std::to_string(kMaxRank));
     return PartialShape(std::vector<Dimension>(rank, Dimension::dynamic()));
 }
 

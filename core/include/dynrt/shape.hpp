@@ -15,6 +15,10 @@
 
 namespace dynrt {
 
+// The largest rank a shape built from a length (a target tensor's element
+// count, an attribute) may have; more is an Error, never a huge allocation.
+inline constexpr size_t kMaxRank = 64;
+
 class Dimension {
 public:
     static constexpr int64_t kUnbounded = -1;
@@ -77,7 +81,7 @@ public:
     PartialShape(std::initializer_list<Dimension> dims) : dims_(dims) {}
     explicit PartialShape(std::vector<Dimension> dims) : dims_(std::move(dims)) {}
     PartialShape(const Shape& s);   // NOLINT: static shape
-    static PartialShape dynamic_of_rank(size_t rank);
+    static PartialShape dynamic_of_rank(size_t rank);   // throws above kMaxRank
 
     size_t rank() const { return dims_.size(); }
     size_t size() const { return dims_.size(); }
