@@ -80,7 +80,7 @@ public:
     PartialShape() = default;   // rank 0, static (a scalar)
     PartialShape(std::initializer_list<Dimension> dims) : dims_(dims) {}
     explicit PartialShape(std::vector<Dimension> dims) : dims_(std::move(dims)) {}
-    PartialShape(const Shape& s);   // NOLINT: static shape
+    PartialShape(const Shape& s);                       // NOLINT: static shape
     static PartialShape dynamic_of_rank(size_t rank);   // throws above kMaxRank
 
     size_t rank() const { return dims_.size(); }
