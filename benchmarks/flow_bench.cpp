@@ -93,10 +93,11 @@ void BM_Flow_ShapeUnchanged(benchmark::State& state) {
 }
 BENCHMARK(BM_Flow_ShapeUnchanged);
 
-// Shape alternates between two values: each run re-infers shapes, finds the
-// static impl in the impl cache (hit) and reuses the buffer (reinterpret).
-void BM_Flow_ShapeChangedCacheHit(benchmark::State& state) {
-    auto net = fixture().make(false);
+// Shape alternates between [1,16,64] and [1,17,64]: each run re-infers shapes
+// and reuses the buffer (reinterpret); the impl comes from the impl cache
+// (static impls) or is the shape-agnostic one (`dynamic_impls`).
+void alternate_shapes(benchmark::State& state, bool dynamic_impls) {
+    auto net = fixture().make(dynamic_impls);
     InferRequest req(net);
     HostTensor a(DataType::f32, Shape{1, 16, 64}), b(DataType::f32, Shape{1, 17, 64});
     req.set_input("x", b);
@@ -111,23 +112,11 @@ void BM_Flow_ShapeChangedCacheHit(benchmark::State& state) {
     }
     report(state);
 }
+
+void BM_Flow_ShapeChangedCacheHit(benchmark::State& state) { alternate_shapes(state, false); }
 BENCHMARK(BM_Flow_ShapeChangedCacheHit);
 
-// Same, on the shape-agnostic impl (no cache lookup result to use).
-void BM_Flow_ShapeChangedDynamicImpl(benchmark::State& state) {
-    auto net = fixture().make(true);
-    InferRequest req(net);
-    HostTensor a(DataType::f32, Shape{1, 16, 64}), b(DataType::f32, Shape{1, 17, 64});
-    req.set_input("x", b);
-    req.infer();
-    bool flip = false;
-    for (auto _ : state) {
-        req.set_input("x", flip ? a : b);
-        req.infer();
-        flip = !flip;
-    }
-    report(state);
-}
+void BM_Flow_ShapeChangedDynamicImpl(benchmark::State& state) { alternate_shapes(state, true); }
 BENCHMARK(BM_Flow_ShapeChangedDynamicImpl);
 
 }   // namespace

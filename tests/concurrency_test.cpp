@@ -73,11 +73,7 @@ struct Graph {
     std::string critical;
 };
 
-Attributes attr(const std::string& key, AttrValue v) {
-    Attributes a;
-    a.set(key, std::move(v));
-    return a;
-}
+using test::attr;
 
 // x [?, 32] -> fully_connected (w [24, 32]) -> relu -> + z [?, 24]
 Graph fc_act_eltwise() {
@@ -160,12 +156,7 @@ Graph shape_of_subgraph() {
     g.build = [] {
         auto p = std::make_shared<Program>(test::registry(), "shape_of_subgraph");
         p->add_input("x", Layout(PartialShape{Dimension(), Dimension(), 16}, DataType::f32));
-        p->add_constant("idx0", HostTensor::from_int64(DataType::i64, {1}, {0}));
-        p->add_constant("minus1", HostTensor::from_int64(DataType::i64, {1}, {-1}));
-        p->add_constant("four", HostTensor::from_int64(DataType::i64, {1}, {4}));
-        p->add_node("shape", "shape_of", {"x"});
-        p->add_node("batch", "gather", {"shape", "idx0"});
-        p->add_node("target", "concat", {"batch", "minus1", "four"}, attr("axis", int64_t{0}));
+        test::add_batch_target(*p, "x", 4);
         p->add_node("reshaped", "reshape", {"x", "target"});
         p->add_node("soft", "softmax", {"reshaped"}, attr("axis", int64_t{-1}));
         p->add_constant("w", test::random_tensor(DataType::f32, Shape{4, 3}, 11));

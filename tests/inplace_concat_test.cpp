@@ -20,12 +20,9 @@ std::shared_ptr<Network> build(bool inplace, const std::string& prealloc = "10 1
     auto p = std::make_shared<Program>(test::registry(), "inplace");
     p->add_input("x1", Layout(PartialShape{batch, Dimension(), 4}, DataType::f32));
     p->add_input("x2", Layout(PartialShape{batch, Dimension(), 4}, DataType::f32));
-    Attributes relu;
-    relu.set("func", std::string("relu"));
-    Attributes add;
-    add.set("mode", std::string("add"));
-    Attributes axis;
-    axis.set("axis", int64_t(1));
+    const Attributes relu = test::attr("func", std::string("relu"));
+    const Attributes add = test::attr("mode", std::string("add"));
+    const Attributes axis = test::attr("axis", int64_t(1));
     p->add_node("a", "activation", {"x1"}, relu);
     p->add_node("b", "eltwise", {"x2", "x2"}, add);
     p->add_node("c", "concat", {"a", "b"}, axis);

@@ -51,21 +51,7 @@ bool is_mapped(const std::string& path) {
     return true;
 }
 
-class EnvGuard {
-public:
-    explicit EnvGuard(const char* name) : name_(name) {
-        if (const char* v = std::getenv(name)) old_ = v, had_ = true;
-    }
-    ~EnvGuard() {
-        if (had_) setenv(name_, old_.c_str(), 1);
-        else unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::string old_;
-    bool had_ = false;
-};
+using test::EnvGuard;
 
 }   // namespace
 

@@ -22,6 +22,7 @@
 #include "dynrt/module_loader.hpp"
 #include "dynrt/ocl_api.hpp"
 #include "dynrt/registry.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace dynrt;
@@ -53,21 +54,7 @@ __kernel void vector_add(OPTIONAL_SHAPE_INFO_ARG __global const float* a, __glob
 }
 )CL";
 
-class EnvGuard {
-public:
-    explicit EnvGuard(const char* name) : name_(name) {
-        if (const char* v = std::getenv(name)) old_ = v, had_ = true;
-    }
-    ~EnvGuard() {
-        if (had_) setenv(name_, old_.c_str(), 1);
-        else unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::string old_;
-    bool had_ = false;
-};
+using test::EnvGuard;
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -33,12 +33,9 @@ std::shared_ptr<Program> program(int64_t batch) {
     p->add_input("x4", Layout(PartialShape{batch, rows, kK}, DataType::f32));
     p->add_constant("w", test::random_tensor(DataType::f32, {4, kK}, 31));
     p->add_constant("m", test::random_tensor(DataType::f32, {kK, 4}, 32));
-    Attributes relu;
-    relu.set("func", std::string("relu"));
-    Attributes add;
-    add.set("mode", std::string("add"));
-    Attributes axis;
-    axis.set("axis", int64_t(1));
+    const Attributes relu = test::attr("func", std::string("relu"));
+    const Attributes add = test::attr("mode", std::string("add"));
+    const Attributes axis = test::attr("axis", int64_t(1));
     p->add_node("a", "activation", {"x1"}, relu);
     p->add_node("b", "eltwise", {"x2", "x2"}, add);
     p->add_node("f", "fully_connected", {"x3", "w"});

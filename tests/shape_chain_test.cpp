@@ -18,14 +18,7 @@ using test::node_counters;
 std::shared_ptr<Network> build(NetworkOptions opt = {}) {
     auto p = std::make_shared<Program>(test::registry(), "shape_chain");
     p->add_input("x", Layout(PartialShape{Dimension(), Dimension(), 16}, DataType::f32));
-    p->add_constant("idx0", HostTensor::from_int64(DataType::i64, {1}, {0}));
-    p->add_constant("minus1", HostTensor::from_int64(DataType::i64, {1}, {-1}));
-    p->add_constant("four", HostTensor::from_int64(DataType::i64, {1}, {4}));
-    p->add_node("shape", "shape_of", {"x"});
-    p->add_node("batch", "gather", {"shape", "idx0"});
-    Attributes cat;
-    cat.set("axis", int64_t{0});
-    p->add_node("target", "concat", {"batch", "minus1", "four"}, cat);
+    test::add_batch_target(*p, "x", 4);
     p->add_node("reshaped", "reshape", {"x", "target"});
     Attributes cs;
     cs.set("axis", int64_t{1});

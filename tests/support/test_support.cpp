@@ -170,4 +170,13 @@ void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool 
     else EXPECT_EQ(c.static_builds, 1u) << "step " << step;
 }
 
+void add_batch_target(Program& p, const std::string& x, int64_t last) {
+    p.add_constant("idx0", HostTensor::from_int64(DataType::i64, {1}, {0}));
+    p.add_constant("minus1", HostTensor::from_int64(DataType::i64, {1}, {-1}));
+    p.add_constant("last", HostTensor::from_int64(DataType::i64, {1}, {last}));
+    p.add_node("shape", "shape_of", {x});
+    p.add_node("batch", "gather", {"shape", "idx0"});
+    p.add_node("target", "concat", {"batch", "minus1", "last"}, attr("axis", int64_t{0}));
+}
+
 }   // namespace dynrt::test

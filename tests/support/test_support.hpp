@@ -2,6 +2,7 @@
 // one-node network runner for op tests.
 #pragma once
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,5 +61,38 @@ enum class Mode { dynamic_async, sync_compile, static_only };
 // `prev_new`: the previous step ran a shape never seen before (so it queued a
 // background build that this step, on the same shape, picks up).
 void expect_impl_counters(Mode mode, const Counters& c, bool same_as_prev, bool revisit, bool prev_new, size_t step);
+
+// One attribute, for test programs: attr("func", std::string("relu")),
+// attr("axis", int64_t(1)).
+inline Attributes attr(const std::string& name, AttrValue value) {
+    Attributes a;
+    a.set(name, std::move(value));
+    return a;
+}
+
+// The shape_of subgraph of tests that reshape by a computed target: nodes
+// "shape" = shape_of(x), "batch" = gather(shape, [0]) and "target" =
+// concat(batch, [-1], [last]) (constants "idx0", "minus1", "last").
+void add_batch_target(Program& p, const std::string& x, int64_t last);
+
+// Restores an environment variable to its value at construction (or unsets it)
+// when the test scope ends.
+class EnvGuard {
+public:
+    explicit EnvGuard(const char* name) : name_(name) {
+        if (const char* v = std::getenv(name)) old_ = v, had_ = true;
+    }
+    ~EnvGuard() {
+        if (had_) setenv(name_, old_.c_str(), 1);
+        else unsetenv(name_);
+    }
+    EnvGuard(const EnvGuard&) = delete;
+    EnvGuard& operator=(const EnvGuard&) = delete;
+
+private:
+    const char* name_;
+    std::string old_;
+    bool had_ = false;
+};
 
 }   // namespace dynrt::test
