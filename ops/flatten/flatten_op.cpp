@@ -8,7 +8,6 @@
 // copy for the other cases. Products of dynamic dims keep their bounds (the
 // product of the minima and of the maxima).
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -16,10 +15,10 @@
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
-#include "dynrt/ocl_impl.hpp"
+#include "dynrt/ocl_copy.hpp"
+#include "dynrt/op_copy.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "flatten_cl.hpp"
 
 namespace {
 
@@ -75,32 +74,6 @@ std::vector<Layout> infer_flatten(const ShapeInferContext& ctx) {
                in.dtype)};
 }
 
-// Reference: the bytes of input 0, unchanged.
-void flatten_kernel(HostCall& call) {
-    const size_t count = call.in_shape(0).count();
-    if (call.out_shape(0).count() != count) {
-        ErrorContext where;
-        where.node = call.node();
-        where.op = "flatten";
-        throw Error("cannot flatten " + call.in_shape(0).to_string() + " to " + call.out_shape(0).to_string(), where);
-    }
-    const size_t bytes = checked_mul(count, byte_size(call.in_type(0)), "flatten: bytes of the input");
-    if (bytes != 0) std::memcpy(call.out_raw(0), call.in_raw(0), bytes);
-}
-
-OclKernelSpec flatten_ocl_spec() {
-    OclKernelSpec spec;
-    spec.source = flatten_cl;
-    spec.kernel_name = "flatten_copy";
-    spec.defines = [](const KernelParams& p, bool) {
-        return JitDefines{{"ELEM_T", ocl_bits_type(p.inputs.at(0).dtype)}};
-    };
-    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        return dispatch_vec4(p.outputs.at(0).count(), limits);
-    };
-    return spec;
-}
-
 void register_flatten(ModuleRegistrar& reg) {
     OpDefinition def =
         op_def("flatten", "The input as 2-D: dims before axis are rows, the rest columns (ONNX Flatten)", 1, 1,
@@ -108,12 +81,8 @@ void register_flatten(ModuleRegistrar& reg) {
                infer_flatten);
     def.traits.view = true;   // plain, unpadded layouts: the output is a view of the input
     reg.add_op(def);
-    add_host_impls(reg, "flatten", flatten_kernel);
-    const auto counts_match = [](const KernelParams& p) -> std::string {
-        if (p.inputs.at(0).count() != p.outputs.at(0).count()) return "input and output element counts differ";
-        return {};
-    };
-    add_ocl_impls(reg, "flatten", flatten_ocl_spec(), ocl_options({}, counts_match));
+    add_copy_host_impls(reg, "flatten");
+    add_copy_ocl_impls(reg, "flatten");
 }
 
 }   // namespace

@@ -6,16 +6,13 @@
 
 #include <cstring>
 
+#include "layout_op_test.hpp"
 #include "op_test.hpp"
 
 namespace dynrt {
 namespace {
 
-const std::vector<DataType>& every_dtype() {
-    static const std::vector<DataType> all = {DataType::f32, DataType::f16, DataType::i32,    DataType::i64,
-                                              DataType::u8,  DataType::i8,  DataType::boolean};
-    return all;
-}
+using test::every_dtype;
 
 // ---- 1. shape inference ----------------------------------------------------
 
@@ -84,14 +81,7 @@ TEST(FlattenImpls, EveryImplMatchesTheReferenceForEveryDtype) {
 }
 
 TEST(FlattenReference, OutputHoldsTheInputBytes) {
-    for (DataType t : every_dtype()) {
-        SCOPED_TRACE(to_string(t));
-        const HostTensor in = test::random_tensor(t, Shape{2, 3, 5}, 3, -50, 50);
-        const HostTensor out =
-            test::run_once(test::single_node_program("flatten", {Layout({2, 3, 5}, t)}, test::axis_attr(-1)), {in});
-        ASSERT_EQ(out.shape(), Shape({6, 5}));
-        EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
-    }
+    test::expect_reference_keeps_bytes("flatten", test::axis_attr(-1), Shape{2, 3, 5}, Shape({6, 5}));
 }
 
 // ---- 3. one instance, changing shapes -----------------------------------------
@@ -115,27 +105,16 @@ TEST(FlattenDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
 // With views on (the default), a plain input needs no kernel: the output is
 // the input's buffer under the new shape, on every engine and every shape.
 TEST(FlattenViews, NoKernelRunsAndTheOutputHoldsTheInputBytes) {
-    std::vector<EnginePtr> engines{test::engine("cpu")};
-    if (EnginePtr ocl = test::ocl_engine()) engines.push_back(ocl);
-    for (const EnginePtr& eng : engines) {
-        for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::boolean}) {
-            SCOPED_TRACE(eng->info().type + " " + to_string(t));
-            const auto prog =
-                test::single_node_program("flatten", {Layout({2, Dimension(), 3}, t)}, test::axis_attr(1));
-            InferRequest req(Network::create(prog, eng, NetworkOptions()));
-            uint64_t seed = 9;
-            for (int64_t n : {3, 17, 3, 257}) {
-                const HostTensor in = test::random_tensor(t, Shape{2, n, 3}, seed++, -50, 50);
-                req.set_input("in0", in);
-                req.infer();
-                const HostTensor out = req.get_output(0);
-                ASSERT_EQ(out.shape(), Shape({2, n * 3}));
-                EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
-                EXPECT_EQ(test::node_counters(req, "node").views, 1u);
-                EXPECT_EQ(test::node_counters(req, "node").executions, 0u);
-            }
-        }
-    }
+    test::expect_view_runs_no_kernel({"flatten", test::axis_attr(1),
+                                      [](DataType t) {
+                                          return Layout({2, Dimension(), 3}, t);
+                                      },
+                                      [](int64_t n) {
+                                          return Shape{2, n, 3};
+                                      },
+                                      [](int64_t n) {
+                                          return Shape({2, n * 3});
+                                      }});
 }
 
 }   // namespace

@@ -9,7 +9,6 @@
 // the -1 is still resolved when every input dim it depends on is static.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -17,10 +16,10 @@
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
-#include "dynrt/ocl_impl.hpp"
+#include "dynrt/ocl_copy.hpp"
+#include "dynrt/op_copy.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "reshape_cl.hpp"
 
 namespace {
 
@@ -160,34 +159,6 @@ std::vector<Layout> infer_reshape(const ShapeInferContext& ctx) {
     return {Layout(resolve_target(data.shape, target, ctx.attrs.get_bool("special_zero"), src), data.dtype)};
 }
 
-void reshape_kernel(HostCall& call) {
-    const size_t count = call.in_shape(0).count();
-    if (call.out_shape(0).count() != count) {
-        ErrorContext where;
-        where.node = call.node();
-        where.op = "reshape";
-        throw Error("cannot reshape " + call.in_shape(0).to_string() + " (" + std::to_string(count) + " elements) to " +
-                        call.out_shape(0).to_string(),
-                    where);
-    }
-    const size_t bytes = count * byte_size(call.in_type(0));
-    if (bytes != 0) std::memcpy(call.out_raw(0), call.in_raw(0), bytes);
-}
-
-OclKernelSpec reshape_ocl_spec() {
-    OclKernelSpec spec;
-    spec.source = reshape_cl;
-    spec.kernel_name = "reshape_ref";
-    spec.defines = [](const KernelParams& p, bool) {
-        return JitDefines{{"ELEM_T", ocl_bits_type(p.inputs.at(0).dtype)}};
-    };
-    // Grid-stride over 4-element vectors, at least one work-item per tail element.
-    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        return dispatch_vec4(p.outputs.at(0).count(), limits);
-    };
-    return spec;
-}
-
 void register_reshape(ModuleRegistrar& reg) {
     OpDefinition def = op_def("reshape", "Same elements under a new shape (from input 1 or the shape attribute)", 1, 2,
                               {attr_ints("shape", std::vector<int64_t>{}, "target shape when there is no input 1"),
@@ -196,13 +167,10 @@ void register_reshape(ModuleRegistrar& reg) {
     def.value_inputs = {1};
     def.traits.view = true;   // runs no kernel on plain, unpadded layouts
     reg.add_op(def);
-    add_host_impls(reg, "reshape", reshape_kernel);
-
-    const auto counts_match = [](const KernelParams& p) -> std::string {
-        if (p.inputs.at(0).count() != p.outputs.at(0).count()) return "input and output element counts differ";
-        return {};
-    };
-    add_ocl_impls(reg, "reshape", reshape_ocl_spec(), ocl_options({}, counts_match));
+    CopyHostOptions copy;
+    copy.with_count = true;   // "cannot reshape [3,4] (12 elements) to [5,2]"
+    add_copy_host_impls(reg, "reshape", copy);
+    add_copy_ocl_impls(reg, "reshape");
 }
 
 }   // namespace

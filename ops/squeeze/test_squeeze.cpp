@@ -6,25 +6,17 @@
 
 #include <cstring>
 
+#include "layout_op_test.hpp"
 #include "op_test.hpp"
 
 namespace dynrt {
 namespace {
 
+using test::axes_attr;
+using test::axes_value;
+using test::every_dtype;
+
 using test::error_of;
-
-Attributes axes(std::vector<int64_t> a) { return test::attrs({{"axes", std::move(a)}}); }
-
-HostTensor axes_value(std::vector<int64_t> a, DataType t = DataType::i64) {
-    const auto n = static_cast<int64_t>(a.size());
-    return HostTensor::from_int64(t, Shape{n}, a);
-}
-
-const std::vector<DataType>& every_dtype() {
-    static const std::vector<DataType> all = {DataType::f32, DataType::f16, DataType::i32,    DataType::i64,
-                                              DataType::u8,  DataType::i8,  DataType::boolean};
-    return all;
-}
 
 // ---- 1. shape inference ----------------------------------------------------
 
@@ -32,22 +24,22 @@ TEST(SqueezeShape, AxesFromTheAttributeRemoveSize1DimsOfEveryDtype) {
     const Dimension dyn, b18(1, 8);
     std::vector<test::ShapeRow> rows;
     for (DataType t : every_dtype()) {
-        rows.push_back({{Layout({2, 1, 3}, t)}, axes({1}), {Layout({2, 3}, t)}});
-        rows.push_back({{Layout({2, 1, 3}, t)}, axes({-2}), {Layout({2, 3}, t)}});
+        rows.push_back({{Layout({2, 1, 3}, t)}, axes_attr({1}), {Layout({2, 3}, t)}});
+        rows.push_back({{Layout({2, 1, 3}, t)}, axes_attr({-2}), {Layout({2, 3}, t)}});
     }
     const auto f = [](PartialShape s) { return test::f32(std::move(s)); };
-    rows.push_back({{f({1, 3, 1})}, axes({0, -1}), {f({3})}});
-    rows.push_back({{f({1})}, axes({0}), {f(PartialShape{})}});             // to rank 0
-    rows.push_back({{f({1, 1})}, axes({}), {f(PartialShape{})}});           // every size-1 dim
-    rows.push_back({{f({1, 3, 1, 4})}, axes({}), {f({3, 4})}});             // every size-1 dim
-    rows.push_back({{f(PartialShape{})}, axes({}), {f(PartialShape{})}});   // a scalar stays one
-    rows.push_back({{f({0, 1, 3})}, axes({1}), {f({0, 3})}});               // empty tensor
-    rows.push_back({{f({0, 2})}, axes({}), {f({0, 2})}});
+    rows.push_back({{f({1, 3, 1})}, axes_attr({0, -1}), {f({3})}});
+    rows.push_back({{f({1})}, axes_attr({0}), {f(PartialShape{})}});             // to rank 0
+    rows.push_back({{f({1, 1})}, axes_attr({}), {f(PartialShape{})}});           // every size-1 dim
+    rows.push_back({{f({1, 3, 1, 4})}, axes_attr({}), {f({3, 4})}});             // every size-1 dim
+    rows.push_back({{f(PartialShape{})}, axes_attr({}), {f(PartialShape{})}});   // a scalar stays one
+    rows.push_back({{f({0, 1, 3})}, axes_attr({1}), {f({0, 3})}});               // empty tensor
+    rows.push_back({{f({0, 2})}, axes_attr({}), {f({0, 2})}});
     // Dynamic dims keep their bounds; a dynamic squeezed dim may be 1.
-    rows.push_back({{f({dyn, 1, b18})}, axes({1}), {f({dyn, b18})}});
-    rows.push_back({{f({dyn, 3})}, axes({0}), {f({3})}});
-    rows.push_back({{f({b18, Dimension(2, 5)})}, axes({0}), {f({Dimension(2, 5)})}});
-    rows.push_back({{f({1, Dimension(2, 5), Dimension(0, 0)})}, axes({}), {f({Dimension(2, 5), 0})}});
+    rows.push_back({{f({dyn, 1, b18})}, axes_attr({1}), {f({dyn, b18})}});
+    rows.push_back({{f({dyn, 3})}, axes_attr({0}), {f({3})}});
+    rows.push_back({{f({b18, Dimension(2, 5)})}, axes_attr({0}), {f({Dimension(2, 5)})}});
+    rows.push_back({{f({1, Dimension(2, 5), Dimension(0, 0)})}, axes_attr({}), {f({Dimension(2, 5), 0})}});
     test::expect_shapes("squeeze", rows);
 }
 
@@ -67,30 +59,28 @@ TEST(SqueezeShape, AxesFromInput1AreReadByValueOrLeaveTheRankOnly) {
 
 TEST(SqueezeShape, BadAxesAreErrorsNamingNodeFieldAndShape) {
     const auto f = [](PartialShape s) { return test::f32(std::move(s)); };
-    const std::vector<std::string> where = {"node 'node' (squeeze)", "field 'axes'"};
-    const auto words = [&](std::vector<std::string> w) {
-        w.insert(w.end(), where.begin(), where.end());
-        return w;
+    const auto words = [](std::vector<std::string> w) {
+        return test::with_node_and_field(std::move(w), "squeeze", "axes");
     };
-    test::expect_shapes("squeeze",
-                        {{{f({2, 1})}, axes({2}), {}, words({"axis 2", "out of range", "[2,1]"})},
-                         {{f({2, 1})}, axes({-3}), {}, words({"axis -3", "out of range", "[2,1]"})},
-                         {{f(PartialShape{})}, axes({0}), {}, words({"out of range", "[]"})},
-                         {{f({2, 3})}, axes({0}), {}, words({"cannot squeeze dim 0", "[2,3]", "extent is 2, not 1"})},
-                         {{f({0, 3})}, axes({0}), {}, words({"cannot squeeze dim 0", "[0,3]"})},
-                         {{f({Dimension(2, 8), 3})}, axes({0}), {}, words({"[2..8,3]", "extent is 2..8, not 1"})},
-                         {{f({2, 1, 3})}, axes({1, -2}), {}, words({"more than once", "[2,1,3]"})},
-                         {{f({Dimension(), 3})}, axes({}), {}, words({"cannot tell", "[?,3]", "give the axes"})},
-                         {{f({2, 1}), Layout({1}, DataType::f32)}, {}, {}, words({"i32 or i64", "f32[1]"})},
-                         {{f({2, 1}), Layout({1, 1}, DataType::i64)}, {}, {}, words({"1-D"})},
-                         {{f({2, 1}), Layout({Dimension()}, DataType::i64)}, {}, {}, words({"dynamic length"})},
-                         {{f({2, 1}), Layout({3}, DataType::i64)}, {}, {}, words({"squeeze 3 dims", "[2,1]"})},
-                         {{f({2, 1}), Layout({1}, DataType::i64)}, axes({1}), {}, words({"given twice"})},
-                         {{f({2, 1}), Layout({1}, DataType::i64)},
-                          {},
-                          {},
-                          words({"axis 5", "input 1", "[2,1]"}),
-                          {{1, axes_value({5})}}}});
+    test::expect_shapes(
+        "squeeze", {{{f({2, 1})}, axes_attr({2}), {}, words({"axis 2", "out of range", "[2,1]"})},
+                    {{f({2, 1})}, axes_attr({-3}), {}, words({"axis -3", "out of range", "[2,1]"})},
+                    {{f(PartialShape{})}, axes_attr({0}), {}, words({"out of range", "[]"})},
+                    {{f({2, 3})}, axes_attr({0}), {}, words({"cannot squeeze dim 0", "[2,3]", "extent is 2, not 1"})},
+                    {{f({0, 3})}, axes_attr({0}), {}, words({"cannot squeeze dim 0", "[0,3]"})},
+                    {{f({Dimension(2, 8), 3})}, axes_attr({0}), {}, words({"[2..8,3]", "extent is 2..8, not 1"})},
+                    {{f({2, 1, 3})}, axes_attr({1, -2}), {}, words({"more than once", "[2,1,3]"})},
+                    {{f({Dimension(), 3})}, axes_attr({}), {}, words({"cannot tell", "[?,3]", "give the axes"})},
+                    {{f({2, 1}), Layout({1}, DataType::f32)}, {}, {}, words({"i32 or i64", "f32[1]"})},
+                    {{f({2, 1}), Layout({1, 1}, DataType::i64)}, {}, {}, words({"1-D"})},
+                    {{f({2, 1}), Layout({Dimension()}, DataType::i64)}, {}, {}, words({"dynamic length"})},
+                    {{f({2, 1}), Layout({3}, DataType::i64)}, {}, {}, words({"squeeze 3 dims", "[2,1]"})},
+                    {{f({2, 1}), Layout({1}, DataType::i64)}, axes_attr({1}), {}, words({"given twice"})},
+                    {{f({2, 1}), Layout({1}, DataType::i64)},
+                     {},
+                     {},
+                     words({"axis 5", "input 1", "[2,1]"}),
+                     {{1, axes_value({5})}}}});
 }
 
 // ---- 2. every impl against the reference -------------------------------------
@@ -104,21 +94,14 @@ TEST(SqueezeImpls, EveryImplMatchesTheReferenceForEveryDtype) {
         SCOPED_TRACE(to_string(t));
         const Layout in({Dimension(), 1, Dimension()}, t);
         const auto runs = test::random_runs(t, shapes, 11, -100, 100);
-        test::expect_impls_match_reference({"squeeze", axes({-2}), {in}, {}}, runs);
+        test::expect_impls_match_reference({"squeeze", axes_attr({-2}), {in}, {}}, runs);
         test::expect_impls_match_reference({"squeeze", {}, {in, Layout({1}, DataType::i64)}, {{1, axes_value({1})}}},
                                            runs);
     }
 }
 
 TEST(SqueezeReference, OutputHoldsTheInputBytes) {
-    for (DataType t : every_dtype()) {
-        SCOPED_TRACE(to_string(t));
-        const HostTensor in = test::random_tensor(t, Shape{1, 4, 1, 5}, 3, -50, 50);
-        const HostTensor out =
-            test::run_once(test::single_node_program("squeeze", {Layout({1, 4, 1, 5}, t)}, axes({})), {in});
-        ASSERT_EQ(out.shape(), Shape({4, 5}));
-        EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
-    }
+    test::expect_reference_keeps_bytes("squeeze", axes_attr({}), Shape{1, 4, 1, 5}, Shape({4, 5}));
 }
 
 // ---- 3. one instance, changing shapes -----------------------------------------
@@ -135,7 +118,7 @@ TEST(SqueezeDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
         with_input.push_back({test::random_tensor(DataType::i32, Shape{3, 1, n}, seed++, -9, 9), axes_value({-2})});
     for (const test::SequenceOptions& o : test::every_engine_and_mode()) {
         SCOPED_TRACE(o.engine + ", " + test::mode_name(o.mode));
-        test::expect_sequence({"squeeze", axes({1}), {test::f32({Dimension(), 1, 3})}, {}},
+        test::expect_sequence({"squeeze", axes_attr({1}), {test::f32({Dimension(), 1, 3})}, {}},
                               test::random_runs(DataType::f32, rows, 100), o);
         test::expect_sequence(
             {"squeeze", {}, {Layout({3, 1, Dimension()}, DataType::i32), Layout({1}, DataType::i64)}, {}}, with_input,
@@ -150,7 +133,7 @@ TEST(SqueezeDynamic, ADynamicDimThatIsNot1IsARunTimeError) {
         SCOPED_TRACE(dynamic ? "dynamic impls" : "static impls");
         NetworkOptions opts;
         opts.use_dynamic_impls = dynamic;
-        const auto prog = test::single_node_program("squeeze", {test::f32({Dimension(), 3})}, axes({0}));
+        const auto prog = test::single_node_program("squeeze", {test::f32({Dimension(), 3})}, axes_attr({0}));
         InferRequest req(Network::create(prog, test::engine(), opts));
         req.set_input("in0", test::random_tensor(DataType::f32, Shape{2, 3}, 1));
         const std::string msg = error_of([&] { req.infer(); });
@@ -170,26 +153,16 @@ TEST(SqueezeDynamic, ADynamicDimThatIsNot1IsARunTimeError) {
 // With views on (the default), a plain input needs no kernel: the output is
 // the input's buffer under the new shape, on every engine and every shape.
 TEST(SqueezeViews, NoKernelRunsAndTheOutputHoldsTheInputBytes) {
-    std::vector<EnginePtr> engines{test::engine("cpu")};
-    if (EnginePtr ocl = test::ocl_engine()) engines.push_back(ocl);
-    for (const EnginePtr& eng : engines) {
-        for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::boolean}) {
-            SCOPED_TRACE(eng->info().type + " " + to_string(t));
-            const auto prog = test::single_node_program("squeeze", {Layout({Dimension(), 1, 3}, t)}, axes({1}));
-            InferRequest req(Network::create(prog, eng, NetworkOptions()));
-            uint64_t seed = 9;
-            for (int64_t n : {3, 17, 3, 257}) {
-                const HostTensor in = test::random_tensor(t, Shape{n, 1, 3}, seed++, -50, 50);
-                req.set_input("in0", in);
-                req.infer();
-                const HostTensor out = req.get_output(0);
-                ASSERT_EQ(out.shape(), Shape({n, 3}));
-                EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
-                EXPECT_EQ(test::node_counters(req, "node").views, 1u);
-                EXPECT_EQ(test::node_counters(req, "node").executions, 0u);
-            }
-        }
-    }
+    test::expect_view_runs_no_kernel({"squeeze", axes_attr({1}),
+                                      [](DataType t) {
+                                          return Layout({Dimension(), 1, 3}, t);
+                                      },
+                                      [](int64_t n) {
+                                          return Shape{n, 1, 3};
+                                      },
+                                      [](int64_t n) {
+                                          return Shape({n, 3});
+                                      }});
 }
 
 }   // namespace

@@ -4,18 +4,15 @@
 // which only the host serves), and one instance fed changing shapes.
 #include <gtest/gtest.h>
 
+#include "layout_op_test.hpp"
 #include "op_test.hpp"
 
 namespace dynrt {
 namespace {
 
-Attributes perm(std::vector<int64_t> p) { return test::attrs({{"perm", std::move(p)}}); }
+using test::every_dtype;
 
-const std::vector<DataType>& every_dtype() {
-    static const std::vector<DataType> all = {DataType::f32, DataType::f16, DataType::i32,    DataType::i64,
-                                              DataType::u8,  DataType::i8,  DataType::boolean};
-    return all;
-}
+Attributes perm(std::vector<int64_t> p) { return test::attrs({{"perm", std::move(p)}}); }
 
 // ---- 1. shape inference ----------------------------------------------------
 
@@ -39,9 +36,7 @@ TEST(TransposeShape, OutputDimIIsInputDimPermI) {
 TEST(TransposeShape, APermThatIsNotAPermutationIsAnErrorNamingNodeFieldAndShape) {
     const auto f = [](PartialShape s) { return test::f32(std::move(s)); };
     const auto words = [](std::vector<std::string> w) {
-        w.push_back("node 'node' (transpose)");
-        w.push_back("field 'perm'");
-        return w;
+        return test::with_node_and_field(std::move(w), "transpose", "perm");
     };
     test::expect_shapes("transpose", {{{f({2, 3, 4})}, perm({0, 1}), {}, words({"perm [0,1]", "[2,3,4]", "2 entries"})},
                                       {{f({2, 3, 4})}, perm({0, 1, 2, 3}), {}, words({"4 entries"})},

@@ -5,23 +5,15 @@
 
 #include <cstring>
 
+#include "layout_op_test.hpp"
 #include "op_test.hpp"
 
 namespace dynrt {
 namespace {
 
-Attributes axes(std::vector<int64_t> a) { return test::attrs({{"axes", std::move(a)}}); }
-
-HostTensor axes_value(std::vector<int64_t> a, DataType t = DataType::i64) {
-    const auto n = static_cast<int64_t>(a.size());
-    return HostTensor::from_int64(t, Shape{n}, a);
-}
-
-const std::vector<DataType>& every_dtype() {
-    static const std::vector<DataType> all = {DataType::f32, DataType::f16, DataType::i32,    DataType::i64,
-                                              DataType::u8,  DataType::i8,  DataType::boolean};
-    return all;
-}
+using test::axes_attr;
+using test::axes_value;
+using test::every_dtype;
 
 // ---- 1. shape inference ----------------------------------------------------
 
@@ -29,18 +21,18 @@ TEST(UnsqueezeShape, AxesAreOutputPositionsOfNewSize1Dims) {
     const Dimension dyn, b28(2, 8);
     const auto f = [](PartialShape s) { return test::f32(std::move(s)); };
     std::vector<test::ShapeRow> rows;
-    for (DataType t : every_dtype()) rows.push_back({{Layout({2, 3}, t)}, axes({1}), {Layout({2, 1, 3}, t)}});
-    rows.push_back({{f({2, 3})}, axes({0}), {f({1, 2, 3})}});
-    rows.push_back({{f({2, 3})}, axes({2}), {f({2, 3, 1})}});
-    rows.push_back({{f({2, 3})}, axes({-1}), {f({2, 3, 1})}});   // of the output's rank
-    rows.push_back({{f({2, 3})}, axes({-3}), {f({1, 2, 3})}});
-    rows.push_back({{f({2, 3})}, axes({3, 0}), {f({1, 2, 3, 1})}});   // any order
-    rows.push_back({{f({2, 3})}, axes({1, 2}), {f({2, 1, 1, 3})}});
-    rows.push_back({{f(PartialShape{})}, axes({0}), {f({1})}});   // a scalar
-    rows.push_back({{f(PartialShape{})}, axes({-1, 0}), {f({1, 1})}});
-    rows.push_back({{f({1})}, axes({0}), {f({1, 1})}});
-    rows.push_back({{f({0, 3})}, axes({1}), {f({0, 1, 3})}});   // empty tensor
-    rows.push_back({{f({dyn, b28})}, axes({0, -2}), {f({1, dyn, 1, b28})}});
+    for (DataType t : every_dtype()) rows.push_back({{Layout({2, 3}, t)}, axes_attr({1}), {Layout({2, 1, 3}, t)}});
+    rows.push_back({{f({2, 3})}, axes_attr({0}), {f({1, 2, 3})}});
+    rows.push_back({{f({2, 3})}, axes_attr({2}), {f({2, 3, 1})}});
+    rows.push_back({{f({2, 3})}, axes_attr({-1}), {f({2, 3, 1})}});   // of the output's rank
+    rows.push_back({{f({2, 3})}, axes_attr({-3}), {f({1, 2, 3})}});
+    rows.push_back({{f({2, 3})}, axes_attr({3, 0}), {f({1, 2, 3, 1})}});   // any order
+    rows.push_back({{f({2, 3})}, axes_attr({1, 2}), {f({2, 1, 1, 3})}});
+    rows.push_back({{f(PartialShape{})}, axes_attr({0}), {f({1})}});   // a scalar
+    rows.push_back({{f(PartialShape{})}, axes_attr({-1, 0}), {f({1, 1})}});
+    rows.push_back({{f({1})}, axes_attr({0}), {f({1, 1})}});
+    rows.push_back({{f({0, 3})}, axes_attr({1}), {f({0, 1, 3})}});   // empty tensor
+    rows.push_back({{f({dyn, b28})}, axes_attr({0, -2}), {f({1, dyn, 1, b28})}});
     test::expect_shapes("unsqueeze", rows);
 }
 
@@ -64,27 +56,25 @@ TEST(UnsqueezeShape, AxesFromInput1AreReadByValueOrLeaveTheRankOnly) {
 TEST(UnsqueezeShape, BadAxesAreErrorsNamingNodeFieldAndShape) {
     const auto f = [](PartialShape s) { return test::f32(std::move(s)); };
     const auto words = [](std::vector<std::string> w) {
-        w.push_back("node 'node' (unsqueeze)");
-        w.push_back("field 'axes'");
-        return w;
+        return test::with_node_and_field(std::move(w), "unsqueeze", "axes");
     };
-    test::expect_shapes("unsqueeze",
-                        {{{f({2, 3})}, axes({3}), {}, words({"axis 3", "out of range", "rank 3", "[2,3]"})},
-                         {{f({2, 3})}, axes({-4}), {}, words({"axis -4", "out of range", "[2,3]"})},
-                         {{f(PartialShape{})}, axes({1}), {}, words({"out of range", "[]"})},
-                         {{f({2, 3})}, axes({1, 1}), {}, words({"more than once", "[2,3]"})},
-                         {{f({2, 3})}, axes({0, -4}), {}, words({"more than once", "[2,3]"})},   // -4 is 0 in rank 4
-                         {{f({2, 3})}, axes({}), {}, words({"at least one axis", "[2,3]"})},
-                         {{f({2, 3}), Layout({0}, DataType::i64)}, {}, {}, words({"at least one axis"})},
-                         {{f({2, 3}), Layout({1}, DataType::f16)}, {}, {}, words({"i32 or i64", "f16[1]"})},
-                         {{f({2, 3}), Layout({1, 1}, DataType::i64)}, {}, {}, words({"1-D"})},
-                         {{f({2, 3}), Layout({Dimension()}, DataType::i64)}, {}, {}, words({"dynamic length"})},
-                         {{f({2, 3}), Layout({1}, DataType::i64)}, axes({0}), {}, words({"given twice"})},
-                         {{f({2, 3}), Layout({1}, DataType::i64)},
-                          {},
-                          {},
-                          words({"axis 7", "input 1", "[2,3]"}),
-                          {{1, axes_value({7})}}}});
+    test::expect_shapes(
+        "unsqueeze", {{{f({2, 3})}, axes_attr({3}), {}, words({"axis 3", "out of range", "rank 3", "[2,3]"})},
+                      {{f({2, 3})}, axes_attr({-4}), {}, words({"axis -4", "out of range", "[2,3]"})},
+                      {{f(PartialShape{})}, axes_attr({1}), {}, words({"out of range", "[]"})},
+                      {{f({2, 3})}, axes_attr({1, 1}), {}, words({"more than once", "[2,3]"})},
+                      {{f({2, 3})}, axes_attr({0, -4}), {}, words({"more than once", "[2,3]"})},   // -4 is 0 in rank 4
+                      {{f({2, 3})}, axes_attr({}), {}, words({"at least one axis", "[2,3]"})},
+                      {{f({2, 3}), Layout({0}, DataType::i64)}, {}, {}, words({"at least one axis"})},
+                      {{f({2, 3}), Layout({1}, DataType::f16)}, {}, {}, words({"i32 or i64", "f16[1]"})},
+                      {{f({2, 3}), Layout({1, 1}, DataType::i64)}, {}, {}, words({"1-D"})},
+                      {{f({2, 3}), Layout({Dimension()}, DataType::i64)}, {}, {}, words({"dynamic length"})},
+                      {{f({2, 3}), Layout({1}, DataType::i64)}, axes_attr({0}), {}, words({"given twice"})},
+                      {{f({2, 3}), Layout({1}, DataType::i64)},
+                       {},
+                       {},
+                       words({"axis 7", "input 1", "[2,3]"}),
+                       {{1, axes_value({7})}}}});
 }
 
 // ---- 2. every impl against the reference -------------------------------------
@@ -95,21 +85,14 @@ TEST(UnsqueezeImpls, EveryImplMatchesTheReferenceForEveryDtype) {
         SCOPED_TRACE(to_string(t));
         const Layout in(PartialShape::dynamic_of_rank(2), t);
         const auto runs = test::random_runs(t, shapes, 21, -100, 100);
-        test::expect_impls_match_reference({"unsqueeze", axes({0, -1}), {in}, {}}, runs);
+        test::expect_impls_match_reference({"unsqueeze", axes_attr({0, -1}), {in}, {}}, runs);
         test::expect_impls_match_reference({"unsqueeze", {}, {in, Layout({1}, DataType::i64)}, {{1, axes_value({1})}}},
                                            runs);
     }
 }
 
 TEST(UnsqueezeReference, OutputHoldsTheInputBytes) {
-    for (DataType t : every_dtype()) {
-        SCOPED_TRACE(to_string(t));
-        const HostTensor in = test::random_tensor(t, Shape{4, 5}, 3, -50, 50);
-        const HostTensor out =
-            test::run_once(test::single_node_program("unsqueeze", {Layout({4, 5}, t)}, axes({2, 0})), {in});
-        ASSERT_EQ(out.shape(), Shape({1, 4, 1, 5}));
-        EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
-    }
+    test::expect_reference_keeps_bytes("unsqueeze", axes_attr({2, 0}), Shape{4, 5}, Shape({1, 4, 1, 5}));
 }
 
 // ---- 3. one instance, changing shapes -----------------------------------------
@@ -128,7 +111,7 @@ TEST(UnsqueezeDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
             {test::random_tensor(DataType::u8, Shape{n}, seed++, 0, 200), axes_value({(k++ % 2) ? 0 : -1})});
     for (const test::SequenceOptions& o : test::every_engine_and_mode()) {
         SCOPED_TRACE(o.engine + ", " + test::mode_name(o.mode));
-        test::expect_sequence({"unsqueeze", axes({1}), {test::f32({Dimension(), 3})}, {}},
+        test::expect_sequence({"unsqueeze", axes_attr({1}), {test::f32({Dimension(), 3})}, {}},
                               test::random_runs(DataType::f32, rows, 100), o);
         test::SequenceOptions values = o;
         values.check_counters = false;   // the axes change with the data shape unchanged
@@ -142,26 +125,16 @@ TEST(UnsqueezeDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
 // With views on (the default), a plain input needs no kernel: the output is
 // the input's buffer under the new shape, on every engine and every shape.
 TEST(UnsqueezeViews, NoKernelRunsAndTheOutputHoldsTheInputBytes) {
-    std::vector<EnginePtr> engines{test::engine("cpu")};
-    if (EnginePtr ocl = test::ocl_engine()) engines.push_back(ocl);
-    for (const EnginePtr& eng : engines) {
-        for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::boolean}) {
-            SCOPED_TRACE(eng->info().type + " " + to_string(t));
-            const auto prog = test::single_node_program("unsqueeze", {Layout({Dimension(), 3}, t)}, axes({1}));
-            InferRequest req(Network::create(prog, eng, NetworkOptions()));
-            uint64_t seed = 9;
-            for (int64_t n : {3, 17, 3, 257}) {
-                const HostTensor in = test::random_tensor(t, Shape{n, 3}, seed++, -50, 50);
-                req.set_input("in0", in);
-                req.infer();
-                const HostTensor out = req.get_output(0);
-                ASSERT_EQ(out.shape(), Shape({n, 1, 3}));
-                EXPECT_EQ(0, std::memcmp(out.data(), in.data(), in.bytes()));
-                EXPECT_EQ(test::node_counters(req, "node").views, 1u);
-                EXPECT_EQ(test::node_counters(req, "node").executions, 0u);
-            }
-        }
-    }
+    test::expect_view_runs_no_kernel({"unsqueeze", axes_attr({1}),
+                                      [](DataType t) {
+                                          return Layout({Dimension(), 3}, t);
+                                      },
+                                      [](int64_t n) {
+                                          return Shape{n, 3};
+                                      },
+                                      [](int64_t n) {
+                                          return Shape({n, 1, 3});
+                                      }});
 }
 
 }   // namespace
