@@ -57,14 +57,15 @@ endfunction()
 # A sweep file sweep.txt in the op's folder (docs/test-op.md) is installed as
 # share/dynrt/sweeps/<op>.txt and run by ctest through `dynrt test-op <op>
 # --sweep-file`: as sweep_<op>_cpu on the cpu impls and, when the op has
-# KERNELS, as sweep_<op>_ocl on its OpenCL impls (skipped without an OpenCL
-# platform).
+# KERNELS or says OCL (OpenCL impls from a shared SDK kernel, e.g.
+# add_copy_ocl_impls), as sweep_<op>_ocl on its OpenCL impls (skipped without
+# an OpenCL platform).
 #
 # KERNELS <file.cl>...: each OpenCL source is embedded at build time as a
 # header "<stem>_cl.hpp" defining `static const char <stem>_cl[]` (the file's
 # text), reachable from the op's sources with #include "<stem>_cl.hpp".
 function(dynrt_add_op)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES;TESTS;KERNELS" ${ARGN})
+  cmake_parse_arguments(ARG "OCL" "NAME" "SOURCES;TESTS;KERNELS" ${ARGN})
   set(_generated)
   foreach(_cl ${ARG_KERNELS})
     get_filename_component(_stem ${_cl} NAME_WE)
@@ -95,7 +96,7 @@ function(dynrt_add_op)
     install(FILES ${_sweep} DESTINATION ${CMAKE_INSTALL_DATADIR}/dynrt/sweeps RENAME ${ARG_NAME}.txt)
     if(DYNRT_BUILD_TESTS)
       set(_devices cpu)
-      if(ARG_KERNELS)
+      if(ARG_KERNELS OR ARG_OCL)
         list(APPEND _devices ocl)
       endif()
       foreach(_dev ${_devices})
