@@ -7,9 +7,8 @@
 //   LENGTH % 4 tail elements go to work-items 0..2. This is the common case
 //   and is memory-bound, so it moves whole vectors and no index is split.
 // - broadcast: one work-item per output element. The output index is split
-//   into its 8 right-aligned coordinates (the JIT dims carry leading ones); an
-//   input dim of size 1 is broadcast (stride 0), so the input's flat index is
-//   the sum of coordinate * stride over its other dims.
+//   into its 8 right-aligned coordinates and each input's flat index taken at
+//   them, a size-1 dim held at 0 (ocl_common.cl's BCAST_SPLIT / BCAST_OFFSET).
 // A padded output (a view into a larger buffer, e.g. one input's slice of an
 // in-place concat) takes the element-wise path of either case and stores
 // through OUTPUT0_PHYS; OUTPUT0_PADDED is a literal 0 for dense outputs of a
@@ -58,21 +57,11 @@ inline COMPUTE_T op(COMPUTE_T a, COMPUTE_T b) { return OP_EXPR; }
 #define OP_LANE(s) op(a4.s, b4.s)
 #endif
 
-#define BCAST_STEP(j)                                          \
-    {                                                          \
-        const ulong c = r % (ulong)(OUTPUT0_DIM##j);           \
-        r /= (ulong)(OUTPUT0_DIM##j);                          \
-        if ((INPUT0_DIM##j) != 1) ia += c * sa;                \
-        if ((INPUT1_DIM##j) != 1) ib += c * sb;                \
-        sa *= (ulong)(INPUT0_DIM##j);                          \
-        sb *= (ulong)(INPUT1_DIM##j);                          \
-    }
-
 KERNEL(eltwise_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global const INPUT1_TYPE* input1,
                     __global OUTPUT0_TYPE* output0 FUSED_OPS_ARGS) {
     const ulong n = (ulong)OUTPUT0_LENGTH;
     const ulong gid = get_global_id(0);
-    if ((ulong)INPUT0_LENGTH == n && (ulong)INPUT1_LENGTH == n) {
+    if (BCAST_SAME(0) && BCAST_SAME(1)) {
         const ulong gs = get_global_size(0);
         if (OUTPUT0_PADDED || HAS_FUSED_OPS) {
             for (ulong i = gid; i < n; i += gs)
@@ -91,10 +80,8 @@ KERNEL(eltwise_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, 
     }
     const ulong o = gid;
     if (o >= n) return;   // the global size is rounded up
-    ulong r = o, ia = 0, ib = 0, sa = 1, sb = 1;
-    BCAST_STEP(7) BCAST_STEP(6) BCAST_STEP(5) BCAST_STEP(4)
-    BCAST_STEP(3) BCAST_STEP(2) BCAST_STEP(1) BCAST_STEP(0)
-    const COMPUTE_T a = (COMPUTE_T)LOAD(input0, ia);
-    const COMPUTE_T b = (COMPUTE_T)LOAD(input1, ib);
+    BCAST_SPLIT(c, o);
+    const COMPUTE_T a = (COMPUTE_T)LOAD(input0, BCAST_OFFSET(c, 0));
+    const COMPUTE_T b = (COMPUTE_T)LOAD(input1, BCAST_OFFSET(c, 1));
     STORE_F(output0, OUTPUT0_PHYS(o), o, OP_EXPR);
 }

@@ -119,41 +119,11 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     return {dynrt::Layout(out, a.dtype)};
 }
 
-// Element strides of `in` seen through the output's index space: broadcast dims
-// (size 1, or missing on the left) get stride 0.
-std::vector<size_t> broadcast_strides(const Shape& in, const Shape& out) {
-    std::vector<size_t> s(out.size(), 0);
-    const size_t lead = out.size() - in.size();
-    size_t stride = 1;
-    for (size_t d = in.size(); d-- > 0;) {
-        s[d + lead] = in[d] == 1 ? 0 : stride;
-        stride *= static_cast<size_t>(in[d]);
-    }
-    return s;
-}
-
 // Calls body(out_index, a_index, b_index) for every output element in order.
 template <typename Body>
 void for_each_broadcast(const Shape& a, const Shape& b, const Shape& out, Body body) {
-    const size_t rank = out.size();
-    const std::vector<size_t> sa = broadcast_strides(a, out);
-    const std::vector<size_t> sb = broadcast_strides(b, out);
-    std::vector<int64_t> idx(rank, 0);
-    const size_t n = out.count();
-    size_t ia = 0, ib = 0;
-    for (size_t o = 0; o < n; ++o) {
-        body(o, ia, ib);
-        for (size_t d = rank; d-- > 0;) {
-            if (++idx[d] < out[d]) {
-                ia += sa[d];
-                ib += sb[d];
-                break;
-            }
-            ia -= sa[d] * static_cast<size_t>(out[d] - 1);
-            ib -= sb[d] * static_cast<size_t>(out[d] - 1);
-            idx[d] = 0;
-        }
-    }
+    dynrt::BroadcastIndex ix(out, {a, b});
+    for (size_t o = 0; o < out.count(); ++o, ix.next()) body(o, ix.in(0), ix.in(1));
 }
 
 int64_t load_int(const dynrt::HostCall& call, size_t input, size_t i) {

@@ -2,13 +2,11 @@
 // one input; `and`, `or` and `xor` take two with numpy broadcasting. Inputs
 // and output are boolean, one byte per element; any non-zero byte reads as
 // true and results are stored as 0 or 1.
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "dynrt/attributes.hpp"
-#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -24,40 +22,12 @@ enum class Mode { and_, or_, xor_, not_ };
 
 const std::vector<std::string> kModes = {"and", "or", "xor", "not"};
 
-Mode parse_mode(const std::string& s) {
-    for (size_t i = 0; i < kModes.size(); ++i)
-        if (s == kModes[i]) return static_cast<Mode>(i);
-    ErrorContext where;
-    where.field = "mode";
-    throw Error("unknown logical mode '" + s + "'", where);
-}
+Mode parse_mode(const std::string& s) { return static_cast<Mode>(mode_index("logical", kModes, s)); }
 
 size_t arity(Mode m) { return m == Mode::not_ ? 1 : 2; }
 
 Error node_error(const ShapeInferContext& ctx, const std::string& field, const std::string& message) {
-    ErrorContext where;
-    where.node = ctx.node;
-    where.op = "logical";
-    where.field = field;
-    return Error(message, where);
-}
-
-// Numpy broadcasting through the SDK's broadcast_shapes. Where that can only
-// answer "dynamic" (two dynamic dims), the result is one of the two dims, so
-// it still lies within their joint bounds.
-PartialShape broadcast_bounded(const PartialShape& a, const PartialShape& b) {
-    PartialShape out = broadcast_shapes(a, b);
-    const size_t rank = out.rank();
-    for (size_t d = 0; d < rank; ++d) {
-        if (out[d] != Dimension::dynamic()) continue;
-        const Dimension da = d + a.rank() >= rank ? a[d + a.rank() - rank] : Dimension(1);
-        const Dimension db = d + b.rank() >= rank ? b[d + b.rank() - rank] : Dimension(1);
-        const int64_t lo = std::min(da.min(), db.min());
-        const bool bounded = da.max() != Dimension::kUnbounded && db.max() != Dimension::kUnbounded;
-        if (bounded) out[d] = Dimension(lo, std::max(da.max(), db.max()));
-        else if (lo > 0) out[d] = Dimension(lo, Dimension::kUnbounded);
-    }
-    return out;
+    return Error(message, node_context(ctx.node, "logical", field));
 }
 
 std::vector<Layout> infer(const ShapeInferContext& ctx) {
@@ -77,40 +47,13 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
     if (n == 2) {
         const PartialShape& a = ctx.inputs[0].shape;
         const PartialShape& b = ctx.inputs[1].shape;
-        try {
-            out = broadcast_bounded(a, b);
-        } catch (const Error& e) {
-            throw node_error(
-                ctx, "inputs",
-                "inputs a " + a.to_string() + " and b " + b.to_string() + " cannot be broadcast (" + e.message() + ")");
-        }
-        // Checked size: the known dims of the result must fit an element count.
-        std::vector<int64_t> known;
-        for (const Dimension& d : out) known.push_back(d.is_static() ? d.get_length() : d.min());
-        size_t count = 0;
-        if (!count_fits(known, &count))
-            throw node_error(ctx, "inputs",
-                             "the broadcast shape " + out.to_string() + " of a " + a.to_string() + " and b " +
-                                 b.to_string() + " has more than 2^60 elements");
+        out = broadcast_inputs({a, b}, "a " + a.to_string() + " and b " + b.to_string(),
+                               node_context(ctx.node, "logical", "inputs"));
     }
     return {Layout(out, DataType::boolean)};
 }
 
 // ---- reference ------------------------------------------------------------
-
-// Flat index into an input of shape `in` of the output element `o` of shape
-// `out`: the output coordinates, right-aligned, a size-1 input dim held at 0.
-size_t source_index(size_t o, const Shape& out, const Shape& in, const std::vector<size_t>& in_strides) {
-    size_t index = 0;
-    const size_t lead = out.rank() - in.rank();
-    for (size_t d = out.rank(); d-- > lead;) {
-        const auto extent = static_cast<size_t>(out[d]);
-        const size_t c = o % extent;
-        o /= extent;
-        if (in[d - lead] != 1) index += c * in_strides[d - lead];
-    }
-    return index;
-}
 
 bool apply(Mode m, bool a, bool b) {
     switch (m) {
@@ -125,20 +68,17 @@ bool apply(Mode m, bool a, bool b) {
 void reference(HostCall& call) {
     const Mode m = parse_mode(call.attrs().get_string("mode"));
     const Shape& out = call.out_shape(0);
-    const Shape& sa = call.in_shape(0);
-    const std::vector<size_t> ta = strides_of(sa);
     const auto* a = call.in<uint8_t>(0);
     auto* y = call.out<uint8_t>(0);
     if (m == Mode::not_) {
         for (size_t o = 0; o < out.count(); ++o) y[o] = apply(m, a[o] != 0, false) ? 1 : 0;
         return;
     }
-    const Shape& sb = call.in_shape(1);
-    const std::vector<size_t> tb = strides_of(sb);
     const auto* b = call.in<uint8_t>(1);
-    for (size_t o = 0; o < out.count(); ++o) {
-        const bool va = a[source_index(o, out, sa, ta)] != 0;
-        const bool vb = b[source_index(o, out, sb, tb)] != 0;
+    BroadcastIndex ix(out, {call.in_shape(0), call.in_shape(1)});
+    for (size_t o = 0; o < out.count(); ++o, ix.next()) {
+        const bool va = a[ix.in(0)] != 0;
+        const bool vb = b[ix.in(1)] != 0;
         y[o] = apply(m, va, vb) ? 1 : 0;
     }
 }
@@ -163,17 +103,8 @@ OclKernelSpec ocl_spec() {
         const Mode m = parse_mode(p.attrs->get_string("mode"));
         return JitDefines{{"UNARY", m == Mode::not_ ? "1" : "0"}, {"LOGIC(a, b)", ocl_expr(m)}};
     };
-    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {
-        return dispatch_1d(p.outputs[0].count(), l);
-    };
+    spec.dispatch = [](const KernelParams& p, const auto& l) { return dispatch_1d(p.outputs[0].count(), l); };
     return spec;
-}
-
-// The kernel splits output indices over 8 right-aligned dims.
-std::string ocl_validate(const KernelParams& p) {
-    if (p.outputs.at(0).shape.rank() > 8)
-        return "rank " + std::to_string(p.outputs[0].shape.rank()) + " is above the kernel's 8 dims";
-    return {};
 }
 
 void register_logical(ModuleRegistrar& reg) {
@@ -182,8 +113,8 @@ void register_logical(ModuleRegistrar& reg) {
                {attr_string("mode", std::nullopt, kModes, "and, or, xor (two inputs) or not (one)")}, infer);
     reg.add_op(def);
     const std::vector<DataType> types = {DataType::boolean};
-    add_host_impls(reg, "logical", reference, host_options(types));                // cpu_ref_dynamic, cpu_ref_static
-    add_ocl_impls(reg, "logical", ocl_spec(), ocl_options(types, ocl_validate));   // ocl_dynamic, ocl_static
+    add_host_impls(reg, "logical", reference, host_options(types));   // cpu_ref_dynamic, cpu_ref_static
+    add_ocl_impls(reg, "logical", ocl_spec(), ocl_options(types, validate_broadcast_rank));   // ocl_dynamic, ocl_static
 }
 
 }   // namespace

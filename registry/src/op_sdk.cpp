@@ -10,6 +10,7 @@
 #include <limits>
 #include <utility>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/host_tensor.hpp"
 
 namespace dynrt {
@@ -331,6 +332,86 @@ PartialShape broadcast_shapes(const PartialShape& a, const PartialShape& b) {
         }
     }
     return PartialShape(std::move(out));
+}
+
+size_t mode_index(const std::string& op, const std::vector<std::string>& modes, const std::string& mode) {
+    for (size_t i = 0; i < modes.size(); ++i)
+        if (mode == modes[i]) return i;
+    ErrorContext where;
+    where.field = "mode";
+    throw Error("unknown " + op + " mode '" + mode + "'", where);
+}
+
+PartialShape broadcast_shapes_bounded(const std::vector<PartialShape>& shapes) {
+    PartialShape out = shapes.at(0);
+    for (size_t k = 1; k < shapes.size(); ++k) {
+        const PartialShape a = out;
+        const PartialShape& b = shapes[k];
+        out = broadcast_shapes(a, b);
+        const size_t rank = out.rank();
+        for (size_t d = 0; d < rank; ++d) {
+            if (out[d] != Dimension::dynamic()) continue;
+            const Dimension da = d + a.rank() >= rank ? a[d + a.rank() - rank] : Dimension(1);
+            const Dimension db = d + b.rank() >= rank ? b[d + b.rank() - rank] : Dimension(1);
+            const int64_t lo = std::min(da.min(), db.min());
+            const bool bounded = da.max() != Dimension::kUnbounded && db.max() != Dimension::kUnbounded;
+            if (bounded) out[d] = Dimension(lo, std::max(da.max(), db.max()));
+            else if (lo > 0) out[d] = Dimension(lo, Dimension::kUnbounded);
+        }
+    }
+    return out;
+}
+
+PartialShape broadcast_inputs(const std::vector<PartialShape>& shapes, const std::string& described,
+                              const ErrorContext& where) {
+    PartialShape out;
+    try {
+        out = broadcast_shapes_bounded(shapes);
+    } catch (const Error& e) {
+        throw Error("inputs " + described + " cannot be broadcast (" + e.message() + ")", where);
+    }
+    std::vector<int64_t> known;
+    for (const Dimension& d : out) known.push_back(d.is_static() ? d.get_length() : d.min());
+    size_t count = 0;
+    if (!count_fits(known, &count))
+        throw Error("the broadcast shape " + out.to_string() + " of " + described + " has more than 2^60 elements",
+                    where);
+    return out;
+}
+
+std::string validate_broadcast_rank(const KernelParams& p) {
+    const size_t rank = p.outputs.at(0).shape.rank();
+    if (rank > 8) return "rank " + std::to_string(rank) + " is above the kernel's 8 dims";
+    return {};
+}
+
+ErrorContext node_context(const std::string& node, const std::string& op, const std::string& field) {
+    ErrorContext where;
+    where.node = node;
+    where.op = op;
+    where.field = field;
+    return where;
+}
+
+BroadcastIndex::BroadcastIndex(const Shape& out, const std::vector<Shape>& inputs)
+    : coord_(out.rank(), 0), index_(inputs.size(), 0) {
+    const size_t rank = out.rank(), n = inputs.size();
+    for (size_t d = 0; d < rank; ++d) extent_.push_back(static_cast<size_t>(out[d]));
+    step_.assign(rank * n, 0);
+    rewind_.assign(rank * n, 0);
+    for (size_t i = 0; i < n; ++i) {
+        const Shape& in = inputs[i];
+        const size_t lead = rank - in.rank();
+        size_t stride = 1;
+        for (size_t d = in.rank(); d-- > 0;) {
+            const auto extent = static_cast<size_t>(in[d]);
+            if (extent != 1) {
+                step_[(d + lead) * n + i] = stride;
+                rewind_[(d + lead) * n + i] = stride * (extent_[d + lead] - 1);
+            }
+            stride *= extent;
+        }
+    }
 }
 
 std::vector<size_t> strides_of(const Shape& s) {

@@ -137,6 +137,9 @@ size_t axis_attr(const Attributes& attrs, size_t rank, const std::string& name =
 size_t dims_product(const Shape& s, size_t begin, size_t end);
 // "[a,b,...]" for error messages.
 std::string ints_to_string(const std::vector<int64_t>& v);
+// Index of `mode` in `modes` (a mode attribute's values, in the order of the
+// op's enum); throws "unknown <op> mode '<mode>'" naming the field "mode".
+size_t mode_index(const std::string& op, const std::vector<std::string>& modes, const std::string& mode);
 // An Error whose context names the attribute `field`.
 Error attr_error(const std::string& field, const std::string& message);
 
@@ -166,6 +169,56 @@ WindowAttrs read_window_attrs(const Attributes& a, const std::string& op, bool o
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& field = "axis");
 // Numpy broadcasting of two partial shapes; throws on incompatible static dims.
 PartialShape broadcast_shapes(const PartialShape& a, const PartialShape& b);
+// Numpy broadcasting of `shapes` (at least one), folded left to right through
+// broadcast_shapes, keeping bounds: where broadcast_shapes can only answer
+// "dynamic" (two dynamic dims), the result is one of the two dims, so it gets
+// their joint bounds.
+PartialShape broadcast_shapes_bounded(const std::vector<PartialShape>& shapes);
+// Shape inference of a broadcasting elementwise op: broadcast_shapes_bounded,
+// and the known dims of the result (lower bounds of dynamic ones) must fit an
+// element count. `described` names the inputs with their shapes ("a [2,3] and
+// b [3]"); the errors carry `where`: "inputs <described> cannot be broadcast
+// (<reason>)" and "the broadcast shape <out> of <described> has more than 2^60
+// elements".
+PartialShape broadcast_inputs(const std::vector<PartialShape>& shapes, const std::string& described,
+                              const ErrorContext& where);
+// An impl's validate for device kernels that split output indices over 8
+// right-aligned dims (the OpenCL broadcast helpers, BCAST_* in
+// dynrt/ocl_common.cl): a reason when output 0's rank is above 8.
+std::string validate_broadcast_rank(const KernelParams& p);
+// The context of an error in shape inference of node `node` of op `op`.
+ErrorContext node_context(const std::string& node, const std::string& op, const std::string& field);
+
+// Host kernels of broadcasting ops: walks the output elements in row-major
+// order keeping, for each input, the flat index of the element the current
+// output element reads (numpy broadcasting: an input's size-1 and missing
+// leading dims are held at 0). Stepping is incremental, no division per
+// element:
+//   BroadcastIndex ix(out, {call.in_shape(0), call.in_shape(1)});
+//   for (size_t o = 0; o < out.count(); ++o, ix.next()) y[o] = f(a[ix.in(0)], b[ix.in(1)]);
+class BroadcastIndex {
+public:
+    BroadcastIndex(const Shape& out, const std::vector<Shape>& inputs);
+    // Flat index into input i of the current output element.
+    size_t in(size_t i) const { return index_[i]; }
+    // Moves to the next output element (after the last one, back to the first).
+    void next() {
+        const size_t n = index_.size();
+        for (size_t d = extent_.size(); d-- > 0;) {
+            if (++coord_[d] < extent_[d]) {
+                for (size_t i = 0; i < n; ++i) index_[i] += step_[d * n + i];
+                return;
+            }
+            coord_[d] = 0;
+            for (size_t i = 0; i < n; ++i) index_[i] -= rewind_[d * n + i];
+        }
+    }
+
+private:
+    std::vector<size_t> extent_, coord_;   // output dims and the current coordinates
+    std::vector<size_t> step_, rewind_;    // per dim and input: stride (0 if broadcast), stride * (extent - 1)
+    std::vector<size_t> index_;            // per input
+};
 // Row-major strides of a static shape (in elements).
 std::vector<size_t> strides_of(const Shape& s);
 // Throws dynrt::Error{"<what>: expected <n> dims, got <shape>"} unless rank matches.

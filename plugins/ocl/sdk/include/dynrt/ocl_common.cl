@@ -10,12 +10,28 @@
 //                             through vload_half / vstore_half_rte (core OpenCL
 //                             1.2, no cl_khr_fp16) and computes in float; other
 //                             types are plain accesses, STORE converting to
-//                             OUTPUT0_TYPE
+//                             OUTPUT0_TYPE. An op whose inputs and output differ
+//                             in type sets IN_F16 (LOAD, LOAD4) and OUT_F16
+//                             (STORE, STORE4) instead; each defaults to DATA_F16
 //   LOAD4(T, p, i) / STORE4(T, p, i, v)
 //                             vector i of 4 elements of a buffer of element type
 //                             T: through a vector pointer (buffers start aligned,
 //                             so a GPU makes one 16-byte access), vload_half4 /
 //                             vstore_half4_rte for f16 (float4 values)
+//   BCAST_SAME(i)             1 when input i has the output's element count, so
+//                             it does not broadcast and its index is the output's
+//   BCAST_SPLIT(c, o)         declares ulong c[8]: output element o split into
+//                             its 8 right-aligned coordinates over OUTPUT0_DIM0..7
+//                             (the JIT dims carry leading ones)
+//   BCAST_OFFSET(c, i)        flat index into input i at coordinates c, numpy
+//                             broadcasting: a size-1 dim of input i is held at 0
+//   BCAST_INDEX2(o, i0, i1) / BCAST_INDEX3(o, i0, i1, i2)
+//                             declare ulong i0, i1 (, i2): the flat indices into
+//                             inputs 0, 1 (, 2) of output element o. When every
+//                             input has the output's element count nothing
+//                             broadcasts and each is o (a test on literals in
+//                             the static build, on shape_info dims in the
+//                             shape-agnostic one); else o is split once
 //   FLOAT_ACC                 a float accumulator: double where the device has fp64
 //   HAS_FUSED_OPS, FUSED_OPS_ARGS, FUSED_OPS_PASS, FUSED_OPS
 //                             empty defaults when the impl adds no fused post-ops
@@ -25,17 +41,69 @@
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 
-#if DATA_F16
+#ifndef IN_F16
+#define IN_F16 DATA_F16
+#endif
+#ifndef OUT_F16
+#define OUT_F16 DATA_F16
+#endif
+
+#if IN_F16
 #define LOAD(p, i) vload_half((i), (p))
-#define STORE(p, i, v) vstore_half_rte((float)(v), (i), (p))
 #define LOAD4(T, p, i) vload_half4((i), (p))
-#define STORE4(T, p, i, v) vstore_half4_rte((v), (i), (p))
 #else
 #define LOAD(p, i) ((p)[(i)])
-#define STORE(p, i, v) ((p)[(i)] = (OUTPUT0_TYPE)(v))
 #define LOAD4(T, p, i) (((__global const CAT(T, 4)*)(p))[(i)])
+#endif
+#if OUT_F16
+#define STORE(p, i, v) vstore_half_rte((float)(v), (i), (p))
+#define STORE4(T, p, i, v) vstore_half4_rte((v), (i), (p))
+#else
+#define STORE(p, i, v) ((p)[(i)] = (OUTPUT0_TYPE)(v))
 #define STORE4(T, p, i, v) (((__global CAT(T, 4)*)(p))[(i)] = (v))
 #endif
+
+// Numpy broadcasting over 8 right-aligned dims. With literal dims (the static
+// build) the loops unroll and the divisions are by constants.
+inline void bcast_split(ulong* c, ulong o, ulong d0, ulong d1, ulong d2, ulong d3, ulong d4, ulong d5, ulong d6,
+                        ulong d7) {
+    const ulong d[8] = {d0, d1, d2, d3, d4, d5, d6, d7};
+    for (int j = 7; j >= 0; --j) {
+        c[j] = o % d[j];
+        o /= d[j];
+    }
+}
+
+inline ulong bcast_offset(const ulong* c, ulong d0, ulong d1, ulong d2, ulong d3, ulong d4, ulong d5, ulong d6,
+                          ulong d7) {
+    const ulong d[8] = {d0, d1, d2, d3, d4, d5, d6, d7};
+    ulong offset = 0, stride = 1;
+    for (int j = 7; j >= 0; --j) {
+        if (d[j] != 1) offset += c[j] * stride;
+        stride *= d[j];
+    }
+    return offset;
+}
+
+#define BCAST_DIMS_(t)                                                                            \
+    (ulong)(t##_DIM0), (ulong)(t##_DIM1), (ulong)(t##_DIM2), (ulong)(t##_DIM3), (ulong)(t##_DIM4), \
+        (ulong)(t##_DIM5), (ulong)(t##_DIM6), (ulong)(t##_DIM7)
+#define BCAST_SAME(i) ((ulong)(INPUT##i##_LENGTH) == (ulong)(OUTPUT0_LENGTH))
+#define BCAST_SPLIT(c, o) \
+    ulong c[8];           \
+    bcast_split(c, (o), BCAST_DIMS_(OUTPUT0))
+#define BCAST_OFFSET(c, i) bcast_offset(c, BCAST_DIMS_(INPUT##i))
+// Bitwise &: in the static build the tests are constants.
+#define BCAST_INDEX2(o, i0, i1)                                           \
+    ulong i0 = (o), i1 = (o);                                             \
+    if (!(BCAST_SAME(0) & BCAST_SAME(1))) {                               \
+        BCAST_SPLIT(bcast_c_, (o));                                       \
+        i0 = BCAST_OFFSET(bcast_c_, 0), i1 = BCAST_OFFSET(bcast_c_, 1); }
+#define BCAST_INDEX3(o, i0, i1, i2)                                                                       \
+    ulong i0 = (o), i1 = (o), i2 = (o);                                                                   \
+    if (!(BCAST_SAME(0) & BCAST_SAME(1) & BCAST_SAME(2))) {                                               \
+        BCAST_SPLIT(bcast_c_, (o));                                                                       \
+        i0 = BCAST_OFFSET(bcast_c_, 0), i1 = BCAST_OFFSET(bcast_c_, 1), i2 = BCAST_OFFSET(bcast_c_, 2); }
 
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
