@@ -310,6 +310,58 @@ bool map_gelu(Ctx& c) {
     return true;
 }
 
+// Equal, Less ... (compare), And, Or, Xor (logical): one dynrt op with a mode.
+MapFn with_mode(const std::string& op, const std::string& mode, size_t inputs) {
+    return [op, mode, inputs](Ctx& c) {
+        if (c.has("broadcast") || c.has("axis"))
+            return c.unsupported("legacy broadcast attributes (opset < 7) are not supported");
+        if (!c.only_attrs({})) return false;
+        c.out.op = op;
+        c.out.attrs.set("mode", mode);
+        if (inputs == 1) c.use_inputs({0});
+        else c.use_inputs({0, 1});
+        return true;
+    };
+}
+
+// Squeeze / Unsqueeze: axes as an attribute (opset < 13) or as input 1.
+MapFn with_axes(const std::string& op) {
+    return [op](Ctx& c) {
+        if (!c.only_attrs({"axes"})) return false;
+        c.out.op = op;
+        if (c.has("axes")) {
+            c.out.attrs.set("axes", c.ints("axes"));
+            c.use_inputs({0});
+        } else {
+            c.use_inputs({0, 1});
+        }
+        return true;
+    };
+}
+
+bool map_flatten(Ctx& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    c.out.op = "flatten";
+    c.out.attrs.set("axis", c.i("axis", 1));
+    c.use_inputs({0});
+    return true;
+}
+
+bool map_transpose(Ctx& c) {
+    if (!c.only_attrs({"perm"})) return false;
+    c.out.op = "transpose";
+    if (c.has("perm")) c.out.attrs.set("perm", c.ints("perm"));
+    c.use_inputs({0});
+    return true;
+}
+
+bool map_where(Ctx& c) {
+    if (!c.only_attrs({})) return false;
+    c.out.op = "where";
+    c.use_inputs({0, 1, 2});
+    return true;
+}
+
 struct Entry {
     std::string target;
     MapFn fn;
@@ -325,25 +377,34 @@ const std::map<std::string, Entry>& table() {
     static const std::map<std::string, Entry> kTable = {
         {"Abs", {"activation", unary("abs")}},
         {"Add", {"eltwise", binary("add", false), 2, 2}},
+        {"And", {"logical", with_mode("logical", "and", 2), 2, 2}},
         {"Clip", {"activation", map_clip, 1, 3}},
         {"Concat", {"concat", map_concat, 1, kAny}},
         {"Conv", {"convolution", map_conv, 2, 3}},
         {"CumSum", {"cumsum", map_cumsum, 2, 2}},
         {"Div", {"eltwise", binary("div", false), 2, 2}},
         {"Elu", {"activation", with_alpha("elu", 1.0)}},
+        {"Equal", {"compare", with_mode("compare", "equal", 2), 2, 2}},
         {"Exp", {"activation", unary("exp")}},
+        {"Flatten", {"flatten", map_flatten}},
         {"Gather", {"gather", map_gather, 2, 2}},
         {"Gelu", {"activation", map_gelu}},
         {"Gemm", {"gemm", map_gemm, 2, 3}},
+        {"Greater", {"compare", with_mode("compare", "greater", 2), 2, 2}},
+        {"GreaterOrEqual", {"compare", with_mode("compare", "greater_equal", 2), 2, 2}},
         {"HardSwish", {"activation", unary("hswish")}},
         {"Identity", {"activation", unary("identity")}},
         {"LeakyRelu", {"activation", with_alpha("leaky_relu", 0.01)}},
+        {"Less", {"compare", with_mode("compare", "less", 2), 2, 2}},
+        {"LessOrEqual", {"compare", with_mode("compare", "less_equal", 2), 2, 2}},
         {"Log", {"activation", unary("log")}},
         {"MatMul", {"gemm", map_matmul, 2, 2}},
         {"Max", {"eltwise", binary("max", true), 1, kAny}},
         {"Min", {"eltwise", binary("min", true), 1, kAny}},
         {"Mul", {"eltwise", binary("mul", false), 2, 2}},
         {"Neg", {"activation", unary("neg")}},
+        {"Not", {"logical", with_mode("logical", "not", 1)}},
+        {"Or", {"logical", with_mode("logical", "or", 2), 2, 2}},
         {"Pow", {"eltwise", binary("pow", false), 2, 2}},
         {"Relu", {"activation", unary("relu")}},
         {"Reshape", {"reshape", map_reshape, 1, 2}},
@@ -351,10 +412,15 @@ const std::map<std::string, Entry>& table() {
         {"Sigmoid", {"activation", unary("sigmoid")}},
         {"Softmax", {"softmax", map_softmax}},
         {"Softplus", {"activation", unary("softplus")}},
+        {"Squeeze", {"squeeze", with_axes("squeeze"), 1, 2}},
         {"Sqrt", {"activation", unary("sqrt")}},
         {"Sub", {"eltwise", binary("sub", false), 2, 2}},
         {"Sum", {"eltwise", binary("add", true), 1, kAny}},
         {"Tanh", {"activation", unary("tanh")}},
+        {"Transpose", {"transpose", map_transpose}},
+        {"Unsqueeze", {"unsqueeze", with_axes("unsqueeze"), 1, 2}},
+        {"Where", {"where", map_where, 3, 3}},
+        {"Xor", {"logical", with_mode("logical", "xor", 2), 2, 2}},
     };
     return kTable;
 }
