@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "dynrt/compilation_context.hpp"
@@ -175,7 +176,7 @@ public:
     void note(const RunStats& stats, RunResult& result, const RunOptions& options) {
         if (device_ == "cpu") return;
         for (const NodeStats& ns : stats.nodes) {
-            if (ns.impl.empty() || ns.impl == "fused" || !on_host(ns) || seen_.count(ns.node)) continue;
+            if (ns.impl.empty() || ns.impl == "fused" || seen_.count(ns.node) || !on_host(ns)) continue;
             seen_.insert(ns.node);
             result.host_fallback.push_back(ns.node);
             if (options.on_host_fallback) options.on_host_fallback(ns.node, ns.op, ns.impl);
@@ -183,15 +184,19 @@ public:
     }
 
 private:
-    bool on_host(const NodeStats& ns) const {
-        for (const RegisteredImpl* r : registry_.impls(ns.op, "cpu"))
-            if (ns.impl == r->entry.name || ns.impl == ns.op + "_" + r->entry.name) return true;
-        return false;
+    // Asked once per op and impl name (runs repeat the same few).
+    bool on_host(const NodeStats& ns) {
+        const auto [it, added] = impl_on_host_.try_emplace(ns.op + '\n' + ns.impl, false);
+        if (added)
+            for (const RegisteredImpl* r : registry_.impls(ns.op, "cpu"))
+                it->second = it->second || ns.impl == r->entry.name || ns.impl == ns.op + "_" + r->entry.name;
+        return it->second;
     }
 
     const Registry& registry_;
     std::string device_;
     std::set<std::string> seen_;
+    std::map<std::string, bool> impl_on_host_;
 };
 
 // Adds the YAML location of the failing node (and the run) to a flow error.
