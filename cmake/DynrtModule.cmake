@@ -77,6 +77,8 @@ function(dynrt_add_op)
       COMMENT "Embedding ${_stem}.cl")
     list(APPEND _generated ${_hdr})
   endforeach()
+  # Every op of the tree, for the tests that run per op (tests/conformance).
+  set_property(GLOBAL APPEND PROPERTY DYNRT_OPS ${ARG_NAME})
   dynrt_add_module(dynrt_op_${ARG_NAME} SOURCES ${ARG_SOURCES} ${_generated} OUTPUT_NAME dynrt_op_${ARG_NAME})
   if(_generated)
     target_include_directories(dynrt_op_${ARG_NAME} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)

@@ -490,3 +490,49 @@ TEST(OpSdk, NormalizeAxisAndStrides_MatchHandComputedValues) {
     EXPECT_THROW(expect_rank(Layout(Shape{2, 3}, DataType::f32), 3, "data"), Error);
     EXPECT_NO_THROW(expect_rank(Layout(Shape{2, 3}, DataType::f32), 2, "data"));
 }
+
+// Import rules (dynrt/op_import.hpp): found by format and model op name, and a
+// model op claimed by two ops is refused naming both.
+TEST(Registry, ImportRules_FoundByOpTypeAndAClaimByTwoOpsIsRefused) {
+    Registry reg;
+    ModuleRegistrar first(reg, nullptr);
+    OpDefinition a;
+    a.name = "tm_import_a";
+    a.infer = [](const ShapeInferContext& ctx) { return std::vector<Layout>{ctx.inputs.at(0)}; };
+    a.imports = {onnx_rule("TmShared", 1, 1, import_plain({{"mode", std::string("x")}}))};
+    first.add_op(a);
+    first.commit();
+    const FoundImport f = reg.find_import("onnx", "TmShared");
+    ASSERT_NE(f.rule, nullptr);
+    EXPECT_EQ(f.op->def.name, "tm_import_a");
+    EXPECT_EQ(reg.find_import("onnx", "TmOther").rule, nullptr);
+    EXPECT_EQ(reg.find_import("other-format", "TmShared").rule, nullptr);
+
+    // The rule maps a node without attributes and refuses one with an unknown one.
+    ImportNode node;
+    node.op_type = "TmShared";
+    node.inputs.resize(1);
+    node.inputs[0].present = true;
+    ImportContext plain(node, "tm_import_a");
+    EXPECT_TRUE(f.rule->map(plain));
+    EXPECT_EQ(plain.out.attrs.get_string("mode"), "x");
+    EXPECT_EQ(plain.out.inputs, std::vector<size_t>{0});
+    node.attrs["alpha"].kind = ImportAttr::Kind::Float;
+    ImportContext with_attr(node, "tm_import_a");
+    EXPECT_FALSE(f.rule->map(with_attr));
+    EXPECT_NE(with_attr.out.unsupported.find("attribute 'alpha'"), std::string::npos) << with_attr.out.unsupported;
+
+    ModuleRegistrar second(reg, nullptr);
+    OpDefinition b = a;
+    b.name = "tm_import_b";
+    second.add_op(b);
+    try {
+        second.commit();
+        FAIL() << "no error";
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("onnx op 'TmShared' is imported by both op 'tm_import_a'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'tm_import_b'"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(reg.find_op("tm_import_b"), nullptr);
+}

@@ -127,7 +127,7 @@ di::Mapped map(const std::string& op, std::map<std::string, di::OnnxAttr> attrs,
     n.outputs = {"y"};
     for (size_t i = 0; i < in.size(); ++i) n.inputs.push_back(in[i].present ? "i" + std::to_string(i) : "");
     n.attrs = std::move(attrs);
-    return di::map_node(n, opset, in);
+    return di::map_node(*test::registry(), n, opset, in);
 }
 
 di::MapInput input(const Shape& s, DataType t = DataType::f32, const HostTensor* value = nullptr) {
@@ -761,7 +761,7 @@ TEST(OnnxHostile, NodesWithTooFewInputs_AreErrorsNamingNodeAndOp) {
             i.layout = Layout(m.inputs[0].shape, DataType::f32);
         }
         try {
-            di::map_node(m.nodes[0], m.opset, in);
+            di::map_node(*test::registry(), m.nodes[0], m.opset, in);
             ADD_FAILURE() << f << ": no error";
         } catch (const Error& e) {
             EXPECT_NE(std::string(e.what()).find("_one_input' (" + m.nodes[0].op_type + ") has 1 input"),

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -202,6 +203,68 @@ dynrt::OclKernelSpec ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+dynrt::ImportFn onnx_with_alpha(const std::string& func, double def) {
+    return [func, def](dynrt::ImportContext& c) {
+        if (!c.only_attrs({"alpha"})) return false;
+        c.set("func", func);
+        c.set("alpha", c.f("alpha", def));
+        c.use_inputs({0});
+        return true;
+    };
+}
+
+// Clip: bounds as attributes before opset 11, as (constant) inputs since.
+bool onnx_clip(dynrt::ImportContext& c) {
+    double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+    if (c.opset() < 11) {
+        if (!c.only_attrs({"min", "max"})) return false;
+        lo = c.f("min", lo);
+        hi = c.f("max", hi);
+    } else {
+        if (!c.only_attrs({})) return false;
+        for (size_t k : {1, 2}) {
+            if (!c.present(k)) continue;
+            if (!c.value(k) || c.value(k)->count() != 1)
+                return c.unsupported("Clip's min/max input has no known single value");
+            (k == 1 ? lo : hi) = c.value(k)->get_as_double(0);
+        }
+    }
+    if (lo > hi) return c.unsupported("Clip with min > max");
+    c.set("func", std::string("clamp"));
+    c.set("alpha", lo);
+    c.set("beta", hi);
+    c.use_inputs({0});
+    return true;
+}
+
+bool onnx_gelu(dynrt::ImportContext& c) {
+    if (!c.only_attrs({"approximate"})) return false;
+    const std::string a = c.s("approximate", "none");
+    if (a != "none" && a != "tanh") return c.unsupported("Gelu approximate='" + a + "'");
+    c.set("func", std::string(a == "tanh" ? "gelu_tanh" : "gelu"));
+    c.use_inputs({0});
+    return true;
+}
+
+std::vector<dynrt::ImportRule> onnx_rules() {
+    std::vector<dynrt::ImportRule> rules;
+    const std::vector<std::pair<std::string, std::string>> plain = {
+        {"Abs", "abs"},   {"Exp", "exp"},           {"HardSwish", "hswish"}, {"Identity", "identity"},
+        {"Log", "log"},   {"Neg", "neg"},           {"Relu", "relu"},        {"Sigmoid", "sigmoid"},
+        {"Sqrt", "sqrt"}, {"Softplus", "softplus"}, {"Tanh", "tanh"}};
+    for (const auto& [onnx, func] : plain)
+        rules.push_back(dynrt::onnx_rule(onnx, 1, 1, dynrt::import_plain({{"func", func}}), "`func` " + func));
+    rules.push_back(dynrt::onnx_rule("Elu", 1, 1, onnx_with_alpha("elu", 1.0), "`func` elu, `alpha` (default 1.0)"));
+    rules.push_back(dynrt::onnx_rule("LeakyRelu", 1, 1, onnx_with_alpha("leaky_relu", 0.01),
+                                     "`func` leaky_relu, `alpha` (default 0.01)"));
+    rules.push_back(dynrt::onnx_rule("Clip", 1, 3, onnx_clip,
+                                     "`func` clamp; the min/max inputs' values (opset >= 11) or attributes -> "
+                                     "`alpha`/`beta`; missing bounds are +-inf"));
+    rules.push_back(dynrt::onnx_rule("Gelu", 1, 1, onnx_gelu, "`func` gelu, or gelu_tanh for approximate='tanh'"));
+    return rules;
+}
+
 void register_activation(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def =
         dynrt::op_def("activation", "Elementwise unary activation function selected by `func`", 1, 1,
@@ -218,6 +281,7 @@ void register_activation(dynrt::ModuleRegistrar& reg) {
         e = dynrt::replace_identifier(e, "ALPHA", float_literal(a.get_float("alpha")));
         return dynrt::replace_identifier(e, "BETA", float_literal(a.get_float("beta")));
     };
+    def.imports = onnx_rules();
     reg.add_op(def);
 
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};

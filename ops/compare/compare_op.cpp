@@ -116,9 +116,23 @@ OclKernelSpec ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+std::vector<ImportRule> onnx_rules() {
+    std::vector<ImportRule> rules;
+    for (const auto& [onnx, mode] :
+         std::vector<std::pair<std::string, std::string>>{{"Equal", "equal"},
+                                                          {"Less", "less"},
+                                                          {"LessOrEqual", "less_equal"},
+                                                          {"Greater", "greater"},
+                                                          {"GreaterOrEqual", "greater_equal"}})
+        rules.push_back(onnx_rule(onnx, 2, 2, import_plain({{"mode", mode}}), "`mode` " + mode));
+    return rules;
+}
+
 void register_compare(ModuleRegistrar& reg) {
     OpDefinition def = op_def("compare", "Elementwise comparison with numpy broadcasting, boolean result", 2, 2,
                               {attr_string("mode", std::nullopt, kModes, "comparison a <mode> b")}, infer);
+    def.imports = onnx_rules();
     reg.add_op(def);
     add_host_impls(reg, "compare", reference, host_options(kTypes));   // cpu_ref_dynamic, cpu_ref_static
     // ocl_dynamic, ocl_static: the kernel indexes at most 8 dims.

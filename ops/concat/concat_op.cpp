@@ -147,6 +147,17 @@ OclKernelSpec concat_ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_concat(ImportContext& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    if (!c.has("axis")) return c.unsupported("Concat without axis");
+    c.set("axis", c.i("axis", 0));
+    c.use_all_inputs();
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() { return {onnx_rule("Concat", 1, kAnyInputs, onnx_concat, "`axis`")}; }
+
 void register_concat(ModuleRegistrar& reg) {
     OpDefinition def = op_def("concat", "Joins the inputs along axis", 1, SIZE_MAX,
                               {attr_int("axis", 0, "axis to join along; negative counts from the end")}, infer_concat);
@@ -154,6 +165,7 @@ void register_concat(ModuleRegistrar& reg) {
     def.inplace_axis = [](const Attributes& attrs, size_t rank) {
         return normalize_axis(attrs.get_int("axis"), static_cast<int64_t>(rank));
     };
+    def.imports = onnx_rules();
     reg.add_op(def);
     add_host_impls(reg, "concat", concat_kernel);
 

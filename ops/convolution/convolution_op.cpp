@@ -164,6 +164,64 @@ void kernel(dynrt::HostCall& call) {
         }
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_conv(dynrt::ImportContext& c) {
+    if (!c.only_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})) return false;
+    const dynrt::PartialShape& x = c.layout(0).shape;
+    const dynrt::PartialShape& w = c.layout(1).shape;
+    if (x.rank() != 4 || w.rank() != 4)
+        return c.unsupported("only 2-D convolution (4-D input and weights) is supported, the input has rank " +
+                             std::to_string(x.rank()));
+    const std::vector<int64_t> strides = c.has("strides") ? c.ints("strides") : std::vector<int64_t>{1, 1};
+    const std::vector<int64_t> dil = c.has("dilations") ? c.ints("dilations") : std::vector<int64_t>{1, 1};
+    if (strides.size() != 2 || dil.size() != 2) return c.unsupported("strides/dilations not of length 2");
+    if (c.has("kernel_shape")) {
+        const auto ks = c.ints("kernel_shape");
+        if (ks.size() != 2 || !w[2].is_static() || !w[3].is_static() || ks[0] != w[2].get_length() ||
+            ks[1] != w[3].get_length())
+            return c.unsupported("kernel_shape differs from the weights' spatial dims");
+    }
+    std::vector<int64_t> begin{0, 0}, end{0, 0};
+    const std::string auto_pad = c.s("auto_pad", "NOTSET");
+    if (auto_pad == "NOTSET") {
+        if (c.has("pads")) {
+            const auto p = c.ints("pads");
+            if (p.size() != 4) return c.unsupported("pads not of length 4");
+            begin = {p[0], p[1]};
+            end = {p[2], p[3]};
+        }
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        // The pads depend on the input's spatial dims: computed from the static
+        // shape the node is imported with (fixed for that shape).
+        for (size_t a = 0; a < 2; ++a) {
+            if (!x[2 + a].is_static() || !w[2 + a].is_static())
+                return c.unsupported("auto_pad " + auto_pad + " needs static spatial dims");
+            const int64_t in = x[2 + a].get_length(), k = w[2 + a].get_length();
+            const int64_t out = (in + strides[a] - 1) / strides[a];
+            const int64_t total = std::max<int64_t>(0, (out - 1) * strides[a] + (k - 1) * dil[a] + 1 - in);
+            const int64_t small = total / 2, big = total - small;
+            begin[a] = auto_pad == "SAME_UPPER" ? small : big;
+            end[a] = auto_pad == "SAME_UPPER" ? big : small;
+        }
+    } else if (auto_pad != "VALID") {
+        return c.unsupported("auto_pad '" + auto_pad + "' is not supported");
+    }
+    c.set("strides", strides);
+    c.set("dilations", dil);
+    c.set("pads_begin", begin);
+    c.set("pads_end", end);
+    c.set("groups", c.i("group", 1));
+    c.use_inputs({0, 1, 2});
+    return true;
+}
+
+std::vector<dynrt::ImportRule> onnx_rules() {
+    return {dynrt::onnx_rule("Conv", 2, 3, onnx_conv,
+                             "2-D only; `pads` [b0,b1,e0,e1] -> `pads_begin`/`pads_end`; `group` -> `groups`; "
+                             "`auto_pad` VALID, SAME_UPPER/SAME_LOWER (pads computed from the imported static "
+                             "shape); `kernel_shape` must match the weights")};
+}
+
 void register_convolution(dynrt::ModuleRegistrar& reg) {
     dynrt::WindowAttrDocs docs;
     docs.strides = "step per spatial axis (H, W)";
@@ -188,6 +246,7 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
                       static_cast<double>(w[2]) * static_cast<double>(w[3]);
         return c;
     };
+    def.imports = onnx_rules();
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;

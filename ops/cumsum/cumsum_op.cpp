@@ -119,12 +119,32 @@ OclKernelSpec cumsum_ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_cumsum(ImportContext& c) {
+    if (!c.only_attrs({"exclusive", "reverse"})) return false;
+    if (!c.value(1))
+        return c.unsupported("CumSum's axis input has no known value (dynrt takes the axis as an attribute)");
+    const auto axis = c.value(1)->to_int64();
+    if (axis.size() != 1) return c.unsupported("CumSum's axis input is not a single value");
+    c.set("axis", axis[0]);
+    c.set("exclusive", c.i("exclusive", 0) != 0);
+    c.set("reverse", c.i("reverse", 0) != 0);
+    c.use_inputs({0});
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() {
+    return {onnx_rule("CumSum", 2, 2, onnx_cumsum, "the axis input's value -> `axis`; `exclusive`, `reverse`")};
+}
+
 void register_cumsum(ModuleRegistrar& reg) {
-    reg.add_op(op_def("cumsum", "Running sums along axis (ONNX CumSum)", 1, 1,
-                      {attr_int("axis", 0, "axis to sum along; negative counts from the end"),
-                       attr_bool("exclusive", false, "leave each element out of its own sum"),
-                       attr_bool("reverse", false, "sum from the end of the axis")},
-                      infer_cumsum));
+    OpDefinition def = op_def("cumsum", "Running sums along axis (ONNX CumSum)", 1, 1,
+                              {attr_int("axis", 0, "axis to sum along; negative counts from the end"),
+                               attr_bool("exclusive", false, "leave each element out of its own sum"),
+                               attr_bool("reverse", false, "sum from the end of the axis")},
+                              infer_cumsum);
+    def.imports = onnx_rules();
+    reg.add_op(def);
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64};
     add_host_impls(reg, "cumsum", cumsum_kernel, host_options(dtypes));
     add_ocl_impls(reg, "cumsum", cumsum_ocl_spec(), ocl_options(dtypes));

@@ -214,6 +214,42 @@ dynrt::OclKernelSpec ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp): Add, Sub ... and the
+// variadic Min/Max/Sum with two inputs (one input is the identity).
+dynrt::ImportFn onnx_binary(const std::string& mode, bool variadic) {
+    return [mode, variadic](dynrt::ImportContext& c) {
+        if (c.has("broadcast") || c.has("axis"))
+            return c.unsupported("legacy broadcast attributes (opset < 7) are not supported");
+        if (!c.only_attrs({})) return false;
+        const size_t n = c.count_present();
+        if (variadic && n == 1) {
+            c.out.op = "activation";
+            c.set("func", std::string("identity"));
+            c.use_inputs({0});
+            return true;
+        }
+        if (n != 2) return c.unsupported(std::to_string(n) + " inputs (dynrt eltwise takes 2)");
+        if (c.layout(0).dtype != c.layout(1).dtype)
+            return c.unsupported(std::string("inputs of different types (") + to_string(c.layout(0).dtype) + ", " +
+                                 to_string(c.layout(1).dtype) + "); dynrt eltwise takes one type");
+        c.set("mode", mode);
+        c.use_inputs({0, 1});
+        return true;
+    };
+}
+
+std::vector<dynrt::ImportRule> onnx_rules() {
+    std::vector<dynrt::ImportRule> rules;
+    for (const auto& [onnx, mode] : std::vector<std::pair<std::string, std::string>>{
+             {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}})
+        rules.push_back(dynrt::onnx_rule(onnx, 2, 2, onnx_binary(mode, false), "`mode` " + mode));
+    for (const auto& [onnx, mode] :
+         std::vector<std::pair<std::string, std::string>>{{"Max", "max"}, {"Min", "min"}, {"Sum", "add"}})
+        rules.push_back(dynrt::onnx_rule(onnx, 1, dynrt::kAnyInputs, onnx_binary(mode, true),
+                                         "`mode` " + mode + " of two inputs; one input -> activation identity"));
+    return rules;
+}
+
 void register_eltwise(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def = dynrt::op_def(
         "eltwise", "Binary elementwise operation with numpy broadcasting, selected by `mode`", 2, 2,
@@ -229,6 +265,7 @@ void register_eltwise(dynrt::ModuleRegistrar& reg) {
         e = dynrt::replace_identifier(e, "a", "(" + args.at(0) + ")");
         return dynrt::replace_identifier(e, "b", "(" + args.at(1) + ")");
     };
+    def.imports = onnx_rules();
     reg.add_op(def);
 
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16, DataType::i32,

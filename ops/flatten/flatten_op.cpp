@@ -74,12 +74,23 @@ std::vector<Layout> infer_flatten(const ShapeInferContext& ctx) {
                in.dtype)};
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_flatten(ImportContext& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    c.set("axis", c.i("axis", 1));
+    c.use_inputs({0});
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() { return {onnx_rule("Flatten", 1, 1, onnx_flatten, "`axis` (default 1)")}; }
+
 void register_flatten(ModuleRegistrar& reg) {
     OpDefinition def =
         op_def("flatten", "The input as 2-D: dims before axis are rows, the rest columns (ONNX Flatten)", 1, 1,
                {attr_int("axis", 1, "first dim of the columns, in [-rank, rank]; negative counts from the end")},
                infer_flatten);
     def.traits.view = true;   // plain, unpadded layouts: the output is a view of the input
+    def.imports = onnx_rules();
     reg.add_op(def);
     add_copy_host_impls(reg, "flatten");
     add_copy_ocl_impls(reg, "flatten");

@@ -98,10 +98,22 @@ OclKernelSpec gather_ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_gather(ImportContext& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    c.set("axis", c.i("axis", 0));
+    c.use_inputs({0, 1});
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() { return {onnx_rule("Gather", 2, 2, onnx_gather, "`axis`")}; }
+
 void register_gather(ModuleRegistrar& reg) {
-    reg.add_op(op_def("gather", "Slices of data along axis at the given indices (ONNX Gather)", 2, 2,
-                      {attr_int("axis", 0, "axis of data to gather along; negative counts from the end")},
-                      infer_gather));
+    OpDefinition def =
+        op_def("gather", "Slices of data along axis at the given indices (ONNX Gather)", 2, 2,
+               {attr_int("axis", 0, "axis of data to gather along; negative counts from the end")}, infer_gather);
+    def.imports = onnx_rules();
+    reg.add_op(def);
     const auto check_indices = [](const KernelParams& p) -> std::string {
         if (!is_index_type(p.inputs.at(1).dtype))
             return std::string("indices type ") + to_string(p.inputs.at(1).dtype) + " is not i32 or i64";

@@ -141,6 +141,36 @@ void kernel(dynrt::HostCall& call) {
     }
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_gemm(dynrt::ImportContext& c) {
+    if (c.has("broadcast") && c.i("broadcast", 0) == 0)
+        return c.unsupported("Gemm with broadcast=0 (opset < 7) is not supported");
+    if (!c.only_attrs({"alpha", "beta", "transA", "transB", "broadcast"})) return false;
+    for (size_t k : {0, 1})
+        if (c.rank(k) != 2) return c.unsupported("Gemm input " + std::to_string(k) + " is not 2-D");
+    c.set("transpose_a", c.i("transA", 0) != 0);
+    c.set("transpose_b", c.i("transB", 0) != 0);
+    c.set("alpha", c.f("alpha", 1.0));
+    c.set("beta", c.f("beta", 1.0));
+    c.use_inputs({0, 1, 2});
+    return true;
+}
+
+bool onnx_matmul(dynrt::ImportContext& c) {
+    if (!c.only_attrs({})) return false;
+    for (size_t k : {0, 1})
+        if (c.rank(k) < 2)
+            return c.unsupported("MatMul with a 1-D operand (input " + std::to_string(k) + ") is not supported");
+    c.use_inputs({0, 1});
+    return true;
+}
+
+std::vector<dynrt::ImportRule> onnx_rules() {
+    return {dynrt::onnx_rule("Gemm", 2, 3, onnx_gemm,
+                             "`transA/transB` -> `transpose_a/transpose_b`, `alpha`, `beta`; `C` optional"),
+            dynrt::onnx_rule("MatMul", 2, 2, onnx_matmul, "batch dims broadcast; 1-D operands unsupported")};
+}
+
 void register_gemm(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def = dynrt::op_def(
         "gemm", "Batched matrix product y = alpha * op(a) @ op(b) + beta * c", 2, 3,
@@ -163,6 +193,7 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
                       static_cast<double>(a[a.size() - (ta ? 2 : 1)]);
         return c;
     };
+    def.imports = onnx_rules();
     reg.add_op(def);
 
     dynrt::add_host_impls(reg, "gemm", kernel, dynrt::host_options({DataType::f32, DataType::f16}));

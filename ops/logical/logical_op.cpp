@@ -107,10 +107,23 @@ OclKernelSpec ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+std::vector<ImportRule> onnx_rules() {
+    std::vector<ImportRule> rules;
+    for (const std::string mode : {"and", "or", "xor"}) {
+        std::string onnx = mode;
+        onnx[0] = static_cast<char>(onnx[0] - 'a' + 'A');
+        rules.push_back(onnx_rule(onnx, 2, 2, import_plain({{"mode", mode}}), "`mode` " + mode));
+    }
+    rules.push_back(onnx_rule("Not", 1, 1, import_plain({{"mode", std::string("not")}}), "`mode` not"));
+    return rules;
+}
+
 void register_logical(ModuleRegistrar& reg) {
     OpDefinition def =
         op_def("logical", "Elementwise boolean and/or/xor (numpy broadcasting) and not", 1, 2,
                {attr_string("mode", std::nullopt, kModes, "and, or, xor (two inputs) or not (one)")}, infer);
+    def.imports = onnx_rules();
     reg.add_op(def);
     const std::vector<DataType> types = {DataType::boolean};
     add_host_impls(reg, "logical", reference, host_options(types));   // cpu_ref_dynamic, cpu_ref_static

@@ -159,6 +159,26 @@ std::vector<Layout> infer_reshape(const ShapeInferContext& ctx) {
     return {Layout(resolve_target(data.shape, target, ctx.attrs.get_bool("special_zero"), src), data.dtype)};
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_reshape(ImportContext& c) {
+    if (c.opset() < 5 || c.has("shape")) {
+        if (!c.only_attrs({"shape", "consumed_inputs"})) return false;
+        c.set("shape", c.ints("shape"));
+        c.use_inputs({0});
+        return true;
+    }
+    if (!c.only_attrs({"allowzero"})) return false;
+    // allowzero=1: a 0 in the target is an empty dim, not a copy.
+    c.set("special_zero", c.i("allowzero", 0) == 0);
+    c.use_inputs({0, 1});
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() {
+    return {onnx_rule("Reshape", 1, 2, onnx_reshape,
+                      "target as input 1; `allowzero=1` -> `special_zero=false`; opset < 5 `shape` attribute")};
+}
+
 void register_reshape(ModuleRegistrar& reg) {
     OpDefinition def = op_def("reshape", "Same elements under a new shape (from input 1 or the shape attribute)", 1, 2,
                               {attr_ints("shape", std::vector<int64_t>{}, "target shape when there is no input 1"),
@@ -166,6 +186,7 @@ void register_reshape(ModuleRegistrar& reg) {
                               infer_reshape);
     def.value_inputs = {1};
     def.traits.view = true;   // runs no kernel on plain, unpadded layouts
+    def.imports = onnx_rules();
     reg.add_op(def);
     CopyHostOptions copy;
     copy.with_count = true;   // "cannot reshape [3,4] (12 elements) to [5,2]"

@@ -37,11 +37,36 @@ void shape_of_kernel(HostCall& call) {
     }
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_shape(ImportContext& c) {
+    if (!c.only_attrs({"start", "end"})) return false;
+    // start/end select a slice of the dims; shape_of gives them all, so only
+    // selections that cover every dim map.
+    const int64_t rank = static_cast<int64_t>(c.rank(0));
+    auto norm = [&](int64_t v) {
+        if (v < 0) v += rank;
+        return std::min(std::max<int64_t>(v, 0), rank);
+    };
+    const int64_t start = norm(c.i("start", 0));
+    const int64_t end = c.has("end") ? norm(c.i("end", rank)) : rank;
+    if (start != 0 || end != rank)
+        return c.unsupported("Shape with start/end selecting dims [" + std::to_string(start) + ", " +
+                             std::to_string(end) + ") of " + std::to_string(rank) + " (dynrt shape_of gives all dims)");
+    c.set("output_type", std::string("i64"));
+    c.use_inputs({0});
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() {
+    return {onnx_rule("Shape", 1, 1, onnx_shape, "`start`/`end` only when they select every dim (after clamping)")};
+}
+
 void register_shape_of(ModuleRegistrar& reg) {
     OpDefinition def = op_def(
         "shape_of", "Dims of the input as a 1-D i64/i32 tensor", 1, 1,
         {attr_string("output_type", std::string("i64"), {"i64", "i32"}, "data type of the output")}, infer_shape_of);
     def.traits.shape_of_like = true;
+    def.imports = onnx_rules();
     reg.add_op(def);
 
     const auto check_output = [](const KernelParams& p) -> std::string {

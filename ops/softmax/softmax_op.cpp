@@ -84,10 +84,39 @@ dynrt::OclKernelSpec softmax_ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_softmax(dynrt::ImportContext& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    const int64_t rank = static_cast<int64_t>(c.rank(0));
+    if (c.opset() >= 13) {
+        c.set("axis", c.i("axis", -1));
+    } else {
+        // Before opset 13 the input is coerced to 2-D at `axis` and normalised
+        // over the flattened trailing dims: the same as this op only when
+        // `axis` is the last dim.
+        int64_t axis = c.i("axis", 1);
+        if (axis < 0) axis += rank;
+        if (axis != rank - 1)
+            return c.unsupported("Softmax opset " + std::to_string(c.opset()) + " with axis " + std::to_string(axis) +
+                                 " of rank " + std::to_string(rank) + " normalises over flattened dims");
+        c.set("axis", int64_t{-1});
+    }
+    c.use_inputs({0});
+    return true;
+}
+
+std::vector<dynrt::ImportRule> onnx_rules() {
+    return {dynrt::onnx_rule("Softmax", 1, 1, onnx_softmax,
+                             "opset >= 13: `axis` (default -1); older opsets' flattening semantics only when "
+                             "`axis` is the last dim")};
+}
+
 void register_softmax(dynrt::ModuleRegistrar& reg) {
-    reg.add_op(dynrt::op_def("softmax", "Numerically stable softmax along `axis`", 1, 1,
-                             {dynrt::attr_int("axis", -1, "axis to normalise over (negative counts from the end)")},
-                             infer));
+    dynrt::OpDefinition def =
+        dynrt::op_def("softmax", "Numerically stable softmax along `axis`", 1, 1,
+                      {dynrt::attr_int("axis", -1, "axis to normalise over (negative counts from the end)")}, infer);
+    def.imports = onnx_rules();
+    reg.add_op(def);
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};
     dynrt::add_host_impls(reg, "softmax", kernel, dynrt::host_options(dtypes));
     dynrt::add_ocl_impls(reg, "softmax", softmax_ocl_spec(), dynrt::ocl_options(dtypes));

@@ -75,6 +75,23 @@ std::vector<Layout> infer_squeeze(const ShapeInferContext& ctx) {
     return {Layout(squeeze_axes(ctx.node, data.shape, axes), data.dtype)};
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp): axes as an attribute
+// (opset < 13) or as input 1.
+bool onnx_squeeze(ImportContext& c) {
+    if (!c.only_attrs({"axes"})) return false;
+    if (c.has("axes")) {
+        c.set("axes", c.ints("axes"));
+        c.use_inputs({0});
+    } else {
+        c.use_inputs({0, 1});
+    }
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() {
+    return {onnx_rule("Squeeze", 1, 2, onnx_squeeze, "`axes` attribute (opset < 13) or input 1")};
+}
+
 void register_squeeze(ModuleRegistrar& reg) {
     OpDefinition def = op_def("squeeze", "Removes size-1 dims (ONNX Squeeze; axes from input 1 or the attribute)", 1, 2,
                               {attr_ints("axes", std::vector<int64_t>{},
@@ -82,6 +99,7 @@ void register_squeeze(ModuleRegistrar& reg) {
                               infer_squeeze);
     def.value_inputs = {1};
     def.traits.view = true;   // plain, unpadded layouts: the output is a view of the input
+    def.imports = onnx_rules();
     reg.add_op(def);
     add_copy_host_impls(reg, "squeeze");
     add_copy_ocl_impls(reg, "squeeze");

@@ -120,11 +120,25 @@ OclKernelSpec transpose_ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_transpose(ImportContext& c) {
+    if (!c.only_attrs({"perm"})) return false;
+    if (c.has("perm")) c.set("perm", c.ints("perm"));
+    c.use_inputs({0});
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() {
+    return {onnx_rule("Transpose", 1, 1, onnx_transpose, "`perm` (default: the dims reversed)")};
+}
+
 void register_transpose(ModuleRegistrar& reg) {
-    reg.add_op(
+    OpDefinition def =
         op_def("transpose", "Permutes the dims: output dim i is input dim perm[i] (ONNX Transpose)", 1, 1,
                {attr_ints("perm", std::vector<int64_t>{}, "a permutation of 0..rank-1; empty: the dims reversed")},
-               infer_transpose));
+               infer_transpose);
+    def.imports = onnx_rules();
+    reg.add_op(def);
     add_host_impls(reg, "transpose", transpose_kernel);
     const auto rank_fits = [](const KernelParams& p) -> std::string {
         if (p.inputs.at(0).shape.rank() > kOclMaxRank)

@@ -44,6 +44,23 @@ std::vector<Layout> infer_unsqueeze(const ShapeInferContext& ctx) {
     return {Layout(unsqueeze_axes(ctx.node, data.shape, axes), data.dtype)};
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp): axes as an attribute
+// (opset < 13) or as input 1.
+bool onnx_unsqueeze(ImportContext& c) {
+    if (!c.only_attrs({"axes"})) return false;
+    if (c.has("axes")) {
+        c.set("axes", c.ints("axes"));
+        c.use_inputs({0});
+    } else {
+        c.use_inputs({0, 1});
+    }
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() {
+    return {onnx_rule("Unsqueeze", 1, 2, onnx_unsqueeze, "`axes` attribute (opset < 13) or input 1")};
+}
+
 void register_unsqueeze(ModuleRegistrar& reg) {
     OpDefinition def = op_def(
         "unsqueeze", "Inserts size-1 dims (ONNX Unsqueeze; axes from input 1 or the attribute)", 1, 2,
@@ -51,6 +68,7 @@ void register_unsqueeze(ModuleRegistrar& reg) {
         infer_unsqueeze);
     def.value_inputs = {1};
     def.traits.view = true;   // plain, unpadded layouts: the output is a view of the input
+    def.imports = onnx_rules();
     reg.add_op(def);
     add_copy_host_impls(reg, "unsqueeze");
     add_copy_ocl_impls(reg, "unsqueeze");

@@ -78,9 +78,13 @@ OclKernelSpec ocl_spec() {
     return spec;
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+std::vector<ImportRule> onnx_rules() { return {onnx_rule("Where", 3, 3, import_plain(), "")}; }
+
 void register_where(ModuleRegistrar& reg) {
     OpDefinition def =
         op_def("where", "Elementwise condition ? x : y with numpy broadcasting of the three inputs", 3, 3, {}, infer);
+    def.imports = onnx_rules();
     reg.add_op(def);
     // Input 0 is the boolean condition, output 0 has x's type: every type on both.
     const std::vector<DataType> types = {DataType::f32, DataType::f16, DataType::i32,    DataType::i64,

@@ -236,7 +236,41 @@ void Registry::add_op(RegisteredOp op) {
                         module_path(op.module),
                     ctx);
     }
+    for (const ImportRule& rule : op.def.imports) {
+        const FoundImport other = find_import_locked(rule.format, rule.op_type);
+        if (other.rule) {
+            ErrorContext ctx;
+            ctx.file = module_path(op.module);
+            throw Error(rule.format + " op '" + rule.op_type + "' is imported by both op '" + other.op->def.name +
+                            "' (" + module_path(other.op->module) + ") and op '" + name + "' (" +
+                            module_path(op.module) + ")",
+                        ctx);
+        }
+    }
     ops_.emplace(name, std::move(op));
+}
+
+FoundImport Registry::find_import_locked(const std::string& format, const std::string& op_type) const {
+    for (const auto& kv : ops_)
+        for (const ImportRule& rule : kv.second.def.imports)
+            if (rule.format == format && rule.op_type == op_type) return {&kv.second, &rule};
+    return {};
+}
+
+FoundImport Registry::find_import(const std::string& format, const std::string& op_type) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return find_import_locked(format, op_type);
+}
+
+std::vector<FoundImport> Registry::imports(const std::string& format) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::map<std::string, FoundImport> sorted;
+    for (const auto& kv : ops_)
+        for (const ImportRule& rule : kv.second.def.imports)
+            if (rule.format == format) sorted[rule.op_type] = {&kv.second, &rule};
+    std::vector<FoundImport> out;
+    for (const auto& kv : sorted) out.push_back(kv.second);
+    return out;
 }
 
 void Registry::add_impl(RegisteredImpl impl) {

@@ -221,9 +221,10 @@ void Program::infer_node(Node& n) {
     } catch (const Error& e) {
         throw Error(e.message() + " (inputs: " + join_layouts(in_layouts) + ")", node_ctx(n)).with_context(e.context());
     }
-    if (n.out_layouts.size() != def.num_outputs)
+    const size_t declared = output_count(def, n.attrs);
+    if (n.out_layouts.size() != declared)
         throw Error("shape inference returned " + std::to_string(n.out_layouts.size()) + " outputs, op declares " +
-                        std::to_string(def.num_outputs),
+                        std::to_string(declared),
                     node_ctx(n));
     n.is_dynamic = false;
     for (const auto& l : in_layouts) n.is_dynamic |= l.shape.is_dynamic();

@@ -85,7 +85,7 @@ std::shared_ptr<Program> program_of(std::shared_ptr<const Registry> reg, const O
         else program->add_input(names.back(), layouts[i]);
     }
     program->add_node("node", s.op, names, s.attrs);
-    const size_t outputs = reg->op(s.op).def.num_outputs;
+    const size_t outputs = output_count(reg->op(s.op).def, s.attrs);
     for (size_t k = 0; k < outputs; ++k) program->add_output(k == 0 ? "node" : "node:" + std::to_string(k));
     program->build();
     return program;

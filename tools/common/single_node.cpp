@@ -27,7 +27,7 @@ KernelParams single_node_params(const Program& program, Engine* engine) {
 }
 
 std::shared_ptr<Program> build_single_node(std::shared_ptr<const Registry> registry, const SingleNode& node) {
-    const size_t outputs = registry->op(node.op).def.num_outputs;
+    const size_t outputs = output_count(registry->op(node.op).def, node.attrs);
     auto program = std::make_shared<Program>(std::move(registry),
                                              node.program_name.empty() ? "single node " + node.op : node.program_name);
     std::vector<std::string> names;

@@ -26,11 +26,14 @@ int dynrt_onnx_test_main(int argc, char** argv) {
         "once on a static network and once with every input dim dynamic, compared\n"
         "with rtol 1e-3, atol 1e-7 (integers exactly). Prints failures and a summary\n"
         "per op (docs/conformance.md).\n\noptions");
-    std::vector<std::string> paths, ops, modules_dirs;
+    std::vector<std::string> paths, ops, of_ops, modules_dirs;
     desc.add_options()("help,h", "show this help")("device", po::value<std::string>()->default_value("cpu"),
                                                    "engine type: cpu, ocl")(
         "ops", po::value<std::vector<std::string>>(&ops)->composing(),
         "only these ONNX op types (comma-separated, repeatable)")(
+        "of-op", po::value<std::vector<std::string>>(&of_ops)->composing(),
+        "only the ONNX ops this dynrt op maps (repeatable); with --skip-missing, exit 77 when it maps none")(
+        "graphs", "only the models of several nodes (the *_expanded folders ...)")(
         "list-claimed", "print the ONNX ops dynrt claims (with the loaded modules) and exit")(
         "markdown", po::value<std::string>(), "write the per-op case table as markdown to this file")(
         "no-dynamic", "skip the second, dynamic-shape run of each case")(
@@ -56,6 +59,7 @@ int dynrt_onnx_test_main(int argc, char** argv) {
     opt.atol = vm["atol"].as<double>();
     opt.dynamic_pass = !vm.count("no-dynamic");
     opt.verbose = vm.count("verbose") != 0;
+    opt.graphs_only = vm.count("graphs") != 0;
     const bool skip_missing = vm.count("skip-missing") != 0;
     try {
         auto registry = std::make_shared<Registry>();
@@ -64,6 +68,20 @@ int dynrt_onnx_test_main(int argc, char** argv) {
         if (vm.count("list-claimed")) {
             for (const auto& [op, target] : onnx::claimed_ops(*registry)) std::cout << op << " " << target << "\n";
             return 0;
+        }
+        const size_t explicit_ops = opt.ops.size();
+        for (const std::string& dynrt_op : of_ops) {
+            size_t found = 0;
+            for (const auto& [op, target] : onnx::claimed_ops(*registry))
+                if (target == dynrt_op) {
+                    opt.ops.push_back(op);
+                    ++found;
+                }
+            if (found == 0) {
+                std::cout << "dynrt onnx-test: dynrt op '" << dynrt_op << "' maps no ONNX op"
+                          << (skip_missing ? ": skipped\n" : "\n");
+                return skip_missing ? 77 : 1;
+            }
         }
         if (paths.empty()) {
             std::cerr << "dynrt onnx-test: missing PATH (a node-test folder or a folder of them)\n";
@@ -100,8 +118,9 @@ int dynrt_onnx_test_main(int argc, char** argv) {
             }
             md << onnx::summary_markdown(report, opt);
         }
-        if (!opt.ops.empty()) {
-            for (const std::string& op : opt.ops) {
+        if (explicit_ops > 0) {
+            for (size_t k = 0; k < explicit_ops; ++k) {
+                const std::string& op = opt.ops[k];
                 const bool any = std::any_of(report.cases.begin(), report.cases.end(),
                                              [&](const onnx::CaseResult& c) { return c.onnx_op == op; });
                 if (!any) {

@@ -196,12 +196,12 @@ private:
             const OnnxNode& node = model_.nodes[k];
             const std::string domain = node.domain == "ai.onnx" ? std::string() : node.domain;
             const bool built_in = domain.empty() && node.op_type == "Constant";   // no dynrt op: a constant
-            if (!built_in && (!domain.empty() || target_op(node.op_type).empty())) {
+            if (!built_in && !has_rule(*registry_, node)) {
                 auto op = model_.opsets.find(domain);
                 OnnxNode named = node;
                 named.name = labels_[k];
                 try {
-                    map_node(named, op == model_.opsets.end() ? 0 : op->second, {});   // throws "unknown ONNX op"
+                    require_rule(*registry_, named, op == model_.opsets.end() ? 0 : op->second);
                 } catch (const Error& e) {
                     throw e.with_context(at_node(k));
                 }
@@ -299,7 +299,7 @@ private:
         named.name = labels_[k];
         Mapped m;
         try {
-            m = map_node(named, model_.opset, mi);
+            m = map_node(*registry_, named, model_.opset, mi);
         } catch (const Error& e) {
             throw e.with_context(at_node(k));
         }
@@ -347,12 +347,18 @@ private:
             w.op = m.op;
             throw e.with_context(w);
         }
-        if (outs.empty()) throw Error("dynrt op '" + m.op + "' has no output", w);
-        TensorInfo t;
-        t.ref = name;
-        t.layout = outs[0];
-        t.producer = node_text(k);
-        tensors_[node.outputs[0]] = std::move(t);
+        for (size_t o = 0; o < node.outputs.size(); ++o) {
+            if (node.outputs[o].empty()) continue;   // an optional output left out
+            if (o >= outs.size())
+                throw Error("dynrt op '" + m.op + "' has " + std::to_string(outs.size()) +
+                                " outputs, the node uses output " + std::to_string(o),
+                            w);
+            TensorInfo t;
+            t.ref = o == 0 ? name : name + ":" + std::to_string(o);
+            t.layout = outs[o];
+            t.producer = node_text(k);
+            tensors_[node.outputs[o]] = std::move(t);
+        }
         return true;
     }
 

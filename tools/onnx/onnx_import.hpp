@@ -23,6 +23,7 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/network.hpp"
+#include "dynrt/op_import.hpp"
 #include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
 
@@ -32,17 +33,7 @@ namespace dynrt::onnx {
 std::optional<DataType> dtype_from_onnx(int onnx_type);
 std::string onnx_type_name(int onnx_type);   // "FLOAT", "DOUBLE" ...
 
-struct OnnxAttr {
-    enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Other };
-    Kind kind = Kind::Other;
-    int64_t i = 0;
-    double f = 0;
-    std::string s;
-    std::vector<int64_t> ints;
-    std::vector<double> floats;
-    std::vector<std::string> strings;
-    std::shared_ptr<HostTensor> tensor;
-};
+using OnnxAttr = ImportAttr;   // dynrt/op_import.hpp
 
 struct ValueInfo {
     std::string name;
@@ -97,12 +88,17 @@ struct Mapped {
     std::vector<size_t> inputs;   // ONNX input index feeding each dynrt input
 };
 
-// The ONNX ops (default domain) the importer maps, sorted.
-std::vector<std::string> mapped_onnx_ops();
+// The ONNX ops (default domain) the loaded modules map, each with its dynrt op.
+std::map<std::string, std::string> claimed_ops(const Registry& registry);
 // The dynrt op an ONNX op maps to ("" when none).
-std::string target_op(const std::string& onnx_op);
-// Maps one node. Throws dynrt::Error only for ops the importer does not know.
-Mapped map_node(const OnnxNode& node, int64_t opset, const std::vector<MapInput>& inputs);
+std::string target_op(const Registry& registry, const std::string& onnx_op);
+// Whether a loaded module maps the node's op (domain included); require_rule
+// throws the "unknown ONNX op" error naming the op, domain and opset if not.
+bool has_rule(const Registry& registry, const OnnxNode& node);
+void require_rule(const Registry& registry, const OnnxNode& node, int64_t opset);
+// Maps one node through its op's import rule. Throws dynrt::Error for ops no
+// module maps and for input counts the rule does not take.
+Mapped map_node(const Registry& registry, const OnnxNode& node, int64_t opset, const std::vector<MapInput>& inputs);
 
 // ---- graphs (onnx_graph.cpp) --------------------------------------------------
 
@@ -171,6 +167,7 @@ struct TestOptions {
     double atol = 1e-7;
     bool dynamic_pass = true;
     bool verbose = false;
+    bool graphs_only = false;   // only the models of several nodes
 };
 
 struct CaseResult {
@@ -190,9 +187,6 @@ struct TestReport {
     std::map<std::string, std::string> claimed;   // ONNX op -> dynrt op
     size_t passed = 0, failed = 0, unsupported = 0;
 };
-
-// ONNX ops whose dynrt op is registered.
-std::map<std::string, std::string> claimed_ops(const Registry& registry);
 
 // Every PATH is a test folder (has model.onnx) or a folder of test folders.
 // Single-node models run as one node (onnx_op is the node's op); models of

@@ -111,7 +111,7 @@ RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const En
     tools::feed(req, one);
     req.infer();
     RunOutcome out;
-    out.outputs.push_back(req.get_output(0));
+    for (size_t k = 0; k < model.outputs.size(); ++k) out.outputs.push_back(req.get_output(k));
     for (const NodeStats& s : req.last_run().nodes)
         if (s.node == tools::kSingleNodeName) out.impl = s.impl;
     return out;
@@ -154,14 +154,18 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
         mi[k].value = v;
         values[k] = v;
     }
-    const Mapped m = map_node(node, model.opset, mi);
+    const Mapped m = map_node(*registry, node, model.opset, mi);
     if (!m.unsupported.empty()) {
         r.status = "unsupported";
         r.detail = m.unsupported;
         return;
     }
-    if (model.outputs.size() != 1 || node.outputs.size() != 1 || node.outputs[0] != model.outputs[0].name)
-        throw Error("the graph output is not the node's single output", in_file(model.file));
+    // The graph outputs are the node's outputs, in order (trailing optional
+    // outputs left out).
+    bool outputs_match = !model.outputs.empty() && model.outputs.size() <= node.outputs.size();
+    for (size_t k = 0; outputs_match && k < model.outputs.size(); ++k)
+        outputs_match = node.outputs[k] == model.outputs[k].name;
+    if (!outputs_match) throw Error("the graph outputs are not the node's outputs, in order", in_file(model.file));
     // A data type no impl of the op takes on this device is unsupported, not a failure.
     const std::string no_impl = no_impl_for(*registry, opt.device, m.op, values[m.inputs.at(0)]->dtype());
     if (!no_impl.empty()) {
@@ -170,8 +174,7 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
         return;
     }
 
-    tools::Tolerance tol{opt.rtol, opt.atol};
-    if (!is_floating(expected[0].dtype())) tol = {0, 0};
+    const tools::Tolerance tol{opt.rtol, opt.atol};
     for (bool dynamic : {false, true}) {
         if (dynamic && !opt.dynamic_pass) break;
         const char* pass = dynamic ? "dynamic" : "static";
@@ -184,12 +187,16 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
             return;
         }
         (dynamic ? r.impl_dynamic : r.impl_static) = o.impl;
-        const tools::Comparison c = tools::compare(o.outputs[0], expected[0], tol);
-        r.max_abs = std::max(r.max_abs, c.max_abs);
-        if (!c.ok) {
-            r.status = "FAIL";
-            r.detail = std::string(pass) + " (" + o.impl + "): " + c.mismatch;
-            return;
+        for (size_t k = 0; k < expected.size(); ++k) {
+            const tools::Tolerance tk = is_floating(expected[k].dtype()) ? tol : tools::Tolerance{0, 0};
+            const tools::Comparison c = tools::compare(o.outputs.at(k), expected[k], tk);
+            r.max_abs = std::max(r.max_abs, c.max_abs);
+            if (!c.ok) {
+                r.status = "FAIL";
+                r.detail = std::string(pass) + " (" + o.impl + ")" +
+                           (expected.size() > 1 ? ", output " + std::to_string(k) : std::string()) + ": " + c.mismatch;
+                return;
+            }
         }
     }
     r.status = "pass";
@@ -308,22 +315,13 @@ struct Folder {
 
 }   // namespace
 
-std::map<std::string, std::string> claimed_ops(const Registry& registry) {
-    std::map<std::string, std::string> out;
-    for (const std::string& op : mapped_onnx_ops()) {
-        const std::string t = target_op(op);
-        if (registry.find_op(t) && !registry.all_impls(t).empty()) out[op] = t;
-    }
-    return out;
-}
-
 TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std::vector<std::string>& paths,
                      const TestOptions& opt) {
     TestReport report;
     report.claimed = claimed_ops(*registry);
     for (const std::string& op : opt.ops)
         if (!report.claimed.count(op)) {
-            const std::string t = target_op(op);
+            const std::string t = target_op(*registry, op);
             throw Error(t.empty()
                             ? "the importer does not map ONNX op '" + op + "'"
                             : "ONNX op '" + op + "' maps to dynrt op '" + t + "', which no loaded module provides");
@@ -366,6 +364,7 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
                     continue;
                 }
             } else {
+                if (opt.graphs_only) continue;
                 base.onnx_op = model.nodes[0].op_type;
                 const bool known = report.claimed.count(base.onnx_op) && model.nodes[0].domain.empty();
                 if (!known) {
@@ -373,10 +372,9 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
                         report.skipped.push_back(base.folder + ": op " + base.onnx_op + " not claimed");
                         continue;
                     }
-                    if (target_op(base.onnx_op).empty() || !model.nodes[0].domain.empty())
-                        map_node(model.nodes[0], model.opset, {});   // throws "unknown ONNX op"
-                    throw Error("ONNX op '" + base.onnx_op + "' maps to dynrt op '" + target_op(base.onnx_op) +
-                                "', which no loaded module provides");
+                    require_rule(*registry, model.nodes[0], model.opset);   // throws "unknown ONNX op"
+                    throw Error("ONNX op '" + base.onnx_op + "' maps to dynrt op '" +
+                                target_op(*registry, base.onnx_op) + "', which no loaded module provides");
                 }
             }
         } catch (const Error& e) {

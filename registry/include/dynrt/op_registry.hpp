@@ -16,6 +16,7 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/layout.hpp"
+#include "dynrt/op_import.hpp"
 
 namespace dynrt {
 
@@ -81,6 +82,9 @@ struct OpDefinition {
     size_t min_inputs = 1;
     size_t max_inputs = 1;
     size_t num_outputs = 1;
+    // Ops whose output count depends on their attributes (split): the count
+    // for a node's attributes. Unset: num_outputs.
+    std::function<size_t(const Attributes& attrs)> output_count;
     std::vector<AttrSpec> attrs;
     std::vector<size_t> value_inputs;   // inputs whose values shape inference reads
     ShapeInferFn infer;
@@ -115,7 +119,16 @@ struct OpDefinition {
     // State readers and writers (OpTraits::reads_state / writes_state): the
     // name of the request variable the node with these attributes uses.
     std::function<std::string(const Attributes& attrs)> state_variable;
+    // Model ops this op implements (dynrt/op_import.hpp): the ONNX importer
+    // maps a node through the rule naming its op type.
+    std::vector<ImportRule> imports;
 };
+
+// Outputs of a node of `def` with these attributes (raw or validated; raw
+// ones are validated first, which throws for bad ones).
+inline size_t output_count(const OpDefinition& def, const Attributes& attrs) {
+    return def.output_count ? def.output_count(Attributes::validate(def.attrs, attrs)) : def.num_outputs;
+}
 
 // The common part of an op's declaration in one call; the op sets its traits
 // and hooks on the result before ModuleRegistrar::add_op.

@@ -42,6 +42,12 @@ struct RegisteredOp {
     std::shared_ptr<const ModuleRecord> module;
     std::shared_ptr<void> library;
 };
+// An import rule (dynrt/op_import.hpp) and the op that declares it.
+struct FoundImport {
+    const RegisteredOp* op = nullptr;
+    const ImportRule* rule = nullptr;
+};
+
 struct RegisteredImpl {
     ImplEntry entry;
     std::string op;
@@ -64,6 +70,11 @@ public:
     std::vector<const RegisteredImpl*> impls(const std::string& op, const std::string& impl_type) const;
     std::vector<const RegisteredImpl*> all_impls(const std::string& op) const;   // same order, every type
     std::vector<std::string> op_names() const;
+    // The rule for model op `op_type` of `format` ("onnx"); both null when no
+    // loaded op declares one. `imports` lists every rule of the format, by
+    // model op name.
+    FoundImport find_import(const std::string& format, const std::string& op_type) const;
+    std::vector<FoundImport> imports(const std::string& format) const;
     std::vector<std::string> engine_names() const;
     bool has_engine(const std::string& type) const;
     EnginePtr create_engine(const std::string& type, const EngineConfig& cfg) const;
@@ -86,6 +97,8 @@ private:
         std::shared_ptr<const ModuleRecord> module;
         std::shared_ptr<void> library;
     };
+    FoundImport find_import_locked(const std::string& format, const std::string& op_type) const;
+
     mutable std::mutex mutex_;
     std::map<std::string, RegisteredOp> ops_;
     std::map<std::string, std::vector<RegisteredImpl>> impls_;
