@@ -276,7 +276,7 @@ TEST(PipelineNpy, UnsupportedOrBrokenFiles_AreErrorsNamingTheFile) {
     };
     const std::vector<std::pair<std::string, std::string>> cases = {
         {make("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8), "big-endian"},
-        {make("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16), "unsupported dtype"},
+        {make("{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }", 8), "unsupported dtype"},
         {make("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24), "Fortran"},
         {make("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20), "does not match"},
         {make("{'descr': '<f4', 'shape': (2, 3), }", 24), "malformed .npy header"},
@@ -1032,4 +1032,76 @@ TEST(PipelineHostile, Cli_BadValuesExit2_UnwritableDestinationsFailBeforeRunning
     const Proc q = dynrt_cli("run " + cfg + " --device cpu --report " + dir.path.string() + modules_arg());
     EXPECT_EQ(q.code, 1) << q.out;
     EXPECT_NE(q.out.find("--report: the path is a directory"), std::string::npos) << q.out;
+}
+
+// ---- models (docs/onnx.md, "Running a model") ----------------------------------------
+
+namespace {
+
+const std::string kReluModel = "/usr/share/libonnx-testdata/data/node/test_relu/model.onnx";
+
+bool have_onnx_runs() { return fs::exists(kReluModel) && dynrt_cli("onnx-test --help").code == 0; }
+
+}   // namespace
+
+TEST(PipelineModel, RunModel_OneRunPerShapesAndErrorsNameTheInputAndDim) {
+    if (!have_onnx_runs()) GTEST_SKIP() << "no ONNX support or no node-test data";
+    TempDir dir;
+    const std::string report = dir / "report.json";
+    // test_relu declares x: f32[3,4,5]: one run without --shapes, two with two.
+    Proc p = dynrt_cli("run " + kReluModel + " --device cpu --report " + report + modules_arg());
+    ASSERT_EQ(p.code, 0) << p.out;
+    EXPECT_EQ(count_of(slurp(report), "\"index\": "), 1u);
+    p = dynrt_cli("run " + kReluModel + " --device cpu --shapes \"x=[3,4,5]\" --shapes \"x=[3,4,5]\" --report " +
+                  report + modules_arg());
+    ASSERT_EQ(p.code, 0) << p.out;
+    EXPECT_EQ(count_of(slurp(report), "\"index\": "), 2u);
+    // A static dim given another value, an unknown input, a malformed option.
+    p = dynrt_cli("run " + kReluModel + " --device cpu --shapes \"x=[3,4,6]\"" + modules_arg());
+    EXPECT_EQ(p.code, 1);
+    EXPECT_NE(p.out.find("input 'x' has shape [3,4,6], which does not fit the declared [3,4,5] at dim 2"),
+              std::string::npos)
+        << p.out;
+    p = dynrt_cli("run " + kReluModel + " --device cpu --shapes \"y=[1]\"" + modules_arg());
+    EXPECT_EQ(p.code, 1);
+    EXPECT_NE(p.out.find("names 'y', which is not an input"), std::string::npos) << p.out;
+    EXPECT_EQ(dynrt_cli("run " + kReluModel + " --shapes \"x=3,4,5\"" + modules_arg()).code, 2);
+    EXPECT_EQ(dynrt_cli("run " + kReluModel + " --input-range x=1" + modules_arg()).code, 2);
+    EXPECT_EQ(dynrt_cli("run " + kSource + "/configs/shape_chain.yaml --shapes \"x=[1]\"" + modules_arg()).code, 2);
+}
+
+TEST(PipelineModel, YamlModelKey_TakesGraphInputsAndOutputsFromTheModel) {
+    if (!have_onnx_runs()) GTEST_SKIP() << "no ONNX support or no node-test data";
+    const std::string yaml = "model: " + kReluModel +
+                             "\ninputs: {x: {random: {low: -2, high: 2}}}\n"
+                             "schedule:\n  - {shapes: {x: [3, 4, 5]}}\n  - {repeat: 2}\n";
+    const Pipeline p = load_pipeline_text(yaml, "pipe.yaml", ".", test::registry());
+    ASSERT_EQ(p.inputs.size(), 1u);
+    EXPECT_EQ(p.inputs[0].name, "x");
+    EXPECT_EQ(p.inputs[0].low, -2);
+    EXPECT_EQ(p.outputs, std::vector<std::string>{"y"});
+    ASSERT_EQ(p.runs.size(), 3u);
+    EXPECT_EQ(p.runs[0].shapes.at("x"), (Shape{3, 4, 5}));
+    RunOptions opt;
+    opt.device = "cpu";
+    opt.keep_outputs = true;
+    const RunResult r = run_pipeline(p, opt);
+    ASSERT_EQ(r.runs.size(), 3u);
+    const HostTensor& y = r.runs[0].outputs.at("y");
+    const HostTensor x = make_inputs(p, p.runs[0], 0).at("x");
+    for (size_t i = 0; i < x.count(); ++i) EXPECT_EQ(y.as<float>()[i], std::max(x.as<float>()[i], 0.0f));
+    // The graph comes from the model only; inputs may set only the random range.
+    for (const auto& [text, word] : std::vector<std::pair<std::string, std::string>>{
+             {"model: " + kReluModel + "\nnodes: []\n", "takes its graph from the model: remove 'nodes'"},
+             {"model: " + kReluModel + "\ninputs: {x: {dtype: f16}}\n", "unknown key 'dtype'"},
+             {"model: " + kReluModel + "\ninputs: {z: {random: {low: 0}}}\n", "the model has no input 'z'"},
+             {"model: no_such.onnx\n", "no_such.onnx"}}) {
+        try {
+            load_pipeline_text(text, "pipe.yaml", ".", test::registry());
+            ADD_FAILURE() << text << ": no error";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << text << "\n-> " << e.what();
+            EXPECT_NE(std::string(e.what()).find("pipe.yaml"), std::string::npos) << e.what();
+        }
+    }
 }

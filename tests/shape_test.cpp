@@ -157,20 +157,20 @@ TEST(DataType, BitwidthsAndByteSizes) {
 
 TEST(DataType, Parse_AcceptsAliases) {
     const std::pair<const char*, DataType> cases[] = {
-        {"f32", DataType::f32},        {"float32", DataType::f32}, {"float", DataType::f32},
-        {"f16", DataType::f16},        {"float16", DataType::f16}, {"half", DataType::f16},
-        {"i32", DataType::i32},        {"int32", DataType::i32},   {"i64", DataType::i64},
-        {"int64", DataType::i64},      {"u8", DataType::u8},       {"uint8", DataType::u8},
-        {"i8", DataType::i8},          {"int8", DataType::i8},     {"bool", DataType::boolean},
-        {"boolean", DataType::boolean}};
+        {"f32", DataType::f32},         {"float32", DataType::f32}, {"float", DataType::f32},
+        {"f16", DataType::f16},         {"float16", DataType::f16}, {"half", DataType::f16},
+        {"i32", DataType::i32},         {"int32", DataType::i32},   {"i64", DataType::i64},
+        {"int64", DataType::i64},       {"u8", DataType::u8},       {"uint8", DataType::u8},
+        {"i8", DataType::i8},           {"int8", DataType::i8},     {"bool", DataType::boolean},
+        {"boolean", DataType::boolean}, {"f64", DataType::f64},     {"double", DataType::f64}};
     for (const auto& [text, t] : cases) EXPECT_EQ(parse_data_type(text), t) << text;
-    for (DataType t :
-         {DataType::f32, DataType::f16, DataType::i32, DataType::i64, DataType::u8, DataType::i8, DataType::boolean})
+    for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64, DataType::u8, DataType::i8,
+                       DataType::boolean, DataType::f64})
         EXPECT_EQ(parse_data_type(to_string(t)), t);
 }
 
 TEST(DataType, ParseUnknown_ThrowsNamingIt) {
-    EXPECT_TRUE(contains(error_of([] { parse_data_type("f64"); }).what(), "'f64'"));
+    EXPECT_TRUE(contains(error_of([] { parse_data_type("f128"); }).what(), "'f128'"));
 }
 
 TEST(Format, PlainOnly) {

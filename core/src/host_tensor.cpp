@@ -113,6 +113,7 @@ double HostTensor::get_as_double(size_t i) const {
         case DataType::u8:
         case DataType::boolean: return as<uint8_t>()[i];
         case DataType::i8: return as<int8_t>()[i];
+        case DataType::f64: return as<double>()[i];
     }
     return 0;
 }
@@ -131,6 +132,7 @@ void HostTensor::set_from_double(size_t i, double v) {
         case DataType::u8: as<uint8_t>()[i] = saturate<uint8_t>(v); break;
         case DataType::i8: as<int8_t>()[i] = saturate<int8_t>(v); break;
         case DataType::boolean: as<uint8_t>()[i] = (v != 0.0) ? 1 : 0; break;
+        case DataType::f64: as<double>()[i] = v; break;
     }
 }
 
@@ -148,6 +150,7 @@ HostTensor HostTensor::from_int64(DataType t, const Shape& shape, const std::vec
             case DataType::boolean: h.as<uint8_t>()[i] = v[i] != 0 ? 1 : 0; break;
             case DataType::f32: h.as<float>()[i] = static_cast<float>(v[i]); break;
             case DataType::f16: h.as<uint16_t>()[i] = float_to_half(static_cast<float>(v[i])); break;
+            case DataType::f64: h.as<double>()[i] = static_cast<double>(v[i]); break;
         }
     }
     return h;

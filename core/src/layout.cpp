@@ -17,6 +17,7 @@ size_t bitwidth(DataType t) {
         case DataType::u8: return 8;
         case DataType::i8: return 8;
         case DataType::boolean: return 8;
+        case DataType::f64: return 64;
     }
     throw Error("unknown data type value " + std::to_string(static_cast<int>(t)));
 }
@@ -30,6 +31,7 @@ const char* to_string(DataType t) {
         case DataType::u8: return "u8";
         case DataType::i8: return "i8";
         case DataType::boolean: return "boolean";
+        case DataType::f64: return "f64";
     }
     return "?";
 }
@@ -44,10 +46,11 @@ DataType parse_data_type(const std::string& s) {
     if (k == "u8" || k == "uint8") return DataType::u8;
     if (k == "i8" || k == "int8") return DataType::i8;
     if (k == "bool" || k == "boolean") return DataType::boolean;
-    throw Error("unknown data type '" + s + "'; known: f32, f16, i32, i64, u8, i8, bool");
+    if (k == "f64" || k == "float64" || k == "double") return DataType::f64;
+    throw Error("unknown data type '" + s + "'; known: f32, f16, f64, i32, i64, u8, i8, bool");
 }
 
-bool is_floating(DataType t) { return t == DataType::f32 || t == DataType::f16; }
+bool is_floating(DataType t) { return t == DataType::f32 || t == DataType::f16 || t == DataType::f64; }
 
 const char* to_string(Format f) {
     switch (f) {

@@ -111,6 +111,7 @@ double load(DataType t, const void* base, size_t i) {
         case DataType::u8: return static_cast<const uint8_t*>(base)[i];
         case DataType::i8: return static_cast<const int8_t*>(base)[i];
         case DataType::boolean: return static_cast<const uint8_t*>(base)[i] != 0 ? 1.0 : 0.0;
+        case DataType::f64: return static_cast<const double*>(base)[i];
     }
     throw Error("unsupported dtype");
 }
@@ -137,6 +138,7 @@ void store(DataType t, void* base, size_t i, double v) {
         case DataType::u8: static_cast<uint8_t*>(base)[i] = to_int<uint8_t>(v); return;
         case DataType::i8: static_cast<int8_t*>(base)[i] = to_int<int8_t>(v); return;
         case DataType::boolean: static_cast<uint8_t*>(base)[i] = v != 0.0 ? 1 : 0; return;
+        case DataType::f64: static_cast<double*>(base)[i] = v; return;
     }
     throw Error("unsupported dtype");
 }

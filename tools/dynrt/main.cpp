@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -147,12 +150,88 @@ void check_writable_folder(const std::string& dir, const std::string& option) {
     if (fs::is_directory(d, ec)) check_folder_writable(d, dir, option);
 }
 
+// A whole decimal number, nothing else.
+bool parse_number(const std::string& s, double& out) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    errno = 0;
+    out = std::strtod(s.c_str(), &end);
+    return errno == 0 && end == s.c_str() + s.size() && std::isfinite(out);
+}
+
+// "name=VALUE" -> (name, VALUE); a usage error naming the option otherwise.
+std::pair<std::string, std::string> split_assignment(const std::string& item, const std::string& option) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+        throw UsageError(option + " takes name=VALUE, got '" + item + "'");
+    return {item.substr(0, eq), item.substr(eq + 1)};
+}
+
+// The YAML pipeline `dynrt run MODEL.onnx` runs: the model, one schedule entry
+// per --shapes (or one run when none is given), every --input fed in each run.
+std::string model_pipeline_yaml(const std::string& file, const std::vector<std::string>& shapes,
+                                const std::vector<std::string>& feeds, const std::vector<std::string>& ranges) {
+    using pipeline::json_quote;
+    std::string y = "model: " + json_quote(std::filesystem::absolute(file).string()) + "\n";
+    if (!ranges.empty()) {
+        y += "inputs:\n";
+        for (const std::string& r : ranges) {
+            const auto [name, range] = split_assignment(r, "--input-range");
+            const size_t dots = range.find("..");
+            double lo = 0, hi = 0;
+            if (dots == std::string::npos || !parse_number(range.substr(0, dots), lo) ||
+                !parse_number(range.substr(dots + 2), hi))
+                throw UsageError("--input-range takes name=LOW..HIGH, got '" + r + "'");
+            std::ostringstream bounds;
+            bounds.precision(17);
+            bounds << "{random: {low: " << lo << ", high: " << hi << "}}";
+            y += "  " + json_quote(name) + ": " + bounds.str() + "\n";
+        }
+    }
+    std::string feed;
+    for (const std::string& f : feeds) {
+        const auto [name, path] = split_assignment(f, "--input");
+        feed +=
+            (feed.empty() ? "" : ", ") + json_quote(name) + ": " + json_quote(std::filesystem::absolute(path).string());
+    }
+    y += "schedule:\n";
+    const std::vector<std::string> runs = shapes.empty() ? std::vector<std::string>{""} : shapes;
+    for (const std::string& run : runs) {
+        std::string entry;
+        std::istringstream items(run);
+        std::string item;
+        while (std::getline(items, item, ';')) {
+            if (item.empty()) continue;
+            const auto [name, dims] = split_assignment(item, "--shapes");
+            if (dims.front() != '[' || dims.back() != ']')
+                throw UsageError("--shapes takes name=[d0,d1,...], got '" + item + "'");
+            std::string list;
+            std::istringstream ds(dims.substr(1, dims.size() - 2));
+            std::string d;
+            while (std::getline(ds, d, ',')) {
+                int64_t v = 0;
+                if (!tools::parse_int64(d, v) || v < 0)
+                    throw UsageError("--shapes: '" + item + "' has a dim that is no integer >= 0");
+                list += (list.empty() ? "" : ", ") + std::to_string(v);
+            }
+            entry += (entry.empty() ? "" : ", ") + json_quote(name) + ": [" + list + "]";
+        }
+        y += "  - {";
+        if (!entry.empty()) y += "shapes: {" + entry + "}";
+        if (!feed.empty()) y += std::string(entry.empty() ? "" : ", ") + "feed: {" + feed + "}";
+        y += "}\n";
+    }
+    return y;
+}
+
 int cmd_run(const std::vector<std::string>& args) {
     po::options_description desc(
-        "usage: dynrt run PIPELINE.yaml [options]\n\n"
-        "Runs a YAML pipeline (docs/yaml.md) once per schedule entry on one infer\n"
-        "request and prints a summary table.\n\noptions");
-    std::vector<std::string> modules_dirs;
+        "usage: dynrt run PIPELINE.yaml [options]\n"
+        "       dynrt run MODEL.onnx [--shapes \"x=[1,7];y=[1,7]\"]... [--input x=x.npy]... [options]\n\n"
+        "Runs a YAML pipeline (docs/yaml.md) once per schedule entry, or an ONNX\n"
+        "model once per --shapes (docs/onnx.md), on one infer request and prints a\n"
+        "summary table.\n\noptions");
+    std::vector<std::string> modules_dirs, shapes, feeds, ranges;
     desc.add_options()("help,h", "show this help")(
         "device", po::value<std::string>(), "auto|cpu|ocl|ocl:N (default: the pipeline's run.device, else auto)")(
         "report", po::value<std::string>(), "write the JSON run report (docs/report.md) to this file")(
@@ -164,6 +243,12 @@ int cmd_run(const std::vector<std::string>& args) {
         "overrides DYNRT_MEM_PREALLOC and run.prealloc")("repeat", po::value<std::string>()->default_value("1"),
                                                          "run the whole schedule K times (1..1000000 runs in all)")(
         "verbose,v", "device choice, module folders, impl choices and progress on stderr")(
+        "shapes", po::value<std::vector<std::string>>(&shapes)->composing(),
+        "MODEL.onnx: one run with these input shapes, \"name=[d0,d1,...];...\" (repeatable: one run each)")(
+        "input", po::value<std::vector<std::string>>(&feeds)->composing(),
+        "MODEL.onnx: name=FILE.npy, that input's data in every run (repeatable)")(
+        "input-range", po::value<std::vector<std::string>>(&ranges)->composing(),
+        "MODEL.onnx: name=LOW..HIGH, the range of that input's random data (repeatable)")(
         "pipeline", po::value<std::string>(), "the pipeline YAML file");
     po::positional_options_description pos;
     pos.add("pipeline", 1);
@@ -200,7 +285,13 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!opt.save_outputs_dir.empty()) check_writable_folder(opt.save_outputs_dir, "--save-outputs");
 
     auto registry = load_modules(modules_dirs, verbose, nullptr);
-    const auto p = pipeline::load_pipeline(vm["pipeline"].as<std::string>(), registry);
+    const std::string file = vm["pipeline"].as<std::string>();
+    const bool model = std::filesystem::path(file).extension() == ".onnx";
+    if (!model && (!shapes.empty() || !feeds.empty() || !ranges.empty()))
+        throw UsageError("--shapes, --input and --input-range are for ONNX models (MODEL.onnx)");
+    const auto p = model ? pipeline::load_pipeline_text(model_pipeline_yaml(file, shapes, feeds, ranges), file,
+                                                        std::filesystem::current_path().string(), registry)
+                         : pipeline::load_pipeline(file, registry);
     if (!p.runs.empty() && opt.repeat > pipeline::kMaxRuns / p.runs.size())
         throw UsageError("--repeat " + std::to_string(opt.repeat) + " x " + std::to_string(p.runs.size()) +
                          " schedule runs is more than the limit of " + std::to_string(pipeline::kMaxRuns) + " runs");

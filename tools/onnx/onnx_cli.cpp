@@ -1,7 +1,7 @@
 // `dynrt onnx-test PATH... [options]`: ONNX node tests on one device.
 //
-// Exit codes: 0 no case failed (unsupported cases do not fail), 1 a case failed
-// or errored, 2 bad command line, 77 with --skip-missing when the data folder or
+// Exit codes: 0 no case failed (unsupported cases do not fail, except with
+// --strict), 1 a case failed or errored, 2 bad command line, 77 with --skip-missing when the data folder or
 // the device is not there (ctest's skip code).
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -34,6 +34,7 @@ int dynrt_onnx_test_main(int argc, char** argv) {
         "of-op", po::value<std::vector<std::string>>(&of_ops)->composing(),
         "only the ONNX ops this dynrt op maps (repeatable); with --skip-missing, exit 77 when it maps none")(
         "graphs", "only the models of several nodes (the *_expanded folders ...)")(
+        "strict", "exit 1 when a case is unsupported too (for model folders that must run)")(
         "list-claimed", "print the ONNX ops dynrt claims (with the loaded modules) and exit")(
         "markdown", po::value<std::string>(), "write the per-op case table as markdown to this file")(
         "no-dynamic", "skip the second, dynamic-shape run of each case")(
@@ -60,6 +61,7 @@ int dynrt_onnx_test_main(int argc, char** argv) {
     opt.dynamic_pass = !vm.count("no-dynamic");
     opt.verbose = vm.count("verbose") != 0;
     opt.graphs_only = vm.count("graphs") != 0;
+    opt.strict = vm.count("strict") != 0;
     const bool skip_missing = vm.count("skip-missing") != 0;
     try {
         auto registry = std::make_shared<Registry>();
@@ -129,7 +131,11 @@ int dynrt_onnx_test_main(int argc, char** argv) {
                 }
             }
         }
-        return report.failed > 0 ? 1 : 0;
+        if (opt.strict && report.unsupported > 0) {
+            std::cerr << "dynrt onnx-test: " << report.unsupported << " unsupported case(s) with --strict\n";
+            return 1;
+        }
+        return report.failed + report.errors > 0 ? 1 : 0;
     } catch (const std::exception& e) {
         std::cerr << "dynrt onnx-test: error: " << e.what() << "\n";
         return 1;

@@ -168,6 +168,7 @@ struct TestOptions {
     bool dynamic_pass = true;
     bool verbose = false;
     bool graphs_only = false;   // only the models of several nodes
+    bool strict = false;        // an unsupported case fails the run too (model corpora)
 };
 
 struct CaseResult {
@@ -185,7 +186,7 @@ struct TestReport {
     std::vector<CaseResult> cases;
     std::vector<std::string> skipped;             // folders not run: an op not claimed
     std::map<std::string, std::string> claimed;   // ONNX op -> dynrt op
-    size_t passed = 0, failed = 0, unsupported = 0;
+    size_t passed = 0, failed = 0, errors = 0, unsupported = 0;
 };
 
 // Every PATH is a test folder (has model.onnx) or a folder of test folders.

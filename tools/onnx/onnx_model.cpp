@@ -1,7 +1,12 @@
 // Reading ONNX protobuf files: ModelProto -> OnnxModel, TensorProto -> HostTensor.
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
@@ -23,7 +28,67 @@ std::string read_bytes(const std::string& path, const char* what) {
     return tools::read_file_capped(path, tools::max_tensor_file_bytes(), what);
 }
 
-const char* supported_list() { return "FLOAT, FLOAT16, INT32, INT64, INT8, UINT8, BOOL"; }
+const char* supported_list() { return "FLOAT, FLOAT16, DOUBLE, INT32, INT64, INT8, UINT8, BOOL"; }
+
+// External data (TensorProto data_location EXTERNAL): `location` names a file
+// relative to the model's folder, never outside it (no absolute path, no
+// "..", no link leading out); `offset` and `length` must lie inside the file
+// and `length` must be the size the dims and type need. Returns the bytes.
+std::string external_bytes(const ::onnx::TensorProto& t, const std::string& what, size_t bytes,
+                           const std::string& file) {
+    namespace fs = std::filesystem;
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : t.external_data()) {
+        const std::string& k = kv.key();
+        const std::string& v = kv.value();
+        auto number = [&](int64_t& out) {
+            char* end = nullptr;
+            errno = 0;
+            const long long x = std::strtoll(v.c_str(), &end, 10);
+            if (v.empty() || errno != 0 || *end != '\0' || x < 0)
+                throw Error(what + ": external_data " + k + " '" + v + "' is not an integer >= 0",
+                            in_file(file, "external_data"));
+            out = x;
+        };
+        if (k == "location") location = v;
+        else if (k == "offset") number(offset);
+        else if (k == "length") number(length);
+        else if (k != "checksum")
+            throw Error(what + ": unknown external_data key '" + k + "'", in_file(file, "external_data"));
+    }
+    if (location.empty()) throw Error(what + ": external data without a location", in_file(file, "external_data"));
+    const fs::path rel(location);
+    if (rel.is_absolute() || std::any_of(rel.begin(), rel.end(), [](const fs::path& c) { return c == ".."; }))
+        throw Error(what + ": external data location '" + location +
+                        "' must be a path inside the model's folder (no absolute path, no '..')",
+                    in_file(file, "external_data"));
+    const fs::path dir = fs::path(file).parent_path();
+    const fs::path path = dir / rel;
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(path, ec);
+    const fs::path real_dir = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
+    const std::string rs = real.string(), ds = real_dir.string();
+    if (ec || rs.compare(0, ds.size(), ds) != 0 || (rs.size() > ds.size() && rs[ds.size()] != '/'))
+        throw Error(what + ": external data file '" + location + "' leads outside the model's folder",
+                    in_file(file, "external_data"));
+    if (length >= 0 && static_cast<uint64_t>(length) != bytes)
+        throw Error(what + ": external data length " + std::to_string(length) + " is not the " + std::to_string(bytes) +
+                        " bytes its dims and type need",
+                    in_file(path.string(), "length"));
+    const uint64_t size = fs::file_size(path, ec);
+    if (ec) throw Error(what + ": cannot read external data file '" + location + "'", in_file(path.string()));
+    if (static_cast<uint64_t>(offset) > size || size - static_cast<uint64_t>(offset) < bytes)
+        throw Error(what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
+                        ") lies beyond the end of the " + std::to_string(size) + "-byte file",
+                    in_file(path.string(), "offset"));
+    std::ifstream in(path, std::ios::binary);
+    std::string out(bytes, '\0');
+    in.seekg(offset);
+    if (!in.read(out.data(), static_cast<std::streamsize>(bytes)))
+        throw Error(what + ": cannot read external data file '" + location + "'", in_file(path.string()));
+    return out;
+}
 
 HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
     const std::string what = t.name().empty() ? std::string("tensor") : "tensor '" + t.name() + "'";
@@ -33,8 +98,6 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
                         "), which dynrt does not have (supported: " + supported_list() + ")",
                     in_file(file, "data_type"));
     if (t.has_segment()) throw Error(what + " is segmented, which is not supported", in_file(file));
-    if (t.data_location() == ::onnx::TensorProto::EXTERNAL)
-        throw Error(what + " keeps its data in an external file, which is not supported", in_file(file));
     std::vector<int64_t> dims;
     for (int64_t d : t.dims()) {
         if (d < 0) throw Error(what + " has a negative dim", in_file(file, "dims"));
@@ -49,6 +112,12 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
         throw Error(what + " has dims " + shape.to_string() + ", more elements than fit (at most 2^60)",
                     in_file(file, "dims"));
     const size_t bytes = checked_mul(n, byte_size(*dt), "tensor data size");
+    if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
+        const std::string data = external_bytes(t, what, bytes, file);
+        HostTensor out(*dt, shape);
+        if (n) std::memcpy(out.data(), data.data(), out.bytes());
+        return out;
+    }
     auto count_error = [&](size_t got) {
         return Error(what + " holds " + std::to_string(got) + " values, its dims " + shape.to_string() + " need " +
                          std::to_string(n),
@@ -66,6 +135,7 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
         switch (*dt) {
             case DataType::f32: got = static_cast<size_t>(t.float_data_size()); break;
             case DataType::i64: got = static_cast<size_t>(t.int64_data_size()); break;
+            case DataType::f64: got = static_cast<size_t>(t.double_data_size()); break;
             default: got = static_cast<size_t>(t.int32_data_size()); break;
         }
         if (got != n) throw count_error(got);
@@ -85,6 +155,10 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
             if (static_cast<size_t>(t.int32_data_size()) != n) throw count_error(t.int32_data_size());
             for (size_t i = 0; i < n; ++i)
                 out.as<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
+            break;
+        case DataType::f64:
+            if (static_cast<size_t>(t.double_data_size()) != n) throw count_error(t.double_data_size());
+            for (size_t i = 0; i < n; ++i) out.as<double>()[i] = t.double_data(static_cast<int>(i));
             break;
         case DataType::i64:
             if (static_cast<size_t>(t.int64_data_size()) != n) throw count_error(t.int64_data_size());
@@ -188,6 +262,7 @@ std::optional<DataType> dtype_from_onnx(int t) {
         case T::INT8: return DataType::i8;
         case T::UINT8: return DataType::u8;
         case T::BOOL: return DataType::boolean;
+        case T::DOUBLE: return DataType::f64;
         default: return std::nullopt;
     }
 }

@@ -355,7 +355,8 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
         try {
             model = load_model((f.path / "model.onnx").string());
             if (model.nodes.size() != 1) {
-                base.onnx_op = "graph";
+                // A model folder given by name is reported under its name.
+                base.onnx_op = f.explicit_path ? base.folder : std::string("graph");
                 // Graphs belong to no op family: an op filter leaves them out.
                 if (!opt.ops.empty()) continue;
                 const std::string missing = unclaimed_op(model, report.claimed);
@@ -424,6 +425,7 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
     for (const CaseResult& r : report.cases) {
         if (r.status == "pass") ++report.passed;
         else if (r.status == "unsupported") ++report.unsupported;
+        else if (r.status == "error") ++report.errors;
         else ++report.failed;
     }
     return report;
@@ -442,19 +444,21 @@ std::string summary_text(const TestReport& r, bool verbose) {
         if (!c.detail.empty()) os << ": " << c.detail;
         os << "\n";
     }
-    os << "\nop               passed  failed  unsupported\n";
+    os << "\nop                   passed  failed  errors  unsupported\n";
     for (const auto& [op, cases] : by_op) {
-        size_t p = 0, f = 0, u = 0;
+        size_t p = 0, f = 0, e = 0, u = 0;
         for (const CaseResult* c : cases) {
             if (c->status == "pass") ++p;
             else if (c->status == "unsupported") ++u;
+            else if (c->status == "error") ++e;
             else ++f;
         }
-        char buf[128];
-        std::snprintf(buf, sizeof(buf), "%-16s %6zu  %6zu  %11zu\n", op.c_str(), p, f, u);
+        char buf[160];
+        std::snprintf(buf, sizeof(buf), "%-20s %6zu  %6zu  %6zu  %11zu\n", op.c_str(), p, f, e, u);
         os << buf;
     }
-    os << "total: " << r.passed << " passed, " << r.failed << " failed, " << r.unsupported << " unsupported";
+    os << "total: " << r.passed << " passed, " << r.failed << " failed, " << r.errors << " errors, " << r.unsupported
+       << " unsupported";
     if (!r.skipped.empty()) os << "; " << r.skipped.size() << " folders skipped (unclaimed op)";
     os << "\n";
     return os.str();

@@ -17,9 +17,9 @@ struct NpyType {
     DataType dtype;
 };
 // The descr written for each dtype; reading also accepts '<'/'='/'|' variants.
-const NpyType kTypes[] = {{"<f4", DataType::f32},    {"<f2", DataType::f16}, {"<i4", DataType::i32},
-                          {"<i8", DataType::i64},    {"|u1", DataType::u8},  {"|i1", DataType::i8},
-                          {"|b1", DataType::boolean}};
+const NpyType kTypes[] = {{"<f4", DataType::f32},     {"<f2", DataType::f16}, {"<i4", DataType::i32},
+                          {"<i8", DataType::i64},     {"|u1", DataType::u8},  {"|i1", DataType::i8},
+                          {"|b1", DataType::boolean}, {"<f8", DataType::f64}};
 
 bool host_is_little_endian() {
     const uint16_t one = 1;

@@ -121,6 +121,18 @@ inline constexpr size_t kMaxRuns = 1000000;
 // run.compile_threads is 1..kMaxCompileThreads.
 inline constexpr int64_t kMaxCompileThreads = 256;
 
+// A model file's graph (docs/onnx.md): the built program, one InputSpec per
+// graph input (dynamic dims are symbols named by their dim_param, or
+// "<input>_<k>" when unnamed) and the model's output names. Throws
+// dynrt::Error naming the file (and the node) when the model cannot load or
+// run.
+struct ModelGraph {
+    std::shared_ptr<Program> program;
+    std::vector<InputSpec> inputs;
+    std::vector<std::string> outputs;
+};
+ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const Registry>& registry);
+
 // Parses and builds a pipeline. Relative paths (.npy) resolve against the YAML
 // file's folder. Throws dynrt::Error with file:line:column on bad input.
 Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry);

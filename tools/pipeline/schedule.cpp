@@ -24,7 +24,7 @@ std::string RunSpec::label() const {
 namespace detail {
 namespace {
 
-const std::set<std::string> kEntryKeys = {"feed", "repeat", "mode"};
+const std::set<std::string> kEntryKeys = {"feed", "shapes", "repeat", "mode"};
 
 std::vector<int64_t> read_values(const Source& src, const YAML::Node& v, const std::string& sym) {
     std::vector<int64_t> out;
@@ -51,6 +51,39 @@ std::vector<int64_t> read_values(const Source& src, const YAML::Node& v, const s
     return out;
 }
 
+// Checks a shape given for an input (by a feed or a `shapes` entry) against
+// its declaration and binds the symbols of its dims into `bound`. `what` says
+// where the shape comes from ("feed for input 'x': x.npy has shape").
+void bind_shape(const Source& src, const YAML::Node& where, const InputSpec& in, const Shape& shape,
+                const std::string& what, std::map<std::string, int64_t>& bound) {
+    const PartialShape declared = in.partial_shape();
+    if (shape.size() != in.dims.size())
+        src.fail(where,
+                 what + " " + shape.to_string() + ", which does not fit the declared " + declared.to_string() +
+                     " (rank " + std::to_string(shape.size()) + " vs " + std::to_string(in.dims.size()) + ")",
+                 in.name);
+    for (size_t k = 0; k < in.dims.size(); ++k) {
+        const DimSpec& d = in.dims[k];
+        const int64_t v = shape[k];
+        const bool fits = d.kind == DimSpec::Kind::fixed       ? v == d.value
+                          : d.kind == DimSpec::Kind::anonymous ? d.bounds.contains(v)
+                                                               : true;
+        if (!fits)
+            src.fail(where,
+                     what + " " + shape.to_string() + ", which does not fit the declared " + declared.to_string() +
+                         " at dim " + std::to_string(k),
+                     in.name);
+        if (d.kind != DimSpec::Kind::symbol) continue;
+        const auto it = bound.find(d.symbol);
+        if (it != bound.end() && it->second != v)
+            src.fail(where,
+                     what + " " + shape.to_string() + ": it sets symbol '" + d.symbol + "' to " + std::to_string(v) +
+                         ", but it is " + std::to_string(it->second) + " elsewhere in this entry",
+                     in.name);
+        bound[d.symbol] = v;
+    }
+}
+
 // Checks a fed tensor against its input's declaration and binds the symbols
 // of its dims into `bound`.
 void bind_feed(const Source& src, const YAML::Node& where, const InputSpec& in, const HostTensor& t,
@@ -60,33 +93,14 @@ void bind_feed(const Source& src, const YAML::Node& where, const InputSpec& in, 
                  "feed for input '" + in.name + "': " + path + " holds " + to_string(t.dtype()) +
                      ", the input is declared " + to_string(in.dtype),
                  in.name);
-    const PartialShape declared = in.partial_shape();
-    if (t.shape().size() != in.dims.size())
-        src.fail(where,
-                 "feed for input '" + in.name + "': " + path + " has shape " + t.shape().to_string() +
-                     ", which does not fit the declared " + declared.to_string() + " (rank " +
-                     std::to_string(t.shape().size()) + " vs " + std::to_string(in.dims.size()) + ")",
-                 in.name);
-    for (size_t k = 0; k < in.dims.size(); ++k) {
-        const DimSpec& d = in.dims[k];
-        const int64_t v = t.shape()[k];
-        const bool fits = d.kind == DimSpec::Kind::fixed       ? v == d.value
-                          : d.kind == DimSpec::Kind::anonymous ? d.bounds.contains(v)
-                                                               : true;
-        if (!fits)
-            src.fail(where,
-                     "feed for input '" + in.name + "': " + path + " has shape " + t.shape().to_string() +
-                         ", which does not fit the declared " + declared.to_string() + " at dim " + std::to_string(k),
-                     in.name);
-        if (d.kind != DimSpec::Kind::symbol) continue;
-        const auto it = bound.find(d.symbol);
-        if (it != bound.end() && it->second != v)
-            src.fail(where,
-                     "feed for input '" + in.name + "' sets symbol '" + d.symbol + "' to " + std::to_string(v) +
-                         ", but it is " + std::to_string(it->second) + " elsewhere in this entry",
-                     in.name);
-        bound[d.symbol] = v;
-    }
+    bind_shape(src, where, in, t.shape(), "feed for input '" + in.name + "': " + path + " has shape", bound);
+}
+
+const InputSpec& find_input(const Source& src, const YAML::Node& key, const std::vector<InputSpec>& inputs,
+                            const std::string& name, const std::string& what) {
+    const auto in = std::find_if(inputs.begin(), inputs.end(), [&](const InputSpec& s) { return s.name == name; });
+    if (in == inputs.end()) src.fail(key, what + " names '" + name + "', which is not an input", name);
+    return *in;
 }
 
 }   // namespace
@@ -137,7 +151,7 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
                     msg += "; symbols of the inputs:";
                     for (size_t i = 0; i < symbol_list.size(); ++i) msg += (i ? ", " : " ") + symbol_list[i];
                 }
-                msg += " (entry keys: feed, repeat, mode)";
+                msg += " (entry keys: feed, shapes, repeat, mode)";
                 src.fail(kv.first, msg, key);
             }
             given.emplace_back(key, read_values(src, kv.second, key));
@@ -164,10 +178,7 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
             expect_map(src, f, what + " feed");
             for (const auto& kv : f) {
                 const std::string name = read_string(src, kv.first, "feed input");
-                const auto in =
-                    std::find_if(inputs.begin(), inputs.end(), [&](const InputSpec& s) { return s.name == name; });
-                if (in == inputs.end())
-                    src.fail(kv.first, what + ": feed names '" + name + "', which is not an input", name);
+                const InputSpec* in = &find_input(src, kv.first, inputs, name, what + ": feed");
                 const std::string path = src.resolve(read_string(src, kv.second, "feed path"));
                 std::shared_ptr<HostTensor> t;
                 try {
@@ -177,6 +188,26 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
                 }
                 bind_feed(src, kv.second, *in, *t, path, fed_symbols);
                 feeds[name] = t;
+            }
+        }
+
+        // Shapes given per input: random data of that shape.
+        std::map<std::string, Shape> shaped;
+        if (const YAML::Node sh = e["shapes"]) {
+            expect_map(src, sh, what + " shapes");
+            for (const auto& kv : sh) {
+                const std::string name = read_string(src, kv.first, "shapes input");
+                const InputSpec& in = find_input(src, kv.first, inputs, name, what + ": shapes");
+                if (feeds.count(name)) src.fail(kv.first, what + ": input '" + name + "' is fed and shaped", name);
+                expect_seq(src, kv.second, what + " shape of '" + name + "'");
+                Shape shape;
+                for (const auto& d : kv.second) {
+                    const int64_t v = read_int(src, d, what + " shape of '" + name + "'");
+                    if (v < 0) src.fail(d, what + ": input '" + name + "' has a negative dim", name);
+                    shape.push_back(v);
+                }
+                bind_shape(src, kv.second, in, shape, what + ": input '" + name + "' has shape", fed_symbols);
+                shaped[name] = shape;
             }
         }
 
@@ -267,6 +298,10 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
                 for (const auto& in : inputs) {
                     if (feeds.count(in.name)) {
                         r.shapes[in.name] = feeds.at(in.name)->shape();
+                        continue;
+                    }
+                    if (shaped.count(in.name)) {
+                        r.shapes[in.name] = shaped.at(in.name);
                         continue;
                     }
                     Shape s;

@@ -132,25 +132,18 @@ struct Loader {
     }
 
     void load(const YAML::Node& root) {
-        if (!root.IsMap()) src.fail(root, "a pipeline must be a map with 'inputs', 'nodes' and 'outputs'");
-        detail::check_keys(src, root,
-                           {"name", "description", "inputs", "constants", "nodes", "outputs", "schedule", "run"},
-                           "top level");
+        if (!root.IsMap()) src.fail(root, "a pipeline must be a map with 'inputs', 'nodes' and 'outputs' (or 'model')");
+        detail::check_keys(
+            src, root, {"name", "description", "model", "inputs", "constants", "nodes", "outputs", "schedule", "run"},
+            "top level");
         p.file = src.file;
         p.name = root["name"] ? detail::read_string(src, root["name"], "name")
                               : std::filesystem::path(src.file).stem().string();
-        p.program = std::make_shared<Program>(registry, p.name);
         if (root["run"]) read_run(root["run"]);
-        if (root["inputs"]) read_inputs(root["inputs"]);
-        if (root["constants"]) read_constants(root["constants"]);
-        if (!root["nodes"]) src.fail(root, "the pipeline has no 'nodes'");
-        read_nodes(root["nodes"]);
-        if (!root["outputs"]) src.fail(root, "the pipeline has no 'outputs'");
-        read_outputs(root["outputs"]);
-        try {
-            p.program->build();
-        } catch (const Error& e) {
-            throw e.with_context(in_file(src.file));
+        if (root["model"]) {
+            read_model(root);
+        } else {
+            read_graph(root);
         }
         std::set<std::string> symbols;
         for (const auto& in : p.inputs)
@@ -217,6 +210,72 @@ struct Loader {
         }
     }
 
+    void read_graph(const YAML::Node& root) {
+        p.program = std::make_shared<Program>(registry, p.name);
+        if (root["inputs"]) read_inputs(root["inputs"]);
+        if (root["constants"]) read_constants(root["constants"]);
+        if (!root["nodes"]) src.fail(root, "the pipeline has no 'nodes'");
+        read_nodes(root["nodes"]);
+        if (!root["outputs"]) src.fail(root, "the pipeline has no 'outputs'");
+        read_outputs(root["outputs"]);
+        try {
+            p.program->build();
+        } catch (const Error& e) {
+            throw e.with_context(in_file(src.file));
+        }
+    }
+
+    // `model: FILE.onnx`: the graph, its inputs and outputs come from the
+    // model; `inputs:` may only set the random ranges of its inputs.
+    void read_model(const YAML::Node& root) {
+        for (const char* k : {"nodes", "constants", "outputs"})
+            if (root[k])
+                src.fail(root[k],
+                         std::string("a pipeline with 'model' takes its graph from the model: remove '") + k + "'", k);
+        const std::string path = src.resolve(detail::read_string(src, root["model"], "model"));
+        ModelGraph g;
+        try {
+            g = load_model_graph(path, registry);
+        } catch (const Error& e) {
+            src.fail(root["model"], e.what(), "model");
+        }
+        p.program = g.program;
+        p.inputs = g.inputs;
+        p.outputs = g.outputs;
+        if (root["inputs"]) read_model_inputs(root["inputs"]);
+    }
+
+    void read_model_inputs(const YAML::Node& n) {
+        detail::expect_map(src, n, "inputs");
+        for (const auto& kv : n) {
+            const std::string name = detail::read_string(src, kv.first, "input name");
+            auto in =
+                std::find_if(p.inputs.begin(), p.inputs.end(), [&](const InputSpec& s) { return s.name == name; });
+            if (in == p.inputs.end()) {
+                std::vector<std::string> known;
+                for (const auto& s : p.inputs) known.push_back(s.name);
+                std::string msg = "the model has no input '" + name + "'";
+                const auto close = close_names(name, known, 1);
+                if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+                src.fail(kv.first, msg, name);
+            }
+            const std::string what = "input '" + name + "'";
+            detail::expect_map(src, kv.second, what);
+            detail::check_keys(src, kv.second, {"random"},
+                               what + " of a model (its dtype and shape come from the model)");
+            read_random(kv.second["random"], *in, what);
+        }
+    }
+
+    void read_random(const YAML::Node& r, InputSpec& in, const std::string& what) {
+        if (!r) return;
+        detail::expect_map(src, r, what + " random");
+        detail::check_keys(src, r, {"low", "high"}, what + " random");
+        if (r["low"]) in.low = detail::read_float(src, r["low"], "random.low");
+        if (r["high"]) in.high = detail::read_float(src, r["high"], "random.high");
+        if (!(in.high > in.low)) src.fail(r, what + ": random.high must be greater than random.low");
+    }
+
     void read_inputs(const YAML::Node& n) {
         detail::expect_map(src, n, "inputs");
         for (const auto& kv : n) {
@@ -238,13 +297,7 @@ struct Loader {
                 in.low = 0;
                 in.high = 10;
             }
-            if (const YAML::Node r = spec["random"]) {
-                detail::expect_map(src, r, what + " random");
-                detail::check_keys(src, r, {"low", "high"}, what + " random");
-                if (r["low"]) in.low = detail::read_float(src, r["low"], "random.low");
-                if (r["high"]) in.high = detail::read_float(src, r["high"], "random.high");
-                if (!(in.high > in.low)) src.fail(r, what + ": random.high must be greater than random.low");
-            }
+            read_random(spec["random"], in, what);
             p.program->add_input(name, Layout(in.partial_shape(), in.dtype), in.where);
             p.inputs.push_back(std::move(in));
         }

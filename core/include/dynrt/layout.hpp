@@ -15,7 +15,7 @@
 
 namespace dynrt {
 
-enum class DataType : uint8_t { f32, f16, i32, i64, u8, i8, boolean };
+enum class DataType : uint8_t { f32, f16, i32, i64, u8, i8, boolean, f64 };
 
 size_t bitwidth(DataType t);
 inline size_t byte_size(DataType t) { return (bitwidth(t) + 7) / 8; }

@@ -116,6 +116,7 @@ const char* ocl_type_name(DataType t) {
         case DataType::u8: return "uchar";
         case DataType::i8: return "char";
         case DataType::boolean: return "uchar";
+        case DataType::f64: return "double";
     }
     return "uchar";
 }
