@@ -6,9 +6,8 @@
 // shape) only sized the output. When the input has the output's element count
 // nothing broadcasts and the index is used as is; otherwise ocl_common.cl's
 // BCAST_SPLIT / BCAST_OFFSET map the output coordinates to the input's.
-KERNEL(expand_ref)
-(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global const INPUT1_TYPE* input1,
- __global OUTPUT0_TYPE* output0) {
+KERNEL(expand_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global const INPUT1_TYPE* input1,
+                   __global OUTPUT0_TYPE* output0) {
     const ulong o = get_global_id(0);
     if (o >= (ulong)OUTPUT0_LENGTH) return;   // the global size is rounded up
     ulong from = o;

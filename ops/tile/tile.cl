@@ -6,9 +6,8 @@
 // coordinate c along a dim reads input coordinate c mod the input dim. Input 1
 // (the repeats) only sized the output. Elements move as unsigned integers of
 // their width (BITS_T), so one kernel serves every data type.
-KERNEL(tile_ref)
-(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global const INPUT1_TYPE* input1,
- __global OUTPUT0_TYPE* output0) {
+KERNEL(tile_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global const INPUT1_TYPE* input1,
+                 __global OUTPUT0_TYPE* output0) {
     const ulong o = get_global_id(0);
     if (o >= (ulong)OUTPUT0_LENGTH) return;   // the global size is rounded up
     const ulong in_dims[8] = {INPUT0_DIM0, INPUT0_DIM1, INPUT0_DIM2, INPUT0_DIM3,
