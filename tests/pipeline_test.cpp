@@ -1052,6 +1052,10 @@ TEST(PipelineModel, RunModel_OneRunPerShapesAndErrorsNameTheInputAndDim) {
     Proc p = dynrt_cli("run " + kReluModel + " --device cpu --report " + report + modules_arg());
     ASSERT_EQ(p.code, 0) << p.out;
     EXPECT_EQ(count_of(slurp(report), "\"index\": "), 1u);
+    // Load, compile and the first run are reported on their own.
+    for (const char* key : {"\"load_ms\": ", "\"compile_ms\": ", "\"first_run_ms\": "})
+        EXPECT_EQ(count_of(slurp(report), key), 1u) << key;
+    EXPECT_NE(p.out.find("load (parse + build)"), std::string::npos) << p.out;
     p = dynrt_cli("run " + kReluModel + " --device cpu --shapes \"x=[3,4,5]\" --shapes \"x=[3,4,5]\" --report " +
                   report + modules_arg());
     ASSERT_EQ(p.code, 0) << p.out;

@@ -111,6 +111,7 @@ struct Pipeline {
     std::vector<std::string> symbols;   // sorted
     std::vector<RunSpec> runs;          // the expanded schedule
     RunSettings run;
+    double load_ms = 0;   // parsing and building the program (a model: import included)
 };
 
 // The most runs one pipeline expands to (its schedule, every entry's values,
@@ -208,6 +209,8 @@ struct RunResult {
     Counters totals;
     uint64_t peak_bytes = 0;   // max over runs (engine peak)
     double host_ms = 0;
+    double load_ms = 0;      // Pipeline::load_ms
+    double compile_ms = 0;   // compiling the network for the device (Network::create)
     // Engine-level totals over the whole execution, constants and I/O included.
     uint64_t engine_allocations = 0;
     uint64_t engine_bytes_allocated = 0;

@@ -73,6 +73,10 @@ std::string report_json(const RunResult& r) {
     j.begin_object();
     j.field("pipeline", r.pipeline).field("file", r.file).field("device", r.device).field("device_name", r.device_name);
     j.field("seed", static_cast<uint64_t>(r.seed));
+    // Load (parse + build), compile and the first run, each on its own: what a
+    // model costs before it serves.
+    j.field("load_ms", r.load_ms).field("compile_ms", r.compile_ms);
+    j.field("first_run_ms", r.runs.empty() ? 0.0 : r.runs.front().host_ms);
     j.key("host_fallback").begin_array();
     for (const std::string& node : r.host_fallback) j.value(node);
     j.end_array();
@@ -177,6 +181,12 @@ std::string summary_table(const RunResult& r, bool all_shapes) {
     };
     out << "\ntotals\n";
     char ms[32];
+    std::snprintf(ms, sizeof ms, "%.3f ms", r.load_ms);
+    row("load (parse + build)", ms);
+    std::snprintf(ms, sizeof ms, "%.3f ms", r.compile_ms);
+    row("compile", ms);
+    std::snprintf(ms, sizeof ms, "%.3f ms", r.runs.empty() ? 0.0 : r.runs.front().host_ms);
+    row("first run", ms);
     std::snprintf(ms, sizeof ms, "%.3f ms", r.host_ms);
     row("host time (infer)", ms);
     row("allocations", std::to_string(t.allocations));

@@ -220,6 +220,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     result.pipeline = p.name;
     result.file = p.file;
     result.seed = p.run.seed;
+    result.load_ms = p.load_ms;
     result.prealloc =
         resolve_prealloc(options.prealloc, options.use_env_prealloc ? std::getenv("DYNRT_MEM_PREALLOC") : nullptr,
                          p.run.prealloc, &result.prealloc_source);
@@ -259,11 +260,14 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     nopt.max_tensor_bytes = p.run.max_tensor_bytes;
 
     std::shared_ptr<Network> network;
+    const auto compile_start = std::chrono::steady_clock::now();
     try {
         network = Network::create(p.program, engine, nopt);
     } catch (const Error& e) {
         throw e.with_context(in_file(p.file));
     }
+    result.compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
     InferRequest request(network);
     OutputStaging staging(options.save_outputs_dir);
     HostFallbacks fallbacks(registry, *engine);

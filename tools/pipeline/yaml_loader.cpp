@@ -3,6 +3,7 @@
 // defaults, shape inference) is left to Program::build(), which reports through
 // the ErrorContext each node was added with.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -649,6 +650,7 @@ void check_tree(const Source& src, const YAML::Node& root) {
 Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
                             std::shared_ptr<const Registry> registry) {
     if (!registry) throw Error("no registry given", in_file(file));
+    const auto start = std::chrono::steady_clock::now();
     Loader l{Source{file, base_dir}, std::move(registry), {}, {}};
     YAML::Node root;
     try {
@@ -683,6 +685,7 @@ Pipeline load_pipeline_text(const std::string& text, const std::string& file, co
         c.column = e.mark.column + 1;
         throw Error(std::string("bad value: ") + e.msg, c);
     }
+    l.p.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return std::move(l.p);
 }
 
