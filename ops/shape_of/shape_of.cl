@@ -1,5 +1,7 @@
 // shape_of on OpenCL: one work-item per output element writes one dim of the
-// input. The input buffer is never read (only its shape matters).
+// input: output i is dim FIRST_DIM + i, for DIM_COUNT dims (from the host: the
+// `start`/`end` range, fixed per node since the rank is). The input buffer is
+// never read (only its shape matters).
 //
 // Static build: INPUT0_DIMj are literals. Shape-agnostic build: they read
 // shape_info, so one program serves every input shape of the same rank.
@@ -20,6 +22,6 @@ inline int input_dim(OPTIONAL_SHAPE_INFO_ARG uint i) {
 
 KERNEL(shape_of_ref)(OPTIONAL_SHAPE_INFO_ARG __global const uchar* input0, __global OUTPUT0_TYPE* output0) {
     const uint i = (uint)get_global_id(0);
-    if (i >= INPUT0_RANK) return;   // the global size is rounded up
-    output0[i] = (OUTPUT0_TYPE)input_dim(OPTIONAL_SHAPE_INFO_TENSOR i);
+    if (i >= DIM_COUNT) return;   // the global size is rounded up
+    output0[i] = (OUTPUT0_TYPE)input_dim(OPTIONAL_SHAPE_INFO_TENSOR FIRST_DIM + i);
 }

@@ -50,6 +50,22 @@ TEST(ShapeOfShapeInfer, OutputIsOneDimOfTheInputRank) {
     EXPECT_EQ(infer(Layout(PartialShape{}, DataType::f32))[0].shape, PartialShape({0}));
 }
 
+Attributes range_attrs(int64_t start, int64_t end) { return test::attrs({{"start", start}, {"end", end}}); }
+
+// ONNX Shape-15: negative start/end count from the end, both clamp to [0, rank].
+TEST(ShapeOfShapeInfer, StartAndEndSelectDimsNegativeAndClamped) {
+    const Layout in({Dimension(), 3, 4}, DataType::f32);
+    const Layout scalar(PartialShape{}, DataType::f32);
+    const auto dims = [](int64_t n) { return std::vector<Layout>{Layout(PartialShape{Dimension(n)}, DataType::i64)}; };
+    test::expect_shapes("shape_of", {{{in}, test::attrs({{"start", int64_t{1}}}), dims(2)},
+                                     {{in}, test::attrs({{"end", int64_t{-1}}}), dims(2)},
+                                     {{in}, range_attrs(-10, 10), dims(3)},
+                                     {{in}, range_attrs(-1, 3), dims(1)},
+                                     {{in}, range_attrs(2, 1), dims(0)},
+                                     {{in}, range_attrs(3, 10), dims(0)},
+                                     {{scalar}, range_attrs(-1, 1), dims(0)}});
+}
+
 TEST(ShapeOfShapeInfer, DeclaresTheShapeOfLikeTrait) {
     const OpDefinition& def = registry()->op("shape_of").def;
     EXPECT_TRUE(def.traits.shape_of_like);
@@ -84,6 +100,25 @@ TEST(ShapeOfReference, WritesTheDimsForBothOutputTypes) {
             EXPECT_EQ(out.dtype(), parse_data_type(t));
             EXPECT_EQ(out.shape(), Shape({3}));
             EXPECT_EQ(out.to_int64(), std::vector<int64_t>({2, 3, 4}));
+        }
+    }
+}
+
+TEST(ShapeOfReference, StartAndEndSelectTheDims) {
+    struct Case {
+        int64_t start, end;
+        std::vector<int64_t> want;
+    };
+    const std::vector<Case> cases = {{1, 100, {3, 4, 5}}, {0, -1, {2, 3, 4}}, {-2, 100, {4, 5}},
+                                     {1, -1, {3, 4}},     {-100, 1, {2}},     {3, 1, {}}};
+    for (const char* t : {"i64", "i32"}) {
+        for (const Case& c : cases) {
+            SCOPED_TRACE(std::string(t) + " " + std::to_string(c.start) + ".." + std::to_string(c.end));
+            Attributes a = range_attrs(c.start, c.end);
+            a.set("output_type", std::string(t));
+            const auto prog = test::single_node_program("shape_of", {Layout({2, 3, 4, 5}, DataType::f32)}, a);
+            const HostTensor out = test::run_once(prog, {HostTensor(DataType::f32, Shape{2, 3, 4, 5})});
+            EXPECT_EQ(out.to_int64(), c.want);
         }
     }
 }
@@ -174,6 +209,33 @@ TEST_P(ShapeOfOcl, WritesTheDimsOfEveryShapeForBothOutputTypes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Impls, ShapeOfOcl, ::testing::Values(true, false), test::dynamic_or_static);
+
+TEST(ShapeOfOcl, StartAndEndSelectTheDimsOnEveryOclImpl) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    const OpDefinition& def = registry()->op("shape_of").def;
+    const auto stream = eng->create_stream();
+    const Shape s{2, 3, 1, 5, 7};
+    for (const RegisteredImpl* r : registry()->impls("shape_of", "ocl")) {
+        for (const auto& range : std::vector<std::pair<int64_t, int64_t>>{{1, -1}, {-2, 99}, {-9, 2}, {4, 4}}) {
+            SCOPED_TRACE(r->entry.name + " " + std::to_string(range.first) + ".." + std::to_string(range.second));
+            const Attributes attrs = Attributes::validate(def.attrs, range_attrs(range.first, range.second));
+            const auto clamp = [](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v < 0 ? v + 5 : v, 0), 5); };
+            const int64_t first = clamp(range.first), last = std::max(clamp(range.second), first);
+            KernelParams p;
+            p.node = "s";
+            p.op = &def;
+            p.attrs = &attrs;
+            p.inputs = {Layout(PartialShape(s), DataType::f32)};
+            p.outputs = {Layout(PartialShape{Dimension(last - first)}, DataType::i64)};
+            p.engine = eng.get();
+            const ImplPtr impl = r->entry.create(p);
+            const std::vector<int64_t> want(s.dims().begin() + first, s.dims().begin() + last);
+            if (want.empty()) continue;   // nothing to run: the flow skips empty outputs
+            EXPECT_EQ(test::execute_impl(eng, *stream, *impl, p).to_int64(), want);
+        }
+    }
+}
 
 TEST(ShapeOfOcl, RankEightAndRankOneInputs) {
     const EnginePtr eng = ocl_engine();
