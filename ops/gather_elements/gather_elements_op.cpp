@@ -1,0 +1,143 @@
+// gather_elements: each output element picks one element of `data` along
+// `axis`, at the position the matching element of `indices` names (ONNX
+// GatherElements): out[c] = data[c with c[axis] replaced by indices[c]].
+// The output has the shape of `indices`; negative indices count from the end
+// of the axis. Elements are copied bit for bit, so every data type is served.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dynrt/attributes.hpp"
+#include "dynrt/error.hpp"
+#include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_registry.hpp"
+#include "dynrt/op_sdk.hpp"
+#include "gather_elements_cl.hpp"
+
+namespace {
+
+using namespace dynrt;
+
+constexpr const char* kOp = "gather_elements";
+
+bool is_index_type(DataType t) { return t == DataType::i32 || t == DataType::i64; }
+
+std::vector<Layout> infer_gather_elements(const ShapeInferContext& ctx) {
+    const Layout& data = ctx.inputs.at(0);
+    const Layout& indices = ctx.inputs.at(1);
+    const std::string shapes = "data " + data.to_string() + " and indices " + indices.to_string();
+    if (!is_index_type(indices.dtype))
+        throw Error("indices must be i32 or i64, got " + indices.to_string(), node_context(ctx.node, kOp, "indices"));
+    const size_t rank = data.shape.rank();
+    if (rank == 0)
+        throw Error("data " + data.to_string() + " is a scalar; gather_elements needs rank >= 1",
+                    node_context(ctx.node, kOp, "data"));
+    if (indices.shape.rank() != rank)
+        throw Error(shapes + " must have the same rank", node_context(ctx.node, kOp, "indices"));
+    const size_t axis = axis_attr(ctx.attrs, rank);
+    // Off the axis an index dim walks the data dim itself: it may not be longer.
+    for (size_t d = 0; d < rank; ++d) {
+        if (d == axis || !data.shape[d].is_static() || !indices.shape[d].is_static()) continue;
+        if (indices.shape[d].get_length() > data.shape[d].get_length())
+            throw Error(shapes + ": indices dim " + std::to_string(d) + " is longer than the data dim",
+                        node_context(ctx.node, kOp, "indices"));
+    }
+    return {Layout(indices.shape, data.dtype)};
+}
+
+// ---- reference ------------------------------------------------------------
+
+Error index_error(const HostCall& call, int64_t value, size_t at, size_t axis) {
+    ErrorContext where;
+    where.node = call.node();
+    where.op = kOp;
+    return Error("index " + std::to_string(value) + " (at position " + std::to_string(at) +
+                     ") is out of range for axis " + std::to_string(axis) + " of size " +
+                     std::to_string(call.in_shape(0)[axis]) + " in data " + call.in_shape(0).to_string(),
+                 where);
+}
+
+void gather_elements_kernel(HostCall& call) {
+    const Shape& data = call.in_shape(0);
+    const Shape& ind = call.in_shape(1);
+    const size_t rank = data.rank(), axis = axis_attr(call.attrs(), rank);
+    const int64_t len = data[axis];
+    const std::vector<int64_t> idx = call.get_ints(1);
+    // Every index checked before anything is written.
+    std::vector<size_t> pos(idx.size());
+    for (size_t j = 0; j < idx.size(); ++j) {
+        const int64_t v = idx[j] < 0 ? idx[j] + len : idx[j];
+        if (v < 0 || v >= len) throw index_error(call, idx[j], j, axis);
+        pos[j] = static_cast<size_t>(v);
+    }
+    if (idx.empty()) return;
+    const size_t width = byte_size(call.in_type(0));
+    const std::vector<size_t> ds = strides_of(data), is = strides_of(ind);
+    const auto* src = static_cast<const unsigned char*>(call.in_raw(0));
+    auto* dst = static_cast<unsigned char*>(call.out_raw(0));
+    for (size_t o = 0; o < idx.size(); ++o) {
+        size_t from = 0;
+        for (size_t d = 0; d < rank; ++d) {
+            const size_t c = d == axis ? pos[o] : o / is[d] % static_cast<size_t>(ind[d]);
+            from += c * ds[d];
+        }
+        std::memcpy(dst + o * width, src + from * width, width);
+    }
+}
+
+// ---- OpenCL ---------------------------------------------------------------
+
+constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
+
+OclKernelSpec gather_elements_ocl_spec() {
+    OclKernelSpec spec;
+    spec.source = gather_elements_cl;
+    spec.kernel_name = "gather_elements_ref";
+    spec.defines = [](const KernelParams& p, bool) {
+        const size_t rank = p.inputs.at(0).shape.rank();
+        const size_t axis = axis_attr(*p.attrs, rank);
+        return JitDefines{{"ELEM_T", ocl_bits_type(p.inputs.at(0).dtype)},
+                          {"AXIS_POS", std::to_string(kOclMaxRank - rank + axis)}};
+    };
+    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {
+        return dispatch_1d(p.outputs.at(0).count(), l);
+    };
+    return spec;
+}
+
+std::string check_inputs(const KernelParams& p) {
+    if (!is_index_type(p.inputs.at(1).dtype))
+        return std::string("indices type ") + to_string(p.inputs.at(1).dtype) + " is not i32 or i64";
+    return {};
+}
+
+std::string check_ocl(const KernelParams& p) {
+    if (p.inputs.at(0).shape.rank() > kOclMaxRank)
+        return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
+    return check_inputs(p);
+}
+
+// ONNX ops this op implements (dynrt/op_import.hpp).
+bool onnx_gather_elements(ImportContext& c) {
+    if (!c.only_attrs({"axis"})) return false;
+    c.set("axis", c.i("axis", 0));
+    c.use_inputs({0, 1});
+    return true;
+}
+
+void register_gather_elements(ModuleRegistrar& reg) {
+    OpDefinition def = op_def(kOp, "Elements of data along axis at per-element indices (ONNX GatherElements)", 2, 2,
+                              {attr_int("axis", 0, "axis of data to gather along; negative counts from the end")},
+                              infer_gather_elements);
+    def.imports = {onnx_rule("GatherElements", 2, 2, onnx_gather_elements, "`axis`")};
+    reg.add_op(def);
+    add_host_impls(reg, kOp, gather_elements_kernel, host_options({}, check_inputs));
+    // OpenCL: an out-of-range index writes 0 (gather_elements.cl); the host impls report it.
+    add_ocl_impls(reg, kOp, gather_elements_ocl_spec(), ocl_options({}, check_ocl));
+}
+
+}   // namespace
+
+DYNRT_MODULE("gather_elements", register_gather_elements)
