@@ -1,4 +1,9 @@
-// softmax: exp(x - max) / sum(exp(x - max)) along one axis.
+// softmax: along one axis (or, with `coerce_2d`, over every dim from `axis`
+// to the last, flattened), by `mode`:
+//   softmax      exp(x - max) / sum(exp(x - max))
+//   log_softmax  x - max - log(sum(exp(x - max)))
+//   hardmax      1 at the first maximum of the row (a NaN counts as the
+//                maximum, as numpy's argmax does), 0 elsewhere
 //
 // Subtracting the row maximum keeps exp() from overflowing for large inputs
 // without changing the result; the sum is kept in double so long rows (vocab
@@ -14,6 +19,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_import.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "softmax_cl.hpp"
 
@@ -21,7 +27,15 @@ namespace {
 
 using dynrt::DataType;
 
+enum class Mode { softmax, log_softmax, hardmax };
+const std::vector<std::string> kModes = {"softmax", "log_softmax", "hardmax"};
+
+Mode mode_of(const dynrt::Attributes& a) {
+    return static_cast<Mode>(dynrt::mode_index("softmax", kModes, a.get_string("mode")));
+}
+
 std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
+    mode_of(ctx.attrs);
     const dynrt::Layout& in = ctx.inputs.at(0);
     if (!dynrt::is_floating(in.dtype)) throw dynrt::Error("softmax takes floating-point input, got " + in.to_string());
     if (in.shape.rank() == 0) throw dynrt::Error("softmax needs an input of rank >= 1, got a scalar " + in.to_string());
@@ -29,29 +43,53 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     return {dynrt::Layout(in.shape, in.dtype)};
 }
 
+// The dims a row runs over: [begin, end) with end = begin + 1, or the rank
+// under `coerce_2d`.
+struct RowDims {
+    size_t begin = 0, end = 0;
+};
+
+RowDims row_dims(const dynrt::Attributes& a, size_t rank) {
+    const size_t axis = dynrt::axis_attr(a, rank);
+    return {axis, a.get_bool("coerce_2d") ? rank : axis + 1};
+}
+
+// Index of the row's maximum: the first one, a NaN beating every number.
+size_t argmax(const std::vector<double>& row) {
+    size_t best = 0;
+    for (size_t k = 1; k < row.size() && !std::isnan(row[best]); ++k)
+        if (std::isnan(row[k]) || row[k] > row[best]) best = k;
+    return best;
+}
+
+// Normalises one row in place.
+void normalise(Mode mode, std::vector<double>& row) {
+    if (row.empty()) return;
+    if (mode == Mode::hardmax) {
+        const size_t best = argmax(row);
+        for (size_t k = 0; k < row.size(); ++k) row[k] = k == best ? 1.0 : 0.0;
+        return;
+    }
+    const double mx = *std::max_element(row.begin(), row.end());
+    double sum = 0.0;
+    for (double v : row) sum += std::exp(v - mx);
+    const double log_sum = std::log(sum);
+    for (double& v : row) v = mode == Mode::softmax ? std::exp(v - mx) / sum : v - mx - log_sum;
+}
+
 void kernel(dynrt::HostCall& call) {
     const dynrt::Shape& s = call.in_shape(0);
-    const size_t axis =
-        static_cast<size_t>(dynrt::normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(s.rank())));
-    size_t outer = 1, inner = 1;
-    for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(s[d]);
-    for (size_t d = axis + 1; d < s.rank(); ++d) inner *= static_cast<size_t>(s[d]);
-    const size_t len = static_cast<size_t>(s[axis]);
+    const Mode mode = mode_of(call.attrs());
+    const RowDims r = row_dims(call.attrs(), s.rank());
+    const size_t outer = dynrt::dims_product(s, 0, r.begin), len = dynrt::dims_product(s, r.begin, r.end);
+    const size_t inner = dynrt::dims_product(s, r.end, s.rank());
     std::vector<double> row(len);
     for (size_t o = 0; o < outer; ++o) {
         for (size_t i = 0; i < inner; ++i) {
             const size_t base = o * len * inner + i;
-            double mx = -std::numeric_limits<double>::infinity();
-            for (size_t k = 0; k < len; ++k) {
-                row[k] = call.get(0, base + k * inner);
-                mx = std::max(mx, row[k]);
-            }
-            double sum = 0.0;
-            for (size_t k = 0; k < len; ++k) {
-                row[k] = std::exp(row[k] - mx);
-                sum += row[k];
-            }
-            for (size_t k = 0; k < len; ++k) call.set(0, base + k * inner, row[k] / sum);
+            for (size_t k = 0; k < len; ++k) row[k] = call.get(0, base + k * inner);
+            normalise(mode, row);
+            for (size_t k = 0; k < len; ++k) call.set(0, base + k * inner, row[k]);
         }
     }
 }
@@ -60,10 +98,8 @@ void kernel(dynrt::HostCall& call) {
 
 using dynrt::JitDefines;
 using dynrt::KernelParams;
-using dynrt::kShapeInfoDims;
-using dynrt::Shape;
 
-size_t softmax_axis(const KernelParams& p) { return dynrt::axis_attr(*p.attrs, p.inputs.at(0).shape.rank()); }
+RowDims ocl_rows(const KernelParams& p) { return row_dims(*p.attrs, p.inputs.at(0).shape.rank()); }
 
 dynrt::OclKernelSpec softmax_ocl_spec() {
     dynrt::OclKernelSpec spec;
@@ -71,53 +107,61 @@ dynrt::OclKernelSpec softmax_ocl_spec() {
     spec.kernel_name = "softmax_ref";
     spec.defines = [](const KernelParams& p, bool) {
         const size_t rank = p.inputs.at(0).shape.rank();
-        const size_t axis = softmax_axis(p);
-        JitDefines d = dynrt::jit_axis_lines("INPUT0", rank, axis);
-        d.insert(d.begin(), {"ACC_T", "FLOAT_ACC"});
-        d.push_back(dynrt::jit_data_f16(p.inputs.at(0).dtype));
+        const RowDims r = ocl_rows(p);
+        const std::string inner = dynrt::jit_dims_product("INPUT0", rank, r.end, rank);
+        const DataType t = p.inputs.at(0).dtype;
+        JitDefines d = {{"ACC_T", "FLOAT_ACC"},
+                        {"REAL", t == DataType::f64 ? "double" : "float"},
+                        {"MODE", std::to_string(static_cast<int>(mode_of(*p.attrs)))},
+                        {"AXIS_LEN", dynrt::jit_dims_product("INPUT0", rank, r.begin, r.end)},
+                        {"INNER", inner},
+                        {"OUTER_INNER", "(" + dynrt::jit_dims_product("INPUT0", rank, 0, r.begin) + "*" + inner + ")"}};
+        d.push_back(dynrt::jit_data_f16(t));
         return d;
     };
-    // One work-item per row; an empty axis means nothing to write.
+    // One work-item per row; an empty row means nothing to write.
     spec.dispatch = [](const KernelParams& p, const dynrt::OclDeviceLimits& limits) {
-        return dynrt::dispatch_lines(p.inputs.at(0).get_shape(), softmax_axis(p), limits);
+        const dynrt::Shape s = p.inputs.at(0).get_shape();
+        const RowDims r = ocl_rows(p);
+        if (dynrt::dims_product(s, r.begin, r.end) == 0) return dynrt::dispatch_1d(0, limits);
+        return dynrt::dispatch_1d(dynrt::dims_product(s, 0, r.begin) * dynrt::dims_product(s, r.end, s.rank()), limits);
     };
     return spec;
 }
 
-// ONNX ops this op implements (dynrt/op_import.hpp).
-bool onnx_softmax(dynrt::ImportContext& c) {
-    if (!c.only_attrs({"axis"})) return false;
-    const int64_t rank = static_cast<int64_t>(c.rank(0));
-    if (c.opset() >= 13) {
-        c.set("axis", c.i("axis", -1));
-    } else {
-        // Before opset 13 the input is coerced to 2-D at `axis` and normalised
-        // over the flattened trailing dims: the same as this op only when
-        // `axis` is the last dim.
-        int64_t axis = c.i("axis", 1);
-        if (axis < 0) axis += rank;
-        if (axis != rank - 1)
-            return c.unsupported("Softmax opset " + std::to_string(c.opset()) + " with axis " + std::to_string(axis) +
-                                 " of rank " + std::to_string(rank) + " normalises over flattened dims");
-        c.set("axis", int64_t{-1});
-    }
-    c.use_inputs({0});
-    return true;
+// ---- ONNX -----------------------------------------------------------------
+
+// Opset 13 on: one axis, default -1. Before: the input is coerced to 2-D at
+// `axis` (default 1) and each row of the flattened trailing dims normalised.
+dynrt::ImportFn onnx_mode(const std::string& mode) {
+    return [mode](dynrt::ImportContext& c) {
+        if (!c.only_attrs({"axis"})) return false;
+        const bool coerce = c.opset() < 13;
+        c.set("mode", mode);
+        c.set("axis", c.i("axis", coerce ? 1 : -1));
+        c.set("coerce_2d", coerce);
+        c.use_inputs({0});
+        return true;
+    };
 }
 
 std::vector<dynrt::ImportRule> onnx_rules() {
-    return {dynrt::onnx_rule("Softmax", 1, 1, onnx_softmax,
-                             "opset >= 13: `axis` (default -1); older opsets' flattening semantics only when "
-                             "`axis` is the last dim")};
+    const std::string doc = " `axis`: opset >= 13 one axis (default -1); older opsets `coerce_2d` (default axis 1)";
+    return {dynrt::onnx_rule("Softmax", 1, 1, onnx_mode("softmax"), "`mode` softmax;" + doc),
+            dynrt::onnx_rule("LogSoftmax", 1, 1, onnx_mode("log_softmax"), "`mode` log_softmax;" + doc),
+            dynrt::onnx_rule("Hardmax", 1, 1, onnx_mode("hardmax"), "`mode` hardmax;" + doc)};
 }
 
 void register_softmax(dynrt::ModuleRegistrar& reg) {
-    dynrt::OpDefinition def =
-        dynrt::op_def("softmax", "Numerically stable softmax along `axis`", 1, 1,
-                      {dynrt::attr_int("axis", -1, "axis to normalise over (negative counts from the end)")}, infer);
+    dynrt::OpDefinition def = dynrt::op_def(
+        "softmax", "Numerically stable softmax, log-softmax or hardmax along `axis`", 1, 1,
+        {dynrt::attr_int("axis", -1, "axis to normalise over (negative counts from the end)"),
+         dynrt::attr_string("mode", std::string("softmax"), kModes, "softmax, log_softmax or hardmax"),
+         dynrt::attr_bool("coerce_2d", false, "normalise over every dim from `axis` on, flattened (ONNX opset < 13)")},
+        infer);
     def.imports = onnx_rules();
     reg.add_op(def);
-    const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};
+    const std::vector<DataType> dtypes = {DataType::f32, DataType::f16, DataType::f64};
     dynrt::add_host_impls(reg, "softmax", kernel, dynrt::host_options(dtypes));
     dynrt::add_ocl_impls(reg, "softmax", softmax_ocl_spec(), dynrt::ocl_options(dtypes));
 }

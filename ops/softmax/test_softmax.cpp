@@ -1,6 +1,7 @@
-// softmax: shape-inference table, every impl against the reference over a
-// dtype x shape matrix, one instance fed changing shapes, and hand-computed
-// values and stability of the reference.
+// softmax, log_softmax and hardmax, along one axis or coerce_2d:
+// shape-inference table, every impl against the reference over a dtype x
+// mode x shape matrix, one instance fed changing shapes, and hand-computed
+// values (ties, NaN, flattened rows) and stability.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,10 @@ namespace {
 using test::attrs;
 
 Attributes axis(int64_t a) { return attrs({{"axis", a}}); }
+Attributes with(const std::string& mode, int64_t a, bool coerce_2d) {
+    return attrs({{"mode", mode}, {"axis", a}, {"coerce_2d", coerce_2d}});
+}
+const char* const kModes[] = {"softmax", "log_softmax", "hardmax"};
 
 // ---- 1. shape inference ------------------------------------------------------
 
@@ -28,6 +33,13 @@ TEST(SoftmaxShape, OutputEqualsInputForEveryValidAxisAndBadInputsAreRejected) {
     for (int64_t a : {2, -3, 7}) rows.push_back({{l23}, axis(a), {}, {"axis", std::to_string(a)}});
     rows.push_back({{Layout({3}, DataType::i64)}, {}, {}, {"floating"}});
     rows.push_back({{Layout(PartialShape{}, DataType::f32)}, {}, {}, {"scalar"}});
+    const Layout f64({Dimension(), 3}, DataType::f64);
+    for (const char* m : {"softmax", "log_softmax", "hardmax"}) {
+        rows.push_back({{l23}, with(m, 0, false), {l23}});
+        rows.push_back({{f64}, with(m, -2, true), {f64}});
+        rows.push_back({{l23}, with(m, 2, true), {}, {"axis", "2"}});
+    }
+    rows.push_back({{l23}, test::attrs({{"mode", std::string("argmax")}}), {}, {"mode", "argmax"}});
     test::expect_shapes("softmax", rows);
 }
 
@@ -50,6 +62,25 @@ TEST(SoftmaxImpls, EveryImplMatchesTheReferenceOnEveryAxis) {
     }
 }
 
+// Every mode, one axis (first and last) and coerce_2d (the rows flatten every
+// dim from axis on), f64 too; size-1 dims and tails are the sequence's. Hardmax inputs are small integers so that rows
+// have ties (the first maximum wins).
+TEST(SoftmaxImpls, EveryModeMatchesTheReferenceWithOneAxisAndCoerced) {
+    const std::vector<std::pair<int64_t, bool>> axes = {{0, false}, {-1, false}, {1, true}};
+    for (DataType t : {DataType::f32, DataType::f16, DataType::f64}) {
+        for (const char* m : kModes) {
+            const bool hard = std::string(m) == "hardmax";
+            const auto runs = test::random_runs(t, {{{2, 3, 17}}, {{3, 0, 2}}}, 3, hard ? -2 : -8, hard ? 2 : 8);
+            for (const auto& [a, coerce] : axes) {
+                SCOPED_TRACE(std::string(to_string(t)) + " " + m + " axis " + std::to_string(a) +
+                             (coerce ? " coerce_2d" : ""));
+                test::expect_impls_match_reference(
+                    {"softmax", with(m, a, coerce), {Layout(PartialShape::dynamic_of_rank(3), t)}, {}}, runs, tol(t));
+            }
+        }
+    }
+}
+
 // ---- 3. one instance, changing shapes ---------------------------------------------
 
 // [r, c] with both dims changing, then [2, 5, n] along axis 1 (a changing
@@ -65,6 +96,11 @@ TEST(SoftmaxDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
                               test::random_runs(DataType::f32, rows, 40, -8, 8), o);
         test::expect_sequence({"softmax", axis(1), {Layout({2, 5, Dimension()}, DataType::f32)}, {}},
                               test::random_runs(DataType::f32, rows3, 60, -8, 8), o);
+        test::expect_sequence(
+            {"softmax", with("log_softmax", 1, true), {Layout({2, 5, Dimension()}, DataType::f32)}, {}},
+            test::random_runs(DataType::f32, rows3, 70, -8, 8), o);
+        test::expect_sequence({"softmax", with("hardmax", -2, false), {Layout({2, 5, Dimension()}, DataType::f16)}, {}},
+                              test::random_runs(DataType::f16, rows3, 80, -3, 3), o);
     }
 }
 
@@ -72,6 +108,61 @@ TEST(SoftmaxDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
 
 HostTensor run(const HostTensor& x, int64_t a, const std::string& engine = "cpu") {
     return test::run_once(test::single_node_program("softmax", {x.layout()}, axis(a)), {x}, {}, engine);
+}
+
+HostTensor run_mode(const HostTensor& x, const Attributes& a, const std::string& engine) {
+    return test::run_once(test::single_node_program("softmax", {x.layout()}, a), {x}, {}, engine);
+}
+
+std::vector<std::string> engines() {
+    std::vector<std::string> e = {"cpu"};
+    if (test::ocl_engine()) e.push_back("ocl");
+    return e;
+}
+
+void expect_values(const HostTensor& y, const std::vector<double>& want, double tol, const std::string& what) {
+    ASSERT_EQ(y.count(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y.get_as_double(i), want[i], tol) << what << " " << i;
+}
+
+// log(e^-2 + e^-1 + 1) = 0.4076059644; x - 3 - that. Large inputs: the shift
+// keeps them finite.
+TEST(SoftmaxValues, LogSoftmaxMatchesHandComputedValuesOnEveryEngine) {
+    for (const std::string& e : engines()) {
+        const HostTensor x = HostTensor::from_floats(Shape{2, 3}, {1, 2, 3, 1000, 1000, -1000});
+        expect_values(run_mode(x, with("log_softmax", -1, false), e),
+                      {-2.4076059644, -1.4076059644, -0.4076059644, -0.6931471806, -0.6931471806, -2000.6931471806},
+                      2e-4, e);
+    }
+}
+
+// The first maximum wins ties; a NaN counts as the maximum (numpy argmax).
+TEST(SoftmaxValues, HardmaxMarksTheFirstMaximumOnEveryEngine) {
+    const float nan = std::nanf("");
+    for (const std::string& e : engines()) {
+        const HostTensor x = HostTensor::from_floats(Shape{3, 4}, {1, 3, 3, 2, -5, -1, -7, -1, 0, nan, 4, nan});
+        expect_values(run_mode(x, with("hardmax", 1, false), e), {0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0}, 0, e + " rows");
+        expect_values(run_mode(x, with("hardmax", 0, false), e), {1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1}, 0,
+                      e + " columns");
+    }
+}
+
+// coerce_2d at axis 1 of [2, 2, 2]: each of the two blocks of four is one
+// row. Softmax of {0, 0, 0, ln 5}: {1/8, 1/8, 1/8, 5/8}; with one axis it
+// would normalise pairs.
+TEST(SoftmaxValues, Coerce2dNormalisesTheFlattenedTrailingDimsOnEveryEngine) {
+    const float l5 = std::log(5.0f);
+    const HostTensor x = HostTensor::from_floats(Shape{2, 2, 2}, {0, 0, 0, l5, 1, 1, 1, 1});
+    for (const std::string& e : engines()) {
+        expect_values(run_mode(x, with("softmax", 1, true), e), {0.125, 0.125, 0.125, 0.625, 0.25, 0.25, 0.25, 0.25},
+                      1e-6, e);
+        expect_values(run_mode(x, with("hardmax", -2, true), e), {0, 0, 0, 1, 1, 0, 0, 0}, 0, e);
+        // Axis 0: all eight elements are one row; they sum to 1.
+        const HostTensor all = run_mode(x, with("softmax", 0, true), e);
+        double sum = 0;
+        for (size_t i = 0; i < all.count(); ++i) sum += all.get_as_double(i);
+        EXPECT_NEAR(sum, 1.0, 1e-6) << e;
+    }
 }
 
 TEST(SoftmaxValues, LastAxisMatchesHandComputedValues) {
