@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "op_test.hpp"
 
@@ -21,15 +22,23 @@ Attributes func_attrs(const std::string& func, double alpha = 0.0, double beta =
 
 TEST(ActivationShape, OutputEqualsInputLayoutAndBadInputsAreRejected) {
     std::vector<test::ShapeRow> rows;
-    for (const Layout& in : {Layout({2, 3}, DataType::f32), Layout({Dimension(), 4}, DataType::f16),
-                             Layout({Dimension(1, 8), Dimension(), 7}, DataType::f32),
-                             Layout(PartialShape{}, DataType::f32), Layout({0, 5}, DataType::f32)})
+    for (const Layout& in :
+         {Layout({2, 3}, DataType::f32), Layout({Dimension(), 4}, DataType::f16),
+          Layout({Dimension(1, 8), Dimension(), 7}, DataType::f32), Layout(PartialShape{}, DataType::f32),
+          Layout({0, 5}, DataType::f32), Layout({3}, DataType::i32), Layout({Dimension(), 2}, DataType::i64),
+          Layout({4}, DataType::u8), Layout({0}, DataType::i8)})
         rows.push_back({{in}, func_attrs("relu"), {in}});
     const Layout f3({3}, DataType::f32);
-    rows.push_back({{Layout({3}, DataType::i32)}, func_attrs("relu"), {}, {"floating", "i32[3]"}});
+    for (const char* f : {"abs", "neg", "sign", "identity"})
+        rows.push_back({{Layout({3}, DataType::i8)}, func_attrs(f), {Layout({3}, DataType::i8)}});
+    rows.push_back({{Layout({3}, DataType::i64)}, func_attrs("clamp", -2, 5), {Layout({3}, DataType::i64)}});
+    rows.push_back({{Layout({3}, DataType::i32)}, func_attrs("gelu"), {}, {"func", "gelu", "floating", "i32[3]"}});
+    rows.push_back({{Layout({3}, DataType::u8)}, func_attrs("floor"), {}, {"func", "floor", "u8[3]"}});
+    rows.push_back({{Layout({3}, DataType::boolean)}, func_attrs("relu"), {}, {"inputs", "boolean[3]"}});
     rows.push_back({{f3}, {}, {}, {"func"}});
     rows.push_back({{f3}, func_attrs("swishy"), {}, {"swishy"}});
     rows.push_back({{f3}, func_attrs("clamp", 2.0, 1.0), {}, {"clamp"}});
+    rows.push_back({{f3}, func_attrs("celu"), {}, {"alpha", "celu"}});
     test::expect_shapes("activation", rows);
 }
 
@@ -43,21 +52,80 @@ test::Tolerance tol(DataType t) {
     return t == DataType::f16 ? test::Tolerance{1e-3, 1e-4} : test::Tolerance{1e-5, 2e-6};
 }
 
+// The functions' parameters in the impl tests: each one's own kind of value.
+Attributes params_of(const std::string& func) {
+    if (func == "clamp") return func_attrs(func, -0.5, 0.8);
+    if (func == "leaky_relu") return func_attrs(func, 0.1);
+    if (func == "selu") return func_attrs(func, 1.6733, 1.0507);
+    if (func == "hard_sigmoid") return func_attrs(func, 0.2, 0.5);
+    if (func == "shrink") return func_attrs(func, 0.5, 0.3);
+    return func_attrs(func, 0.7);
+}
+
+// Inputs within each function's domain (NaN outside it would also match, but
+// test nothing).
+std::pair<double, double> domain_of(const std::string& func) {
+    if (func == "sqrt" || func == "log") return {0.01, 4.0};
+    if (func == "asin" || func == "acos" || func == "atanh") return {-0.99, 0.99};
+    if (func == "acosh") return {1.0, 5.0};
+    return {-4.0, 4.0};
+}
+
+// One run per function (each OpenCL build compiles a program): 14 elements,
+// three vectors and a tail of two. The dynamic sequences below cover shape
+// changes and the other tails.
 TEST(ActivationImpls, EveryImplMatchesTheReferenceForEveryFunction) {
     for (const std::string& func : test::registry()->op("activation").def.attrs.at(0).allowed) {
-        const bool positive = func == "sqrt" || func == "log";
-        const double alpha = func == "clamp" ? -0.5 : func == "leaky_relu" ? 0.1 : 0.7;
-        const double beta = func == "clamp" ? 0.8 : 0.0;
+        const auto [low, high] = domain_of(func);
         // f16 shares the f32 math after the load: two functions cover its path.
         const bool f16 = func == "silu" || func == "gelu";
         for (DataType t : {DataType::f32, DataType::f16}) {
             if (t == DataType::f16 && !f16) continue;
             SCOPED_TRACE(func + " " + to_string(t));
-            const test::OpSetup s{"activation", func_attrs(func, alpha, beta), {Layout({Dimension(), 3}, t)}, {}};
-            test::expect_impls_match_reference(
-                s, test::random_runs(t, {{{1, 3}}, {{257, 3}}}, 3, positive ? 0.01 : -4.0, 4.0), tol(t));
+            const test::OpSetup s{"activation", params_of(func), {Layout({Dimension(), 7}, t)}, {}};
+            test::expect_impls_match_reference(s, test::random_runs(t, {{{2, 7}}}, 3, low, high), tol(t));
         }
     }
+}
+
+// The two smallest and two largest values of an integer type.
+std::vector<int64_t> extremes(DataType t) {
+    switch (t) {
+        case DataType::i8: return {-128, -127, 126, 127};
+        case DataType::u8: return {0, 1, 254, 255};
+        case DataType::i32: return {INT32_MIN, INT32_MIN + 1, INT32_MAX - 1, INT32_MAX};
+        default: return {INT64_MIN, INT64_MIN + 1, INT64_MAX - 1, INT64_MAX};
+    }
+}
+
+// 17 random values and the type's four extremes (where neg and abs wrap):
+// five vectors and a tail of one.
+test::Run int_run(DataType t) {
+    const HostTensor r = test::random_tensor(t, Shape{17}, 5, -3e9, 3e9);
+    std::vector<int64_t> v = r.to_int64();
+    for (int64_t e : extremes(t)) v.push_back(e);
+    return {HostTensor::from_int64(t, Shape{static_cast<int64_t>(v.size())}, v)};
+}
+
+// Integer inputs: exact. i8 and i64 (the narrowest and the widest OpenCL
+// type) take every function; u8 and i32 the ones whose code differs by sign
+// or width. Clamp bounds inside and beyond the type's range.
+TEST(ActivationImpls, IntegerFunctionsMatchTheReferenceExactly) {
+    const Attributes clamp_in = func_attrs("clamp", -5, 100), clamp_out = func_attrs("clamp", -1e30, 7.5);
+    const std::vector<Attributes> all = {func_attrs("relu"), func_attrs("abs"),      func_attrs("neg"),
+                                         func_attrs("sign"), func_attrs("identity"), clamp_in,
+                                         clamp_out};
+    const std::vector<std::pair<DataType, std::vector<Attributes>>> cases = {
+        {DataType::i8, all},
+        {DataType::i64, all},
+        {DataType::u8, {func_attrs("neg"), func_attrs("abs"), func_attrs("sign"), clamp_in}},
+        {DataType::i32, {func_attrs("neg"), func_attrs("abs"), clamp_out}}};
+    for (const auto& [t, funcs] : cases)
+        for (const Attributes& a : funcs) {
+            SCOPED_TRACE(a.to_string() + " " + to_string(t));
+            const test::OpSetup s{"activation", a, {Layout({Dimension()}, t)}, {}};
+            test::expect_impls_match_reference(s, {int_run(t)});
+        }
 }
 
 // ---- 3. one instance, changing shapes ---------------------------------------------
@@ -65,8 +133,10 @@ TEST(ActivationImpls, EveryImplMatchesTheReferenceForEveryFunction) {
 TEST(ActivationDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
     const std::vector<std::vector<Shape>> rows = {{{1, 1}},   {{1, 3}},   {{2, 13}}, {{2, 13}}, {{1, 16}}, {{3, 17}},
                                                   {{1, 255}}, {{1, 257}}, {{2, 13}}, {{1, 1}},  {{1, 1}}};
-    std::vector<std::vector<Shape>> tails;
+    std::vector<std::vector<Shape>> tails, flat;
     for (int64_t n : test::tail_sizes()) tails.push_back({Shape{n, 3}});
+    for (int64_t n : test::tail_sizes()) flat.push_back({Shape{n}});
+    flat.push_back({Shape{0}});
     for (const test::SequenceOptions& o : test::every_engine_and_mode(tol(DataType::f32))) {
         SCOPED_TRACE(test::mode_name(o.mode));
         test::expect_sequence({"activation",
@@ -76,15 +146,26 @@ TEST(ActivationDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
                               test::random_runs(DataType::f32, rows, 100, -3, 3), o);
         test::expect_sequence({"activation", func_attrs("gelu"), {Layout({Dimension(), 3}, DataType::f32)}, {}},
                               test::random_runs(DataType::f32, tails, 200, -3, 3), o);
+        // Integers take the kernel's integer path (ACC_TYPE char).
+        test::expect_sequence(
+            {"activation", func_attrs("clamp", -5, 100), {Layout(PartialShape::dynamic_of_rank(1), DataType::i8)}, {}},
+            test::random_runs(DataType::i8, flat, 300, -128, 128), o);
     }
 }
 
 // ---- the reference's values ----------------------------------------------------
 
 HostTensor run(const std::string& func, const HostTensor& x, double alpha = 0.0, double beta = 0.0,
-               NetworkOptions opts = {}) {
+               const std::string& engine = "cpu") {
     auto prog = test::single_node_program("activation", {x.layout()}, func_attrs(func, alpha, beta));
-    return test::run_once(prog, {x}, opts);
+    return test::run_once(prog, {x}, NetworkOptions{}, engine);
+}
+
+// cpu, and ocl where an OpenCL device is present.
+std::vector<std::string> engines() {
+    std::vector<std::string> e = {"cpu"};
+    if (test::ocl_engine()) e.push_back("ocl");
+    return e;
 }
 
 struct HandCase {
@@ -112,6 +193,29 @@ TEST(ActivationValues, EveryFunctionMatchesHandComputedValues) {
         {"gelu_tanh", 0, 0, {-0.04540230591, -0.1542859902, 0, 0.8411919906, 2.996362608}},
         {"softplus", 0, 0, {0.126928011, 0.4740769842, 0.6931471806, 1.313261688, 3.048587352}},
         {"exp", 0, 0, {0.1353352832, 0.6065306597, 1, 2.718281828, 20.08553692}},
+        {"erf", 0, 0, {-0.995322265, -0.5204998778, 0, 0.8427007929, 0.9999779095}},
+        {"sin", 0, 0, {-0.9092974268, -0.4794255386, 0, 0.8414709848, 0.1411200081}},
+        {"cos", 0, 0, {-0.4161468365, 0.8775825619, 1, 0.5403023059, -0.9899924966}},
+        {"tan", 0, 0, {2.185039863, -0.5463024898, 0, 1.557407725, -0.1425465431}},
+        {"atan", 0, 0, {-1.107148718, -0.463647609, 0, 0.7853981634, 1.249045772}},
+        {"sinh", 0, 0, {-3.626860408, -0.5210953055, 0, 1.175201194, 10.01787493}},
+        {"cosh", 0, 0, {3.762195691, 1.127625965, 1, 1.543080635, 10.067662}},
+        {"asinh", 0, 0, {-1.443635475, -0.4812118251, 0, 0.881373587, 1.818446459}},
+        {"floor", 0, 0, {-2, -1, 0, 1, 3}},
+        {"ceil", 0, 0, {-2, 0, 0, 1, 3}},
+        {"sign", 0, 0, {-1, -1, 0, 1, 1}},
+        {"softsign", 0, 0, {-2.0 / 3.0, -1.0 / 3.0, 0, 0.5, 0.75}},
+        // gamma * (x if x > 0 else alpha (e^x - 1)), gamma in beta
+        {"selu", 1.6733, 1.0507, {-1.520198435, -0.691772734, 0, 1.0507, 3.1521}},
+        // max(0, x) + min(0, alpha (e^(x / alpha) - 1))
+        {"celu", 2.0, 0, {-1.264241118, -0.4423984339, 0, 1, 3}},
+        // max(0, min(1, alpha x + beta))
+        {"hard_sigmoid", 0.2, 0.5, {0.1, 0.4, 0.5, 0.7, 1}},
+        // x if x > alpha else 0: 1 is not above 1
+        {"thresholded_relu", 1.0, 0, {0, 0, 0, 0, 3}},
+        // lambd 0.5 in alpha, bias 0.3 in beta: -0.5 is not below -0.5
+        {"shrink", 0.5, 0.3, {-1.7, 0, 0, 0.7, 2.7}},
+        {"mish", 0, 0, {-0.2525014827, -0.2207437747, 0, 0.8650983883, 2.986535005}},
     };
     const HostTensor x = HostTensor::from_floats(Shape{5}, {-2.f, -0.5f, 0.f, 1.f, 3.f});
     for (const HandCase& c : cases) {
@@ -132,6 +236,66 @@ TEST(ActivationValues, SqrtAndLogOfPositiveInputs) {
     for (size_t i = 0; i < 3; ++i) {
         EXPECT_NEAR(s.get_as_double(i), want_s[i], 1e-7);
         EXPECT_NEAR(l.get_as_double(i), want_l[i], 1e-6);
+    }
+}
+
+TEST(ActivationValues, InverseFunctionsWithinTheirDomains) {
+    const HostTensor x = HostTensor::from_floats(Shape{3}, {-0.5f, 0.f, 0.5f});
+    const std::vector<std::pair<std::string, std::vector<double>>> cases = {
+        {"asin", {-0.5235987756, 0, 0.5235987756}},
+        {"acos", {2.094395102, 1.570796327, 1.047197551}},
+        {"atanh", {-0.5493061443, 0, 0.5493061443}}};
+    for (const auto& [func, want] : cases) {
+        const HostTensor y = run(func, x);
+        for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(y.get_as_double(i), want[i], 1e-6) << func << " at " << i;
+    }
+    const HostTensor y = run("acosh", HostTensor::from_floats(Shape{3}, {1.f, 2.f, 4.f}));
+    const double want[] = {0, 1.316957897, 2.063437069};
+    for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(y.get_as_double(i), want[i], 1e-6) << "acosh at " << i;
+}
+
+TEST(ActivationValues, RoundTakesHalvesToEvenAndReciprocalOfZeroIsInfinite) {
+    const HostTensor x = HostTensor::from_floats(Shape{8}, {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 2.4f, -2.6f});
+    for (const std::string& o : engines()) {
+        SCOPED_TRACE(o);
+        const HostTensor y = run("round", x, 0, 0, o);
+        const double want[] = {-2, -2, 0, 0, 2, 2, 2, -3};
+        for (size_t i = 0; i < 8; ++i) EXPECT_EQ(y.get_as_double(i), want[i]) << "round at " << i;
+        const HostTensor r = run("reciprocal", HostTensor::from_floats(Shape{3}, {0.f, -0.f, 4.f}), 0, 0, o);
+        EXPECT_EQ(r.get_as_double(0), std::numeric_limits<double>::infinity());
+        EXPECT_EQ(r.get_as_double(1), -std::numeric_limits<double>::infinity());
+        EXPECT_EQ(r.get_as_double(2), 0.25);
+    }
+}
+
+TEST(ActivationValues, SignKeepsNanAndIntegersWrapLikeTheirType) {
+    const HostTensor s = run("sign", HostTensor::from_floats(Shape{2}, {std::nanf(""), -0.f}));
+    EXPECT_TRUE(std::isnan(s.get_as_double(0)));
+    EXPECT_EQ(s.get_as_double(1), 0.0);
+    const HostTensor i8 = HostTensor::from_int64(DataType::i8, Shape{4}, {-128, -1, 0, 127});
+    const HostTensor u8 = HostTensor::from_int64(DataType::u8, Shape{3}, {0, 1, 255});
+    for (const std::string& e : engines()) {
+        SCOPED_TRACE(e);
+        EXPECT_EQ(run("neg", i8, 0, 0, e).to_int64(), (std::vector<int64_t>{-128, 1, 0, -127}));
+        EXPECT_EQ(run("abs", i8, 0, 0, e).to_int64(), (std::vector<int64_t>{-128, 1, 0, 127}));
+        EXPECT_EQ(run("sign", i8, 0, 0, e).to_int64(), (std::vector<int64_t>{-1, -1, 0, 1}));
+        EXPECT_EQ(run("relu", i8, 0, 0, e).to_int64(), (std::vector<int64_t>{0, 0, 0, 127}));
+        EXPECT_EQ(run("neg", u8, 0, 0, e).to_int64(), (std::vector<int64_t>{0, 255, 1}));
+        EXPECT_EQ(run("clamp", u8, -1e30, 7.5, e).to_int64(), (std::vector<int64_t>{0, 1, 7}));
+    }
+}
+
+TEST(ActivationValues, IntegerClampIsExactBeyondDoublePrecision) {
+    const int64_t big = (int64_t{1} << 53) + 1;   // rounds to 2^53 as a double
+    const std::vector<int64_t> v = {std::numeric_limits<int64_t>::min(), -big, big,
+                                    std::numeric_limits<int64_t>::max()};
+    const HostTensor x = HostTensor::from_int64(DataType::i64, Shape{4}, v);
+    const double inf = std::numeric_limits<double>::infinity();
+    for (const std::string& o : engines()) {
+        SCOPED_TRACE(o);
+        EXPECT_EQ(run("clamp", x, -inf, inf, o).to_int64(), v);
+        EXPECT_EQ(run("clamp", x, -3, 1e19, o).to_int64(),
+                  (std::vector<int64_t>{-3, -3, big, std::numeric_limits<int64_t>::max()}));
     }
 }
 
