@@ -14,7 +14,7 @@ struct Tolerance {
     double rel = 0;
     double abs = 0;
 };
-// f32: rel 1e-4 abs 1e-5; f16: rel 1e-2 abs 1e-3; integers and bool: exact.
+// f32: rel 1e-4 abs 1e-5; f16: rel 1e-2 abs 1e-3; f64: rel 1e-12 abs 1e-14; integers and bool: exact.
 Tolerance default_tolerance(DataType t);
 
 struct Comparison {
