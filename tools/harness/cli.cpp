@@ -53,8 +53,10 @@ int dynrt_test_op_main(int argc, char** argv) {
         "impl types to test: cpu, ocl, all (repeatable; default all)")(
         "impl", po::value<std::vector<std::string>>(&impls)->composing(), "only this impl (repeatable)")(
         "reference", po::value<std::string>(), "reference impl (default: cpu_ref_static)")(
-        "rtol", po::value<double>(), "relative tolerance (default per dtype: f32 1e-4, f16 1e-2, f64 1e-12, integers 0)")(
-        "atol", po::value<double>(), "absolute tolerance (default per dtype: f32 1e-5, f16 1e-3, f64 1e-14, integers 0)")(
+        "rtol", po::value<double>(),
+        "relative tolerance (default per dtype: f32 1e-4, f16 1e-2, f64 1e-12, integers 0)")(
+        "atol", po::value<double>(),
+        "absolute tolerance (default per dtype: f32 1e-5, f16 1e-3, f64 1e-14, integers 0)")(
         "no-revisit", "dynamic impls: run the sweep once, without the revisiting pass")(
         "bench", "time every impl on every case (median of --repeat runs)")(
         "repeat", po::value<std::string>()->default_value("5"), "timed runs per case with --bench (1..1000000)")(
