@@ -1,25 +1,34 @@
-// convolution: 2-D grouped convolution (cross-correlation) over NCHW input.
+// convolution: grouped convolution (cross-correlation) over 1, 2 or 3 spatial
+// axes of an [N, C, spatial...] input (ONNX Conv).
 //
-// x [N, C, H, W], weights [O, C/groups, kH, kW], optional bias [O]. Output
-// spatial size per axis: (in + pad_begin + pad_end - dilation*(k-1) - 1)/stride + 1.
-// With a dynamic input extent the output extent is a range computed from the
-// input's bounds (the formula is monotonic). The op is critical, weightable
-// (the static host impl reads osv16 weights) and accepts fused post-ops.
+// x [N, C, S...], weights [O, C/groups, k...], optional bias [O]. The window
+// geometry (conv_window.hpp) is a function of the attributes, the input extent
+// and the kernel extent, so auto_pad same_* derives its pads from the runtime
+// shape: shape inference computes the output extents from it (bounds for
+// dynamic dims), the reference recomputes it for each concrete shape and the
+// OpenCL kernel from its dims. The op is critical, weightable (the static host
+// impl reads osv16 weights) and accepts fused post-ops.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "conv_window.hpp"
 #include "convolution_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_import.hpp"
 #include "dynrt/op_sdk.hpp"
 
 namespace {
 
+using conv::AutoPad;
+using conv::AxisWindow;
+using conv::ConvAttrs;
 using dynrt::DataType;
 using dynrt::Dimension;
 using dynrt::PartialShape;
@@ -28,30 +37,53 @@ using dynrt::Shape;
 // Output columns per work-item of the OpenCL kernel.
 constexpr size_t kOclOwBlock = 4;
 
-using ConvAttrs = dynrt::WindowAttrs;
-using dynrt::ints_to_string;
+// ---- shape inference ---------------------------------------------------------
 
-ConvAttrs read_attrs(const dynrt::Attributes& a) { return dynrt::read_window_attrs(a, "convolution"); }
-
-int64_t floor_div(int64_t a, int64_t b) {
-    const int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+// Output extent of spatial axis i for a possibly dynamic input extent and a
+// static kernel extent: non-decreasing in the input extent, so bounds map to
+// bounds; a lower bound too small for the window gives 1 (that extent is an
+// error when it arrives).
+Dimension out_dim(const ConvAttrs& a, size_t i, const Dimension& in, int64_t k, const std::string& node,
+                  const std::string& shapes) {
+    if (in.is_static()) {
+        const AxisWindow w = conv::axis_window(a, i, in.get_length(), k);
+        conv::expect_nonempty(a, w, i, node, shapes);
+        return Dimension(w.out);
+    }
+    int64_t hi = Dimension::kUnbounded;
+    if (in.max() != Dimension::kUnbounded) {
+        const AxisWindow w = conv::axis_window(a, i, in.max(), k);
+        conv::expect_nonempty(a, w, i, node, shapes);   // no extent in the range fits
+        hi = w.out;
+    }
+    return Dimension(std::max<int64_t>(conv::axis_window(a, i, in.min(), k).out, 1), hi);
 }
 
-// (in + pad_begin + pad_end - dilation*(k-1) - 1)/stride + 1 for axis i (0: H,
-// 1: W), k >= 1. Sums and products go through checked arithmetic: hostile pads
-// or dilations are errors naming the attribute and the values, never a wrapped
-// extent. What remains cannot overflow: padded >= 0 and span >= 1.
-int64_t out_extent(int64_t in, int64_t k, const ConvAttrs& a, size_t i) {
-    const std::string axis = i == 0 ? "height" : "width";
-    const std::string at = "[" + std::to_string(i) + "]";
-    const std::string padded_what = "convolution: input " + axis + " + pads_begin" + at + " + pads_end" + at;
-    const int64_t padded = dynrt::checked_add(dynrt::checked_add(in, a.pads_begin[i], padded_what.c_str()),
-                                              a.pads_end[i], padded_what.c_str());
-    const std::string span_what = "convolution: dilations" + at + " * (kernel " + axis + " - 1) + 1";
-    const int64_t span =
-        dynrt::checked_add(dynrt::checked_mul(a.dilations[i], k - 1, span_what.c_str()), int64_t{1}, span_what.c_str());
-    return floor_div(padded - span, a.strides[i]) + 1;
+void check_channels(const dynrt::ShapeInferContext& ctx, const ConvAttrs& a, const std::string& shapes) {
+    const dynrt::Layout& x = ctx.inputs.at(0);
+    const dynrt::Layout& w = ctx.inputs.at(1);
+    const Dimension& c = x.shape[1];
+    const Dimension& o = w.shape[0];
+    const Dimension& cg = w.shape[1];
+    const std::string g = std::to_string(a.groups);
+    if (c.is_static() && c.get_length() % a.groups != 0)
+        throw conv::attr_fault(ctx.node, "groups",
+                               "channels C=" + c.to_string() + " not divisible by groups=" + g + " (" + shapes + ")");
+    if (o.is_static() && o.get_length() % a.groups != 0)
+        throw conv::attr_fault(
+            ctx.node, "groups",
+            "output channels O=" + o.to_string() + " not divisible by groups=" + g + " (" + shapes + ")");
+    // C is divisible by groups here; dividing cannot wrap where C/groups * groups could.
+    if (c.is_static() && cg.is_static() && c.get_length() / a.groups != cg.get_length())
+        throw conv::attr_fault(ctx.node, "groups",
+                               "input has C=" + c.to_string() + " but weights expect C/groups=" + cg.to_string() +
+                                   " with groups=" + g + " (" + shapes + ")");
+    if (ctx.inputs.size() > 2) {
+        const dynrt::Layout& b = ctx.inputs[2];
+        if (b.shape.rank() != 1 || !b.shape[0].compatible(o) || b.dtype != x.dtype)
+            throw dynrt::Error("convolution bias must be " + std::string(dynrt::to_string(x.dtype)) +
+                               "[O] with O=" + o.to_string() + ", got " + b.to_string() + " (" + shapes + ")");
+    }
 }
 
 std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
@@ -61,62 +93,39 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
     if (!dynrt::is_floating(x.dtype) || x.dtype != w.dtype)
         throw dynrt::Error("convolution needs floating-point input and weights of one data type, got " + x.to_string() +
                            " and " + w.to_string());
-    if (x.shape.rank() != 4 || w.shape.rank() != 4)
-        throw dynrt::Error("convolution needs input [N,C,H,W] and weights [O,C/groups,kH,kW], got " + shapes);
-    const ConvAttrs a = read_attrs(ctx.attrs);
-    const Dimension& c = x.shape[1];
-    const Dimension& o = w.shape[0];
-    const Dimension& cg = w.shape[1];
-    const std::string g = std::to_string(a.groups);
-    if (c.is_static() && c.get_length() % a.groups != 0)
-        throw dynrt::Error("convolution: channels C=" + c.to_string() + " not divisible by groups=" + g + " (" +
-                           shapes + ")");
-    if (o.is_static() && o.get_length() % a.groups != 0)
-        throw dynrt::Error("convolution: output channels O=" + o.to_string() + " not divisible by groups=" + g + " (" +
-                           shapes + ")");
-    // C is divisible by groups here; dividing cannot wrap where C/groups * groups could.
-    if (c.is_static() && cg.is_static() && c.get_length() / a.groups != cg.get_length())
-        throw dynrt::Error("convolution: input has C=" + c.to_string() + " but weights expect C/groups=" +
-                           cg.to_string() + " with groups=" + g + " (" + shapes + ")");
-    if (ctx.inputs.size() > 2) {
-        const dynrt::Layout& b = ctx.inputs[2];
-        if (b.shape.rank() != 1 || !b.shape[0].compatible(o) || b.dtype != x.dtype)
-            throw dynrt::Error("convolution bias must be " + std::string(dynrt::to_string(x.dtype)) +
-                               "[O] with O=" + o.to_string() + ", got " + b.to_string() + " (" + shapes + ")");
-    }
-    std::vector<Dimension> out = {x.shape[0], o};
-    for (size_t i = 0; i < 2; ++i) {
-        const Dimension& in = x.shape[2 + i];
+    const size_t rank = x.shape.rank();
+    if (rank < 3 || rank > 5 || w.shape.rank() != rank)
+        throw dynrt::Error(
+            "convolution needs input [N,C,spatial...] with 1 to 3 spatial axes and weights "
+            "[O,C/groups,kernel...] of the same rank, got " +
+            shapes);
+    const ConvAttrs a = conv::read_attrs(ctx.attrs, rank - 2, ctx.node);
+    check_channels(ctx, a, shapes);
+    std::vector<Dimension> out = {x.shape[0], w.shape[0]};
+    for (size_t i = 0; i + 2 < rank; ++i) {
         const Dimension& k = w.shape[2 + i];
         if (!k.is_static()) {
             out.emplace_back();
             continue;
         }
-        const int64_t kl = k.get_length();
-        if (kl == 0)
-            throw dynrt::Error("convolution: weights (input 1) " + w.shape.to_string() + " have kernel " +
-                               std::string(i == 0 ? "height" : "width") + " 0; every kernel extent must be >= 1 (" +
-                               shapes + ")");
-        auto f = [&](int64_t v) { return out_extent(v, kl, a, i); };
-        if (in.is_static()) {
-            const int64_t e = f(in.get_length());
-            if (e <= 0)
-                throw dynrt::Error("convolution: output " + std::string(i == 0 ? "height" : "width") + " would be " +
-                                   std::to_string(e) + " (" + shapes + ", strides " + ints_to_string(a.strides) +
-                                   ", pads " + ints_to_string(a.pads_begin) + "/" + ints_to_string(a.pads_end) +
-                                   ", dilations " + ints_to_string(a.dilations) + ")");
-            out.emplace_back(e);
-            continue;
-        }
-        // The formula is non-decreasing in the input extent, so bounds map to
-        // bounds; extents that would give an empty output are errors at run time.
-        const int64_t hi = in.max() == Dimension::kUnbounded ? Dimension::kUnbounded : f(in.max());
-        if (hi != Dimension::kUnbounded && hi <= 0)
-            throw dynrt::Error("convolution: output " + std::string(i == 0 ? "height" : "width") +
-                               " would be <= 0 for every input extent in " + in.to_string() + " (" + shapes + ")");
-        out.emplace_back(std::max<int64_t>(f(in.min()), 1), hi);
+        if (k.get_length() == 0)
+            throw dynrt::Error("convolution: weights (input 1) " + w.shape.to_string() + " have kernel extent 0 on " +
+                               "spatial axis [" + std::to_string(i) + "]; every kernel extent must be >= 1 (" + shapes +
+                               ")");
+        out.push_back(out_dim(a, i, x.shape[2 + i], k.get_length(), ctx.node, shapes));
     }
     return {dynrt::Layout(PartialShape(out), x.dtype)};
+}
+
+// ---- the reference -------------------------------------------------------------
+
+// The windows of a static input and weights, with leading spatial axes of
+// extent 1 added so that every rank is walked as three axes (d, h, w).
+std::array<AxisWindow, 3> windows3(const ConvAttrs& a, const Shape& x, const Shape& w) {
+    std::array<AxisWindow, 3> r{};
+    const size_t spatial = x.rank() - 2;
+    for (size_t i = 0; i < spatial; ++i) r[3 - spatial + i] = conv::axis_window(a, i, x[2 + i], w[2 + i]);
+    return r;
 }
 
 std::vector<double> load(const dynrt::HostCall& call, size_t input) {
@@ -125,91 +134,173 @@ std::vector<double> load(const dynrt::HostCall& call, size_t input) {
     return v;
 }
 
-void kernel(dynrt::HostCall& call) {
-    const ConvAttrs a = read_attrs(call.attrs());
+// One output element: sum over the group's channels and the kernel taps that
+// fall inside the input (padding reads as zero).
+double conv_one(const std::vector<double>& x, const std::vector<double>& w, const std::array<AxisWindow, 3>& win,
+                int64_t x_base, int64_t w_base, int64_t cg, const std::array<int64_t, 3>& o) {
+    const int64_t in_plane = win[0].in * win[1].in * win[2].in, taps = win[0].k * win[1].k * win[2].k;
+    double acc = 0;
+    for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t kd = 0; kd < win[0].k; ++kd)
+            for (int64_t kh = 0; kh < win[1].k; ++kh)
+                for (int64_t kw = 0; kw < win[2].k; ++kw) {
+                    const std::array<int64_t, 3> tap = {kd, kh, kw};
+                    std::array<int64_t, 3> c{};
+                    bool inside = true;
+                    for (size_t j = 0; j < 3; ++j) {
+                        c[j] = o[j] * win[j].s - win[j].pb + tap[j] * win[j].d;
+                        inside = inside && c[j] >= 0 && c[j] < win[j].in;
+                    }
+                    if (!inside) continue;
+                    const int64_t xi = x_base + ci * in_plane + (c[0] * win[1].in + c[1]) * win[2].in + c[2];
+                    const int64_t wi = w_base + ci * taps + (kd * win[1].k + kh) * win[2].k + kw;
+                    acc += x[static_cast<size_t>(xi)] * w[static_cast<size_t>(wi)];
+                }
+    return acc;
+}
+
+void reference(dynrt::HostCall& call) {
     const Shape& xs = call.in_shape(0);
     const Shape& ws = call.in_shape(1);
-    const Shape& ys = call.out_shape(0);
-    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
-    const int64_t O = ws[0], CG = ws[1], KH = ws[2], KW = ws[3];
-    const int64_t OH = ys[2], OW = ys[3];
+    const ConvAttrs a = conv::read_attrs(call.attrs(), xs.rank() - 2, call.node());
+    const int64_t N = xs[0], C = xs[1], O = ws[0], CG = ws[1];
     if (CG * a.groups != C || O % a.groups != 0)
         throw dynrt::Error("convolution: input " + xs.to_string() + " and weights " + ws.to_string() +
                            " do not match groups=" + std::to_string(a.groups));
-    const int64_t OG = O / a.groups;
+    const std::array<AxisWindow, 3> win = windows3(a, xs, ws);
+    const int64_t OG = O / a.groups, in_plane = win[0].in * win[1].in * win[2].in;
+    const int64_t taps = win[0].k * win[1].k * win[2].k;
     const std::vector<double> x = load(call, 0);
     const std::vector<double> w = load(call, 1);
     const std::vector<double> bias = call.num_inputs() > 2 ? load(call, 2) : std::vector<double>();
+    size_t y = 0;
     for (int64_t n = 0; n < N; ++n)
         for (int64_t oc = 0; oc < O; ++oc) {
-            const int64_t grp = oc / OG;
-            for (int64_t oh = 0; oh < OH; ++oh)
-                for (int64_t ow = 0; ow < OW; ++ow) {
-                    double acc = bias.empty() ? 0.0 : bias[static_cast<size_t>(oc)];
-                    for (int64_t ci = 0; ci < CG; ++ci) {
-                        const int64_t ic = grp * CG + ci;
-                        for (int64_t kh = 0; kh < KH; ++kh) {
-                            const int64_t ih = oh * a.strides[0] - a.pads_begin[0] + kh * a.dilations[0];
-                            if (ih < 0 || ih >= H) continue;   // zero padding
-                            for (int64_t kw = 0; kw < KW; ++kw) {
-                                const int64_t iw = ow * a.strides[1] - a.pads_begin[1] + kw * a.dilations[1];
-                                if (iw < 0 || iw >= W) continue;
-                                acc += x[static_cast<size_t>(((n * C + ic) * H + ih) * W + iw)] *
-                                       w[static_cast<size_t>(((oc * CG + ci) * KH + kh) * KW + kw)];
-                            }
-                        }
-                    }
-                    call.set(0, static_cast<size_t>(((n * O + oc) * OH + oh) * OW + ow), acc);
-                }
+            const int64_t x_base = (n * C + (oc / OG) * CG) * in_plane, w_base = oc * CG * taps;
+            const double b = bias.empty() ? 0.0 : bias[static_cast<size_t>(oc)];
+            for (int64_t od = 0; od < win[0].out; ++od)
+                for (int64_t oh = 0; oh < win[1].out; ++oh)
+                    for (int64_t ow = 0; ow < win[2].out; ++ow)
+                        call.set(0, y++, b + conv_one(x, w, win, x_base, w_base, CG, {od, oh, ow}));
         }
 }
 
-// ONNX ops this op implements (dynrt/op_import.hpp).
-bool onnx_conv(dynrt::ImportContext& c) {
-    if (!c.only_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})) return false;
-    const dynrt::PartialShape& x = c.layout(0).shape;
-    const dynrt::PartialShape& w = c.layout(1).shape;
-    if (x.rank() != 4 || w.rank() != 4)
-        return c.unsupported("only 2-D convolution (4-D input and weights) is supported, the input has rank " +
-                             std::to_string(x.rank()));
-    const std::vector<int64_t> strides = c.has("strides") ? c.ints("strides") : std::vector<int64_t>{1, 1};
-    const std::vector<int64_t> dil = c.has("dilations") ? c.ints("dilations") : std::vector<int64_t>{1, 1};
-    if (strides.size() != 2 || dil.size() != 2) return c.unsupported("strides/dilations not of length 2");
-    if (c.has("kernel_shape")) {
-        const auto ks = c.ints("kernel_shape");
-        if (ks.size() != 2 || !w[2].is_static() || !w[3].is_static() || ks[0] != w[2].get_length() ||
-            ks[1] != w[3].get_length())
-            return c.unsupported("kernel_shape differs from the weights' spatial dims");
+// ---- OpenCL ----------------------------------------------------------------------
+
+// The JIT name of spatial axis j (0: d, 1: h, 2: w) of tensor `t` of `rank`
+// dims, or "1" for the axes a lower rank lacks (dims are right-aligned over 8).
+std::string spatial_dim(const std::string& t, size_t rank, size_t j) {
+    if (j + (rank - 2) < 3) return "1";
+    return t + "_DIM" + std::to_string(8 - 3 + j);
+}
+
+// Attributes as JIT constants in both builds; dims are literals in the static
+// build and shape_info reads in the dynamic one. Pads that auto_pad same_*
+// derives from the extents are an expression of them (folded to a literal in
+// the static build).
+dynrt::JitDefines ocl_defines(const dynrt::KernelParams& p, bool) {
+    const size_t rank = p.inputs.at(0).shape.rank();
+    const ConvAttrs a = conv::read_attrs(*p.attrs, rank - 2, p.node);
+    const std::string lead = std::to_string(8 - rank), second = std::to_string(9 - rank);
+    dynrt::JitDefines d = {{"OW_BLOCK", std::to_string(kOclOwBlock)},
+                           {"GROUPS", std::to_string(a.groups)},
+                           {"N_DIM", "INPUT0_DIM" + lead},
+                           {"C_DIM", "INPUT0_DIM" + second},
+                           {"O_DIM", "INPUT1_DIM" + lead},
+                           {"CG_DIM", "INPUT1_DIM" + second}};
+    const char* axes[3] = {"D", "H", "W"};
+    const size_t skip = 3 - (rank - 2);
+    const bool same = a.auto_pad == AutoPad::same_upper || a.auto_pad == AutoPad::same_lower;
+    for (size_t j = 0; j < 3; ++j) {
+        const std::string ax = axes[j];
+        const bool real = j >= skip;
+        const auto attr = [&](const std::vector<int64_t>& v, int64_t unit) {
+            return std::to_string(real ? v[j - skip] : unit);
+        };
+        d.emplace_back("IN_" + ax, spatial_dim("INPUT0", rank, j));
+        d.emplace_back("OUT_" + ax, spatial_dim("OUTPUT0", rank, j));
+        d.emplace_back("K_" + ax, spatial_dim("INPUT1", rank, j));
+        d.emplace_back("STRIDE_" + ax, attr(a.strides, 1));
+        d.emplace_back("DILATION_" + ax, attr(a.dilations, 1));
+        std::string pad = a.auto_pad == AutoPad::explicit_pads ? attr(a.pads_begin, 0) : "0";
+        if (same && real)
+            pad = "SAME_PAD_BEGIN(IN_" + ax + ", OUT_" + ax + ", K_" + ax + ", STRIDE_" + ax + ", DILATION_" + ax +
+                  ", " + (a.auto_pad == AutoPad::same_lower ? "1" : "0") + ")";
+        d.emplace_back("PAD_" + ax, pad);
     }
-    std::vector<int64_t> begin{0, 0}, end{0, 0};
+    return d;
+}
+
+// The kernel indexes with int: tensors and window attributes must fit.
+std::string ocl_validate(const dynrt::KernelParams& p) {
+    std::string why = dynrt::check_dtype_and_int_range(p, DataType::f32, false);
+    if (!why.empty()) return why;
+    const dynrt::Attributes& at = *p.attrs;
+    for (const char* name : {"strides", "dilations", "pads_begin", "pads_end"})
+        for (int64_t v : at.get_ints(name))
+            if (v > 0x3fffffff) return std::string("attribute ") + name + " exceeds the kernel's int range";
+    return std::string();
+}
+
+dynrt::OclKernelSpec ocl_spec() {
+    dynrt::OclKernelSpec spec;
+    spec.source = convolution_cl;
+    spec.kernel_name = "convolution";
+    spec.fused_ops = true;   // FUSED_OPS before each store
+    spec.defines = ocl_defines;
+    spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& lim) {
+        // Runtime layouts are static here; no Shape is built (runs every execution).
+        const dynrt::PartialShape& ys = p.outputs[0].shape;
+        const size_t rank = ys.rank();
+        const auto dim = [&](size_t i) { return static_cast<size_t>(ys[i].get_length()); };
+        const size_t ow = dim(rank - 1), oh = rank > 3 ? dim(rank - 2) : 1, od = rank > 4 ? dim(rank - 3) : 1;
+        return dynrt::dispatch_nd({(ow + kOclOwBlock - 1) / kOclOwBlock, oh, dim(0) * dim(1) * od}, 3, lim);
+    };
+    return spec;
+}
+
+// ---- ONNX ----------------------------------------------------------------------
+
+// `pads` [b..., e...] (or auto_pad) of a node with `spatial` axes into
+// pads_begin / pads_end or auto_pad.
+bool onnx_pads(dynrt::ImportContext& c, size_t spatial) {
     const std::string auto_pad = c.s("auto_pad", "NOTSET");
     if (auto_pad == "NOTSET") {
-        if (c.has("pads")) {
-            const auto p = c.ints("pads");
-            if (p.size() != 4) return c.unsupported("pads not of length 4");
-            begin = {p[0], p[1]};
-            end = {p[2], p[3]};
-        }
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        // The pads depend on the input's spatial dims: computed from the static
-        // shape the node is imported with (fixed for that shape).
-        for (size_t a = 0; a < 2; ++a) {
-            if (!x[2 + a].is_static() || !w[2 + a].is_static())
-                return c.unsupported("auto_pad " + auto_pad + " needs static spatial dims");
-            const int64_t in = x[2 + a].get_length(), k = w[2 + a].get_length();
-            const int64_t out = (in + strides[a] - 1) / strides[a];
-            const int64_t total = std::max<int64_t>(0, (out - 1) * strides[a] + (k - 1) * dil[a] + 1 - in);
-            const int64_t small = total / 2, big = total - small;
-            begin[a] = auto_pad == "SAME_UPPER" ? small : big;
-            end[a] = auto_pad == "SAME_UPPER" ? big : small;
-        }
-    } else if (auto_pad != "VALID") {
-        return c.unsupported("auto_pad '" + auto_pad + "' is not supported");
+        const std::vector<int64_t> p = c.ints("pads");
+        if (p.empty()) return true;
+        if (p.size() != 2 * spatial)
+            return c.unsupported("pads " + dynrt::ints_to_string(p) + " not of length 2 * " + std::to_string(spatial));
+        const auto mid = p.begin() + static_cast<std::ptrdiff_t>(spatial);
+        c.set("pads_begin", std::vector<int64_t>(p.begin(), mid));
+        c.set("pads_end", std::vector<int64_t>(mid, p.end()));
+        return true;
     }
-    c.set("strides", strides);
-    c.set("dilations", dil);
-    c.set("pads_begin", begin);
-    c.set("pads_end", end);
+    const std::vector<std::string> onnx = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
+    const auto it = std::find(onnx.begin(), onnx.end(), auto_pad);
+    if (it == onnx.end()) return c.unsupported("auto_pad '" + auto_pad + "' is not an ONNX value");
+    c.set("auto_pad", conv::auto_pad_names()[static_cast<size_t>(it - onnx.begin())]);
+    return true;
+}
+
+bool onnx_conv(dynrt::ImportContext& c) {
+    if (!c.only_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})) return false;
+    const size_t rank = c.rank(0);
+    if (rank < 3 || rank > 5 || c.rank(1) != rank)
+        return c.unsupported("dynrt convolves over 1 to 3 spatial axes; the input has rank " + std::to_string(rank) +
+                             ", the weights " + std::to_string(c.rank(1)));
+    const size_t spatial = rank - 2;
+    const dynrt::PartialShape& w = c.layout(1).shape;
+    const std::vector<int64_t> ks = c.ints("kernel_shape");
+    if (!ks.empty()) {
+        if (ks.size() != spatial) return c.unsupported("kernel_shape " + dynrt::ints_to_string(ks) + " not of rank R");
+        for (size_t i = 0; i < spatial; ++i)
+            if (w[2 + i].is_static() && w[2 + i].get_length() != ks[i])
+                return c.unsupported("kernel_shape " + dynrt::ints_to_string(ks) + " differs from the weights " +
+                                     w.to_string());
+    }
+    if (c.has("strides")) c.set("strides", c.ints("strides"));
+    if (c.has("dilations")) c.set("dilations", c.ints("dilations"));
+    if (!onnx_pads(c, spatial)) return false;
     c.set("groups", c.i("group", 1));
     c.use_inputs({0, 1, 2});
     return true;
@@ -217,69 +308,58 @@ bool onnx_conv(dynrt::ImportContext& c) {
 
 std::vector<dynrt::ImportRule> onnx_rules() {
     return {dynrt::onnx_rule("Conv", 2, 3, onnx_conv,
-                             "2-D only; `pads` [b0,b1,e0,e1] -> `pads_begin`/`pads_end`; `group` -> `groups`; "
-                             "`auto_pad` VALID, SAME_UPPER/SAME_LOWER (pads computed from the imported static "
-                             "shape); `kernel_shape` must match the weights")};
+                             "1 to 3 spatial axes; `pads` [b..., e...] -> `pads_begin`/`pads_end`; `group` -> "
+                             "`groups`; `auto_pad` VALID, SAME_UPPER/SAME_LOWER (pads from the runtime shape); "
+                             "`kernel_shape` must match the weights")};
+}
+
+// ---- registration ------------------------------------------------------------------
+
+std::vector<dynrt::AttrSpec> conv_attrs() {
+    const std::vector<int64_t> none;
+    return {dynrt::attr_ints("strides", none, "step per spatial axis (empty: 1)"),
+            dynrt::attr_ints("pads_begin", none, "zero padding before each spatial axis (empty: 0; auto_pad explicit)"),
+            dynrt::attr_ints("pads_end", none, "zero padding after each spatial axis (empty: 0; auto_pad explicit)"),
+            dynrt::attr_ints("dilations", none, "kernel tap spacing per spatial axis (empty: 1)"),
+            dynrt::attr_int("groups", 1, "channel groups; C and O must be divisible by it"),
+            dynrt::attr_string("auto_pad", std::string("explicit"), conv::auto_pad_names(),
+                               "explicit (pads_*), valid (none) or same_upper/same_lower (output = ceil(in/stride), "
+                               "pads from the input extent, the odd one at the end/begin)")};
 }
 
 void register_convolution(dynrt::ModuleRegistrar& reg) {
-    dynrt::WindowAttrDocs docs;
-    docs.strides = "step per spatial axis (H, W)";
-    docs.pads_begin = "zero padding before (top, left)";
-    docs.pads_end = "zero padding after (bottom, right)";
-    docs.groups = "channel groups; C and O must be divisible by it";
-    dynrt::OpDefinition def =
-        dynrt::op_def("convolution", "2-D grouped convolution: x[N,C,H,W] * w[O,C/groups,kH,kW] + bias[O]", 2, 3,
-                      dynrt::window_attrs(docs), infer);
+    dynrt::OpDefinition def = dynrt::op_def(
+        "convolution", "grouped convolution over 1-3 spatial axes: x[N,C,S...] * w[O,C/groups,k...] + bias[O]", 2, 3,
+        conv_attrs(), infer);
     def.traits.critical = true;
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
     def.weights_input = 1;
-    // A multiply-add per output element and weight of its group (w[1] * kH * kW);
+    // A multiply-add per output element and weight of its group (w[1] * taps);
     // every tensor moves once.
     def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
                   const dynrt::Attributes&) {
         dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape w = in.at(1).get_shape();
-        if (w.size() == 4)
-            c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) * static_cast<double>(w[1]) *
-                      static_cast<double>(w[2]) * static_cast<double>(w[3]);
+        if (w.size() >= 3)
+            c.flops = 2.0 * static_cast<double>(out.at(0).get_shape().count()) *
+                      static_cast<double>(dynrt::dims_product(w, 1, w.size()));
         return c;
     };
     def.imports = onnx_rules();
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;
-    opts.dtypes = {DataType::f32, DataType::f16};
+    opts.dtypes = {DataType::f32, DataType::f16, DataType::f64};
     // The static flavour reads osv16 weights (reordered once by the flow).
     opts.static_weights_format = dynrt::Format::osv16;
-    dynrt::add_host_impls(reg, "convolution", kernel, opts);
+    dynrt::add_host_impls(reg, "convolution", reference, opts);
 
-    // OpenCL: a direct kernel (convolution.cl), attributes as JIT constants in
-    // both builds; f16 falls back to the host impls.
-    dynrt::OclKernelSpec spec;
-    spec.source = convolution_cl;
-    spec.kernel_name = "convolution";
-    spec.fused_ops = true;   // FUSED_OPS before each store
-    spec.defines = [](const dynrt::KernelParams& p, bool) {
-        dynrt::JitDefines d = dynrt::jit_window_defines(read_attrs(*p.attrs));
-        d.insert(d.begin(), {"OW_BLOCK", std::to_string(kOclOwBlock)});
-        return d;
-    };
-    spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& lim) {
-        // Runtime layouts are static here; no Shape is built (runs every execution).
-        const dynrt::PartialShape& ys = p.outputs[0].shape;
-        const size_t n = static_cast<size_t>(ys[0].get_length()), o = static_cast<size_t>(ys[1].get_length());
-        const size_t oh = static_cast<size_t>(ys[2].get_length()), ow = static_cast<size_t>(ys[3].get_length());
-        return dynrt::dispatch_nd({(ow + kOclOwBlock - 1) / kOclOwBlock, oh, n * o}, 3, lim);
-    };
+    // OpenCL: a direct kernel (convolution.cl), f32; f16 and f64 run on the host impls.
     dynrt::OclImplOptions ocl;
     ocl.dtypes = {DataType::f32};
-    // The kernel indexes with int.
-    ocl.validate = [](const dynrt::KernelParams& p) {
-        return dynrt::check_dtype_and_int_range(p, DataType::f32, false);
-    };
-    dynrt::add_ocl_impls(reg, "convolution", spec, ocl);
+    ocl.validate = ocl_validate;
+    dynrt::add_ocl_impls(reg, "convolution", ocl_spec(), ocl);
 }
 
 }   // namespace

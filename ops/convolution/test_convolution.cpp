@@ -96,19 +96,28 @@ TEST(ConvolutionShape, GroupMismatchesNameTheShapes) {
 
 TEST(ConvolutionShape, EmptyOutputIsRejected) {
     std::string msg = test::error_of([] { infer({f32({1, 1, 2, 5}), f32({1, 1, 3, 3})}, Conv().attrs()); });
-    EXPECT_NE(msg.find("height would be 0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("output extent of spatial axis [0] would be 0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("field 'pads_begin'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[1,1,2,5]"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[1,1,3,3]"), std::string::npos) << msg;
     // A bounded extent that never fits the kernel is rejected at build time too.
     msg = test::error_of([] { infer({f32({1, 1, 5, Dimension(1, 2)}), f32({1, 1, 3, 3})}, Conv().attrs()); });
-    EXPECT_NE(msg.find("width"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("spatial axis [1]"), std::string::npos) << msg;
+    // A dilation that makes the kernel outgrow the input names the dilations.
+    Conv d3;
+    d3.dilations = {3, 1};
+    msg = test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, d3.attrs()); });
+    EXPECT_NE(msg.find("field 'dilations'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("would be -1"), std::string::npos) << msg;
 }
 
 TEST(ConvolutionShape, ZeroKernelExtentOrStride_IsAnErrorNamingTheWeightsOrAttribute) {
     std::string msg = test::error_of([] { infer({f32({1, 3, 5, 5}), f32({4, 3, 0, 0})}, Conv().attrs()); });
-    EXPECT_NE(msg.find("weights (input 1) [4,3,0,0] have kernel height 0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("weights (input 1) [4,3,0,0] have kernel extent 0 on spatial axis [0]"), std::string::npos)
+        << msg;
     msg = test::error_of([] { infer({f32({1, 3, Dimension(), 5}), f32({4, 3, 3, 0})}, Conv().attrs()); });
-    EXPECT_NE(msg.find("weights (input 1) [4,3,3,0] have kernel width 0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("weights (input 1) [4,3,3,0] have kernel extent 0 on spatial axis [1]"), std::string::npos)
+        << msg;
     Conv s0;
     s0.strides = {0, 1};
     msg = test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, s0.attrs()); });
@@ -124,13 +133,13 @@ TEST(ConvolutionShape, OverflowingPadsOrDilations_AreErrorsNotWrappedExtents) {
     pads.pads_begin = {max, 0};
     pads.pads_end = {max, 0};   // 5 + 2 * max wraps to 3
     std::string msg = test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 3, 3})}, pads.attrs()); });
-    EXPECT_NE(msg.find("input height + pads_begin[0] + pads_end[0] overflows: 5 + 9223372036854775807"),
+    EXPECT_NE(msg.find("input extent + pads_begin[0] + pads_end[0] overflows: 5 + 9223372036854775807"),
               std::string::npos)
         << msg;
     Conv dil;
     dil.dilations = {1, int64_t{1} << 62};   // 2^62 * (5 - 1) wraps to 0
     msg = test::error_of([&] { infer({f32({1, 1, 5, 5}), f32({1, 1, 5, 5})}, dil.attrs()); });
-    EXPECT_NE(msg.find("dilations[1] * (kernel width - 1) + 1 overflows: 4611686018427387904 * 4"), std::string::npos)
+    EXPECT_NE(msg.find("dilations[1] * (kernel extent - 1) + 1 overflows: 4611686018427387904 * 4"), std::string::npos)
         << msg;
     // The bound of a dynamic extent goes through the same checks.
     Conv p1;
@@ -141,8 +150,12 @@ TEST(ConvolutionShape, OverflowingPadsOrDilations_AreErrorsNotWrappedExtents) {
 
 TEST(ConvolutionShape, BadRanksAttributesAndBiasAreRejected) {
     EXPECT_NE(test::error_of([] {
-                  infer({f32({1, 3, 5}), f32({4, 3, 3})}, Conv().attrs());
-              }).find("[N,C,H,W]"),
+                  infer({f32({1, 3, 5, 5, 5, 5}), f32({4, 3, 3, 3, 3, 3})}, Conv().attrs());
+              }).find("1 to 3 spatial axes"),
+              std::string::npos);
+    EXPECT_NE(test::error_of([] {
+                  infer({f32({1, 3, 5}), f32({4, 3, 3, 3})}, Conv().attrs());
+              }).find("of the same rank, got input [1,3,5], weights [4,3,3,3]"),
               std::string::npos);
     Conv bad;
     bad.strides = {1};
@@ -173,6 +186,58 @@ TEST(ConvolutionShape, BadRanksAttributesAndBiasAreRejected) {
     });
     EXPECT_NE(msg.find("bias"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[5]"), std::string::npos) << msg;
+}
+
+// Attributes of an N-D convolution: attrs({{"strides", ints{2}}, ...}).
+using ints = std::vector<int64_t>;
+Attributes nd(std::initializer_list<std::pair<const std::string, AttrValue>> values) { return test::attrs(values); }
+const std::string kUpper = "same_upper", kLower = "same_lower", kValid = "valid";
+
+TEST(ConvolutionShape, OneToThreeSpatialAxesGroupsAndAutoPadTable) {
+    const Dimension dyn;
+    test::expect_shapes(
+        "convolution",
+        {
+            // 1-D, groups 2, stride 2, pads 1/0: (10 + 1 - 3)/2 + 1.
+            {{f32({2, 4, 10}), f32({6, 2, 3})},
+             nd({{"groups", int64_t{2}}, {"strides", ints{2}}, {"pads_begin", ints{1}}}),
+             {f32({2, 6, 5})}},
+            // 3-D with a dilation on one axis: 5-3+1, 6-5+1, 7-3+1.
+            {{f32({1, 2, 5, 6, 7}), f32({3, 2, 3, 3, 3})}, nd({{"dilations", ints{1, 2, 1}}}), {f32({1, 3, 3, 2, 5})}},
+            // Depthwise.
+            {{f32({1, 8, 5, 5}), f32({8, 1, 3, 3}), f32({8})}, nd({{"groups", int64_t{8}}}), {f32({1, 8, 3, 3})}},
+            // auto_pad same_*: ceil(in / stride) from the runtime extent, bounds to bounds.
+            {{f32({1, 1, 7}), f32({1, 1, 3})}, nd({{"auto_pad", kUpper}, {"strides", ints{2}}}), {f32({1, 1, 4})}},
+            {{f32({1, 1, dyn}), f32({1, 1, 3})},
+             nd({{"auto_pad", kLower}, {"strides", ints{2}}}),
+             {f32({1, 1, Dimension(1, -1)})}},
+            {{f32({1, 1, Dimension(1, 10), 4}), f32({1, 1, 3, 3})},
+             nd({{"auto_pad", kUpper}, {"strides", ints{2, 1}}}),
+             {f32({1, 1, Dimension(1, 5), 4})}},
+            // valid ignores the pads.
+            {{f32({1, 1, 4, 4, 4}), f32({1, 1, 2, 2, 2})},
+             nd({{"auto_pad", kValid}, {"pads_begin", ints{5, 5, 5}}}),
+             {f32({1, 1, 3, 3, 3})}},
+            // Errors name the attribute, the values and the shapes.
+            {{f32({1, 1, 7}), f32({1, 1, 3})},
+             nd({{"strides", ints{2, 2}}}),
+             {},
+             {"field 'strides'", "needs 1 values"}},
+            {{f32({1, 6, 7}), f32({4, 2, 3})},
+             nd({{"groups", int64_t{4}}}),
+             {},
+             {"field 'groups'", "C=6 not divisible by groups=4", "[1,6,7]"}},
+            {{f32({1, 1, 0}), f32({1, 1, 3})},
+             nd({{"auto_pad", kUpper}}),
+             {},
+             {"field 'auto_pad'", "spatial axis [0] would be 0", "[1,1,0]"}},
+            {{f32({1, 1, 4, 4, 2}), f32({1, 1, 2, 2, 3})},
+             nd({{"auto_pad", kValid}}),
+             {},
+             {"field 'auto_pad'", "spatial axis [2] would be 0"}},
+            {{f32({1, 1, 4}), f32({1, 1, 3})}, nd({{"auto_pad", std::string("same")}}), {}, {"auto_pad"}},
+            {{f32({1, 1, 4}), f32({1, 1, 3})}, nd({{"pads_end", ints{-1}}}), {}, {"field 'pads_end'", ">= 0"}},
+        });
 }
 
 TEST(ConvolutionShape, IsCriticalAndWeightable) {
@@ -307,9 +372,96 @@ TEST(ConvolutionValues, RandomConfigurationsMatchNaive) {
     }
 }
 
+TEST(ConvolutionValues, OneAndThreeSpatialAxesAndAutoPadByHand) {
+    auto run_nd = [](const std::vector<HostTensor>& in, const Attributes& a) {
+        std::vector<Layout> layouts;
+        for (const HostTensor& t : in) layouts.push_back(t.layout());
+        return test::run_once(test::single_node_program("convolution", layouts, a), in);
+    };
+    const HostTensor x1 = HostTensor::from_floats(Shape{1, 1, 5}, {1, 2, 3, 4, 5});
+    // w = [1, 0, -1] with pads 1/1 (same_upper, odd total split evenly): y[i] = x[i-1] - x[i+1].
+    expect_values(run_nd({x1, HostTensor::from_floats(Shape{1, 1, 3}, {1, 0, -1})}, nd({{"auto_pad", kUpper}})),
+                  Shape{1, 1, 5}, {-2, -2, -2, -2, 4}, "1-D same_upper, k 3");
+    // k 2: total pad 1, at the end (upper) or the begin (lower).
+    const HostTensor w2 = HostTensor::from_floats(Shape{1, 1, 2}, {1, 10});
+    expect_values(run_nd({x1, w2}, nd({{"auto_pad", kUpper}})), Shape{1, 1, 5}, {21, 32, 43, 54, 5}, "upper");
+    expect_values(run_nd({x1, w2}, nd({{"auto_pad", kLower}})), Shape{1, 1, 5}, {10, 21, 32, 43, 54}, "lower");
+    // Stride 2, same_upper: out ceil(5/2) = 3, total (3-1)*2 + 2 - 5 = 1 at the end.
+    expect_values(run_nd({x1, w2}, nd({{"auto_pad", kUpper}, {"strides", ints{2}}})), Shape{1, 1, 3}, {21, 43, 5},
+                  "upper stride 2");
+    // 3-D: one output, the sum of i * i for i = 1..8.
+    std::vector<float> v(8);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i + 1);
+    const HostTensor x3 = HostTensor::from_floats(Shape{1, 1, 2, 2, 2}, v);
+    const HostTensor w3 = HostTensor::from_floats(Shape{1, 1, 2, 2, 2}, v);
+    expect_values(run_nd({x3, w3}, Attributes()), Shape{1, 1, 1, 1, 1}, {204}, "3-D");
+    // 3-D pads 1 on depth only: depth taps 0 and 1 alone give 1*5+2*6+3*7+4*8 = 70
+    // and 5*1+6*2+7*3+8*4 = 70 (padding reads zero).
+    expect_values(run_nd({x3, w3}, nd({{"pads_begin", ints{1, 0, 0}}, {"pads_end", ints{1, 0, 0}}})),
+                  Shape{1, 1, 3, 1, 1}, {70, 204, 70}, "3-D depth pads");
+}
+
 // ---- 3. changing shapes on one instance ----------------------------------------
 
+// Every impl (host, OpenCL static and shape-agnostic) against the reference
+// over 1-D, 2-D (depthwise, same_lower) and 3-D configurations and dtypes.
+struct NdCase {
+    Attributes attrs;
+    Shape w;
+    std::vector<Shape> xs;
+};
+
+std::vector<NdCase> nd_cases() {
+    return {
+        {nd({{"auto_pad", kUpper}, {"strides", ints{2}}, {"dilations", ints{2}}}),
+         Shape{4, 3, 3},
+         {{1, 3, 1}, {2, 3, 13}, {1, 3, 17}, {1, 3, 257}}},
+        {nd({{"groups", int64_t{6}}, {"auto_pad", kLower}, {"strides", ints{2, 1}}}),
+         Shape{12, 1, 3, 2},
+         {{1, 6, 1, 1}, {1, 6, 13, 16}, {2, 6, 3, 17}}},
+        {nd({{"groups", int64_t{2}},
+             {"strides", ints{1, 2, 1}},
+             {"pads_begin", ints{1, 0, 2}},
+             {"pads_end", ints{0, 1, 1}},
+             {"dilations", ints{1, 1, 2}}}),
+         Shape{4, 2, 2, 3, 2},
+         {{1, 4, 1, 2, 1}, {2, 4, 3, 5, 7}, {1, 4, 4, 3, 17}}},
+    };
+}
+
+TEST(ConvolutionImpls, EveryImplMatchesTheReferenceOverOneToThreeSpatialAxes) {
+    const std::vector<std::string> ocl_f32_only = {"ocl_static", "ocl_dynamic"};
+    for (const NdCase& c : nd_cases())
+        for (DataType t : {DataType::f32, DataType::f16, DataType::f64}) {
+            std::vector<std::vector<Shape>> shapes;
+            for (const Shape& x : c.xs) shapes.push_back({x});
+            const HostTensor w = test::random_tensor(t, c.w, 3);
+            const HostTensor b = test::random_tensor(t, Shape{c.w[0]}, 4);
+            const Layout x(PartialShape::dynamic_of_rank(c.w.rank()), t);
+            test::expect_impls_match_reference({"convolution", c.attrs, {x, w.layout(), b.layout()}, {{1, w}, {2, b}}},
+                                               test::random_runs(t, shapes), {},
+                                               t == DataType::f32 ? std::vector<std::string>{} : ocl_f32_only);
+        }
+}
+
 using test::Mode;
+
+// auto_pad same_upper on a 1-D input whose length changes on every run: the
+// pads follow the runtime extent on every engine and mode.
+TEST(ConvolutionDynamic, AutoPadFollowsTheRuntimeLengthOnOneInstance) {
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{4, 2, 4}, 7);
+    const test::OpSetup setup{"convolution",
+                              nd({{"auto_pad", kUpper}, {"strides", ints{3}}}),
+                              {f32(PartialShape{1, 2, Dimension()}), w.layout()},
+                              {{1, w}}};
+    std::vector<std::vector<Shape>> shapes;
+    for (int64_t n : test::tail_sizes()) shapes.push_back({Shape{1, 2, n}});
+    for (test::SequenceOptions o : test::every_engine_and_mode()) {
+        // A critical op serves revisits from the static impls built in the background.
+        if (o.mode == Mode::dynamic_async) o.impl_suffix.clear();
+        test::expect_sequence(setup, test::random_runs(DataType::f32, shapes), o);
+    }
+}
 
 void sweep(Mode mode) {
     Conv conv;
