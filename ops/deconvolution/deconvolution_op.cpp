@@ -1,12 +1,17 @@
-// deconvolution: 2-D grouped transposed convolution (convolution backprop data)
-// over NCHW input.
+// deconvolution: grouped transposed convolution (convolution backprop data)
+// over 1, 2 or 3 spatial axes of an [N, C, spatial...] input (ONNX
+// ConvTranspose).
 //
-// x [N, C, H, W], weights [C, O/groups, kH, kW] (input channels first, as
-// inference runtimes store them), optional bias [O]. Output spatial size per
-// axis: (in - 1)*stride - pad_begin - pad_end + dilation*(k - 1) + 1 +
-// output_padding. The op is critical, weightable (its static host impl reads
-// the weights in osv16, so the flow reorders them) and accepts fused post-ops.
+// x [N, C, S...], weights [C, O/groups, k...] (input channels first, as
+// inference runtimes store them), optional bias [O]. Per spatial axis the
+// natural extent is (in - 1)*stride + dilation*(k - 1) + 1 + output_padding;
+// the output is that minus pads_begin and pads_end, or a fixed output_shape,
+// or in*stride (auto_pad same_*), the pads then derived from the input extent
+// at every shape (so dynamic spatial dims work). The op is critical,
+// weightable (its static host impl and the OpenCL kernel read osv16 weights,
+// so the flow reorders them) and accepts fused post-ops.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +22,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_import.hpp"
 #include "dynrt/op_sdk.hpp"
 
 namespace {
@@ -26,48 +32,146 @@ using dynrt::Dimension;
 using dynrt::PartialShape;
 using dynrt::Shape;
 
-using DeconvAttrs = dynrt::WindowAttrs;
-using dynrt::ints_to_string;
+enum class AutoPad { explicit_pads, valid, same_upper, same_lower };
 
-DeconvAttrs read_attrs(const dynrt::Attributes& a) { return dynrt::read_window_attrs(a, "deconvolution", true); }
-
-// (in - 1)*stride - pad_begin - pad_end + dilation*(k - 1) + 1 + output_padding
-// for axis i (0: H, 1: W), in >= 1 and k >= 1. Products and sums go through
-// checked arithmetic: hostile strides, dilations or pads are errors naming the
-// attribute and the values, never a wrapped extent. The final difference
-// cannot overflow: grown >= 1 and pads >= 0.
-int64_t out_extent(int64_t in, int64_t k, const DeconvAttrs& a, size_t i) {
-    const std::string axis = i == 0 ? "height" : "width";
-    const std::string at = "[" + std::to_string(i) + "]";
-    const std::string strided_what = "deconvolution: (input " + axis + " - 1) * strides" + at;
-    const std::string span_what = "deconvolution: dilations" + at + " * (kernel " + axis + " - 1)";
-    const std::string grown_what = "deconvolution: (input " + axis + " - 1) * strides" + at + " + dilations" + at +
-                                   " * (kernel " + axis + " - 1) + 1 + output_padding" + at;
-    const std::string pads_what = "deconvolution: pads_begin" + at + " + pads_end" + at;
-    const int64_t strided = dynrt::checked_mul(in - 1, a.strides[i], strided_what.c_str());
-    const int64_t span = dynrt::checked_mul(a.dilations[i], k - 1, span_what.c_str());
-    // output_padding < max(stride, dilation), so 1 + output_padding fits.
-    const int64_t grown = dynrt::checked_add(dynrt::checked_add(strided, span, grown_what.c_str()),
-                                             1 + a.output_padding[i], grown_what.c_str());
-    return grown - dynrt::checked_add(a.pads_begin[i], a.pads_end[i], pads_what.c_str());
+const std::vector<std::string>& auto_pad_names() {
+    static const std::vector<std::string> kNames = {"explicit", "valid", "same_upper", "same_lower"};
+    return kNames;
 }
 
-std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
+// The validated attributes, one value per spatial axis (defaults filled in);
+// output_shape is empty unless the output extents are fixed.
+struct DeconvAttrs {
+    AutoPad auto_pad = AutoPad::explicit_pads;
+    std::vector<int64_t> strides, dilations, pads_begin, pads_end, output_padding, output_shape;
+    int64_t groups = 1;
+    // Pads derived from the extents (output_shape or same_*), not the attributes.
+    bool derived() const {
+        return !output_shape.empty() || auto_pad == AutoPad::same_upper || auto_pad == AutoPad::same_lower;
+    }
+    // A derived odd pad goes to the begin (ONNX: every case but same_upper).
+    bool lower_split() const { return auto_pad != AutoPad::same_upper; }
+};
+
+// One spatial axis for a known input extent: taps, step, tap distance, begin
+// pad (rows cropped before; negative with a larger output_shape is not used:
+// extra rows go to the end) and the output extent (may be <= 0).
+struct AxisWindow {
+    int64_t in = 1, k = 1, s = 1, d = 1, pb = 0, out = 1;
+};
+
+dynrt::Error attr_fault(const std::string& node, const std::string& attr, const std::string& message) {
+    return dynrt::Error("deconvolution: " + message, dynrt::node_context(node, "deconvolution", attr));
+}
+
+std::vector<int64_t> per_axis(const dynrt::Attributes& a, const std::string& name, size_t rank, int64_t fill,
+                              int64_t min, const std::string& node) {
+    std::vector<int64_t> v = a.get_ints(name);
+    if (v.empty()) v.assign(rank, fill);
+    if (v.size() != rank)
+        throw attr_fault(node, name,
+                         "attribute '" + name + "' " + dynrt::ints_to_string(v) + " needs " + std::to_string(rank) +
+                             " values, one per spatial axis");
+    for (int64_t x : v)
+        if (x < min)
+            throw attr_fault(
+                node, name,
+                "attribute '" + name + "' must be " + (min > 0 ? "> 0" : ">= 0") + ", got " + dynrt::ints_to_string(v));
+    return v;
+}
+
+DeconvAttrs read_attrs(const dynrt::Attributes& a, size_t rank, const std::string& node) {
+    DeconvAttrs r;
+    r.auto_pad = static_cast<AutoPad>(dynrt::mode_index("deconvolution", auto_pad_names(), a.get_string("auto_pad")));
+    r.strides = per_axis(a, "strides", rank, 1, 1, node);
+    r.dilations = per_axis(a, "dilations", rank, 1, 1, node);
+    r.pads_begin = per_axis(a, "pads_begin", rank, 0, 0, node);
+    r.pads_end = per_axis(a, "pads_end", rank, 0, 0, node);
+    r.output_padding = per_axis(a, "output_padding", rank, 0, 0, node);
+    if (!a.get_ints("output_shape").empty()) r.output_shape = per_axis(a, "output_shape", rank, 1, 1, node);
+    for (size_t i = 0; i < rank; ++i)
+        if (r.output_padding[i] >= std::max(r.strides[i], r.dilations[i]))
+            throw attr_fault(node, "output_padding",
+                             "output_padding " + dynrt::ints_to_string(r.output_padding) +
+                                 " must be below max(stride, dilation) per axis");
+    r.groups = a.get_int("groups");
+    if (r.groups < 1)
+        throw attr_fault(node, "groups", "attribute 'groups' must be >= 1, got " + std::to_string(r.groups));
+    return r;
+}
+
+// The window of spatial axis `i` for input extent `in` (>= 1) and kernel
+// extent `k` (>= 1): natural = (in - 1)*s + d*(k - 1) + 1 + output_padding;
+// explicit/valid: out = natural - pads; output_shape or same_* (out = in*s):
+// the pads total natural - out, split with the odd one at the end (same_upper)
+// or the begin; a negative total (a longer output) adds zero-input rows at the
+// end. deconvolution.cl recomputes the derived begin pad from the extents.
+AxisWindow axis_window(const DeconvAttrs& a, size_t i, int64_t in, int64_t k) {
+    const std::string at = "[" + std::to_string(i) + "]";
+    AxisWindow w;
+    w.in = in, w.k = k, w.s = a.strides[i], w.d = a.dilations[i];
+    const std::string what = "deconvolution: (input extent - 1) * strides" + at + " + dilations" + at +
+                             " * (kernel extent - 1) + 1 + output_padding" + at;
+    const int64_t natural =
+        dynrt::checked_add(dynrt::checked_add(dynrt::checked_mul(in - 1, w.s, what.c_str()),
+                                              dynrt::checked_mul(w.d, k - 1, what.c_str()), what.c_str()),
+                           1 + a.output_padding[i], what.c_str());   // op < max(s, d)
+    if (!a.derived()) {
+        const bool expl = a.auto_pad == AutoPad::explicit_pads;
+        w.pb = expl ? a.pads_begin[i] : 0;
+        const std::string pads_what = "deconvolution: pads_begin" + at + " + pads_end" + at;
+        w.out = natural - (expl ? dynrt::checked_add(w.pb, a.pads_end[i], pads_what.c_str()) : 0);
+        return w;
+    }
+    const std::string out_what = "deconvolution: input extent * strides" + at;
+    w.out = !a.output_shape.empty() ? a.output_shape[i] : dynrt::checked_mul(in, w.s, out_what.c_str());
+    const int64_t total = natural - w.out;   // both >= 1: no overflow
+    w.pb = total <= 0 ? 0 : a.lower_split() ? total - total / 2 : total / 2;
+    return w;
+}
+
+void expect_nonempty(const DeconvAttrs& a, const AxisWindow& w, size_t i, const std::string& node,
+                     const std::string& shapes) {
+    if (w.in >= 1 && w.out >= 1) return;
+    throw attr_fault(node, a.derived() ? "output_shape" : "pads_begin",
+                     "output extent of spatial axis [" + std::to_string(i) + "] would be " +
+                         std::to_string(w.in >= 1 ? w.out : 0) + " (input extent " + std::to_string(w.in) +
+                         ", kernel " + std::to_string(w.k) + ", stride " + std::to_string(w.s) + ", pads " +
+                         dynrt::ints_to_string(a.pads_begin) + "/" + dynrt::ints_to_string(a.pads_end) + "; " + shapes +
+                         ")");
+}
+
+// ---- shape inference ---------------------------------------------------------
+
+// Output extent of spatial axis i: increasing in the input extent, so bounds
+// map to bounds (fixed with output_shape).
+Dimension out_dim(const DeconvAttrs& a, size_t i, const Dimension& in, int64_t k, const std::string& node,
+                  const std::string& shapes) {
+    if (!a.output_shape.empty()) return Dimension(a.output_shape[i]);
+    if (in.is_static()) {
+        const AxisWindow w = in.get_length() < 1 ? AxisWindow{0, k, 1, 1, 0, 0} : axis_window(a, i, in.get_length(), k);
+        expect_nonempty(a, w, i, node, shapes);
+        return Dimension(w.out);
+    }
+    int64_t hi = Dimension::kUnbounded;
+    if (in.max() != Dimension::kUnbounded) {
+        const AxisWindow w = in.max() < 1 ? AxisWindow{0, k, 1, 1, 0, 0} : axis_window(a, i, in.max(), k);
+        expect_nonempty(a, w, i, node, shapes);   // no extent in the range fits
+        hi = w.out;
+    }
+    return Dimension(std::max<int64_t>(axis_window(a, i, std::max<int64_t>(in.min(), 1), k).out, 1), hi);
+}
+
+// The output channels O = weights dim 1 * groups; checks C and the bias.
+Dimension channels(const dynrt::ShapeInferContext& ctx, const DeconvAttrs& a, const std::string& shapes) {
     const dynrt::Layout& x = ctx.inputs.at(0);
     const dynrt::Layout& w = ctx.inputs.at(1);
-    const std::string shapes = "input " + x.shape.to_string() + ", weights " + w.shape.to_string();
-    if (!dynrt::is_floating(x.dtype) || x.dtype != w.dtype)
-        throw dynrt::Error("deconvolution needs floating-point input and weights of one data type, got " +
-                           x.to_string() + " and " + w.to_string());
-    if (x.shape.rank() != 4 || w.shape.rank() != 4)
-        throw dynrt::Error("deconvolution needs input [N,C,H,W] and weights [C,O/groups,kH,kW], got " + shapes);
-    const DeconvAttrs a = read_attrs(ctx.attrs);
     const Dimension& c = x.shape[1];
     const Dimension& cw = w.shape[0];
-    const std::string g = std::to_string(a.groups);
     if (c.is_static() && c.get_length() % a.groups != 0)
-        throw dynrt::Error("deconvolution: channels C=" + c.to_string() + " not divisible by groups=" + g + " (" +
-                           shapes + ")");
+        throw attr_fault(ctx.node, "groups",
+                         "channels C=" + c.to_string() + " not divisible by groups=" + std::to_string(a.groups) + " (" +
+                             shapes + ")");
     if (!c.compatible(cw))
         throw dynrt::Error("deconvolution: input has C=" + c.to_string() + " but weights dim 0 is " + cw.to_string() +
                            " (" + shapes + ")");
@@ -81,141 +185,284 @@ std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
             throw dynrt::Error("deconvolution bias must be " + std::string(dynrt::to_string(x.dtype)) +
                                "[O] with O=" + o.to_string() + ", got " + b.to_string() + " (" + shapes + ")");
     }
-    std::vector<Dimension> out = {x.shape[0], o};
-    for (size_t i = 0; i < 2; ++i) {
-        const Dimension& in = x.shape[2 + i];
+    return o;
+}
+
+std::vector<dynrt::Layout> infer(const dynrt::ShapeInferContext& ctx) {
+    const dynrt::Layout& x = ctx.inputs.at(0);
+    const dynrt::Layout& w = ctx.inputs.at(1);
+    const std::string shapes = "input " + x.shape.to_string() + ", weights " + w.shape.to_string();
+    if (!dynrt::is_floating(x.dtype) || x.dtype != w.dtype)
+        throw dynrt::Error("deconvolution needs floating-point input and weights of one data type, got " +
+                           x.to_string() + " and " + w.to_string());
+    const size_t rank = x.shape.rank();
+    if (rank < 3 || rank > 5 || w.shape.rank() != rank)
+        throw dynrt::Error(
+            "deconvolution needs input [N,C,spatial...] with 1 to 3 spatial axes and weights "
+            "[C,O/groups,kernel...] of the same rank, got " +
+            shapes);
+    const DeconvAttrs a = read_attrs(ctx.attrs, rank - 2, ctx.node);
+    std::vector<Dimension> out = {x.shape[0], channels(ctx, a, shapes)};
+    for (size_t i = 0; i + 2 < rank; ++i) {
         const Dimension& k = w.shape[2 + i];
         if (!k.is_static()) {
-            out.emplace_back();
+            out.push_back(a.output_shape.empty() ? Dimension() : Dimension(a.output_shape[i]));
             continue;
         }
         if (k.get_length() == 0)
-            throw dynrt::Error("deconvolution: weights (input 1) " + w.shape.to_string() + " have kernel " +
-                               std::string(i == 0 ? "height" : "width") + " 0; every kernel extent must be >= 1 (" +
-                               shapes + ")");
-        auto f = [&](int64_t v) { return out_extent(v, k.get_length(), a, i); };
-        if (in.is_static()) {
-            const int64_t e = in.get_length() < 1 ? 0 : f(in.get_length());
-            if (e <= 0)
-                throw dynrt::Error("deconvolution: output " + std::string(i == 0 ? "height" : "width") + " would be " +
-                                   std::to_string(e) + " (" + shapes + ", strides " + ints_to_string(a.strides) +
-                                   ", pads " + ints_to_string(a.pads_begin) + "/" + ints_to_string(a.pads_end) + ")");
-            out.emplace_back(e);
-            continue;
-        }
-        // Increasing in the input extent: bounds map to bounds.
-        const int64_t lo = std::max<int64_t>(f(std::max<int64_t>(in.min(), 1)), 1);
-        const int64_t hi = in.max() == Dimension::kUnbounded ? Dimension::kUnbounded : f(in.max());
-        if (hi != Dimension::kUnbounded && hi <= 0)
-            throw dynrt::Error("deconvolution: output " + std::string(i == 0 ? "height" : "width") +
-                               " would be <= 0 for every input extent in " + in.to_string() + " (" + shapes + ")");
-        out.emplace_back(lo, hi);
+            throw dynrt::Error("deconvolution: weights (input 1) " + w.shape.to_string() +
+                               " have kernel extent 0 on spatial axis [" + std::to_string(i) +
+                               "]; every kernel extent must be >= 1 (" + shapes + ")");
+        out.push_back(out_dim(a, i, x.shape[2 + i], k.get_length(), ctx.node, shapes));
     }
     return {dynrt::Layout(PartialShape(out), x.dtype)};
 }
 
-void kernel(dynrt::HostCall& call) {
-    const DeconvAttrs a = read_attrs(call.attrs());
+// ---- the reference -------------------------------------------------------------
+
+// The windows of a static input, weights and output, leading axes a lower
+// rank lacks as extent 1, so every rank is walked as (d, h, w).
+std::array<AxisWindow, 3> windows3(const DeconvAttrs& a, const Shape& x, const Shape& w) {
+    std::array<AxisWindow, 3> r{};
+    const size_t spatial = x.rank() - 2;
+    for (size_t i = 0; i < spatial; ++i) r[3 - spatial + i] = axis_window(a, i, x[2 + i], w[2 + i]);
+    return r;
+}
+
+// Scatter form (independent of the OpenCL kernel's gather form): input element
+// (ic, i) adds x * w[ic, ocg, tap] to output (oc, i*s - pb + tap*d) of every
+// output channel of its group, when that lies inside the output.
+void scatter(const std::vector<double>& w, const std::array<AxisWindow, 3>& win, int64_t og, double xv, int64_t ic,
+             const std::array<int64_t, 3>& i, int64_t y_base, std::vector<double>& y) {
+    const int64_t taps = win[0].k * win[1].k * win[2].k, out_plane = win[0].out * win[1].out * win[2].out;
+    for (int64_t ocg = 0; ocg < og; ++ocg)
+        for (int64_t t = 0; t < taps; ++t) {
+            const std::array<int64_t, 3> tap = {t / (win[1].k * win[2].k), (t / win[2].k) % win[1].k, t % win[2].k};
+            std::array<int64_t, 3> o{};
+            bool inside = true;
+            for (size_t j = 0; j < 3; ++j) {
+                o[j] = i[j] * win[j].s - win[j].pb + tap[j] * win[j].d;
+                inside = inside && o[j] >= 0 && o[j] < win[j].out;
+            }
+            if (!inside) continue;
+            y[static_cast<size_t>(y_base + ocg * out_plane + (o[0] * win[1].out + o[1]) * win[2].out + o[2])] +=
+                xv * w[static_cast<size_t>((ic * og + ocg) * taps + t)];
+        }
+}
+
+void reference(dynrt::HostCall& call) {
     const Shape& xs = call.in_shape(0);
     const Shape& ws = call.in_shape(1);
     const Shape& ys = call.out_shape(0);
-    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
-    const int64_t OG = ws[1], KH = ws[2], KW = ws[3];
-    const int64_t O = ys[1], OH = ys[2], OW = ys[3];
+    const DeconvAttrs a = read_attrs(call.attrs(), xs.rank() - 2, call.node());
+    const int64_t N = xs[0], C = xs[1], OG = ws[1], O = ys[1];
     if (ws[0] != C || O != OG * a.groups || C % a.groups != 0)
         throw dynrt::Error("deconvolution: input " + xs.to_string() + " and weights " + ws.to_string() +
                            " do not match groups=" + std::to_string(a.groups));
-    const int64_t CG = C / a.groups;
+    const std::array<AxisWindow, 3> win = windows3(a, xs, ws);
+    const int64_t CG = C / a.groups, out_plane = win[0].out * win[1].out * win[2].out;
     // Weights through get(): a reordered (blocked) weights input reads the same.
     std::vector<double> w(ws.count());
     for (size_t i = 0; i < w.size(); ++i) w[i] = call.get(1, i);
     std::vector<double> y(ys.count(), 0.0);
-    // Scatter form (independent of the OpenCL kernel's gather form): every
-    // input element adds its taps to the outputs it reaches.
+    size_t xi = 0;
     for (int64_t n = 0; n < N; ++n)
         for (int64_t ic = 0; ic < C; ++ic) {
-            const int64_t grp = ic / CG;
-            for (int64_t ih = 0; ih < H; ++ih)
-                for (int64_t iw = 0; iw < W; ++iw) {
-                    const double xv = call.get(0, static_cast<size_t>(((n * C + ic) * H + ih) * W + iw));
-                    for (int64_t ocg = 0; ocg < OG; ++ocg) {
-                        const int64_t oc = grp * OG + ocg;
-                        for (int64_t kh = 0; kh < KH; ++kh) {
-                            const int64_t oh = ih * a.strides[0] - a.pads_begin[0] + kh * a.dilations[0];
-                            if (oh < 0 || oh >= OH) continue;
-                            for (int64_t kw = 0; kw < KW; ++kw) {
-                                const int64_t ow = iw * a.strides[1] - a.pads_begin[1] + kw * a.dilations[1];
-                                if (ow < 0 || ow >= OW) continue;
-                                y[static_cast<size_t>(((n * O + oc) * OH + oh) * OW + ow)] +=
-                                    xv * w[static_cast<size_t>(((ic * OG + ocg) * KH + kh) * KW + kw)];
-                            }
-                        }
-                    }
-                }
+            const int64_t y_base = (n * O + (ic / CG) * OG) * out_plane;
+            for (int64_t id = 0; id < win[0].in; ++id)
+                for (int64_t ih = 0; ih < win[1].in; ++ih)
+                    for (int64_t iw = 0; iw < win[2].in; ++iw)
+                        scatter(w, win, OG, call.get(0, xi++), ic, {id, ih, iw}, y_base, y);
         }
     const bool has_bias = call.num_inputs() > 2;
     for (size_t i = 0; i < y.size(); ++i) {
-        const size_t oc = (i / static_cast<size_t>(OH * OW)) % static_cast<size_t>(O);
+        const size_t oc = (i / static_cast<size_t>(out_plane)) % static_cast<size_t>(O);
         call.set(0, i, y[i] + (has_bias ? call.get(2, oc) : 0.0));
     }
 }
 
+// ---- OpenCL ----------------------------------------------------------------------
+
+// The JIT name of spatial axis j (0: d, 1: h, 2: w) of tensor `t` of `rank`
+// dims, or "1" for the axes a lower rank lacks (dims are right-aligned over 8).
+std::string spatial_dim(const std::string& t, size_t rank, size_t j) {
+    if (j + (rank - 2) < 3) return "1";
+    return t + "_DIM" + std::to_string(8 - 3 + j);
+}
+
+// Attributes as JIT constants in both builds; derived begin pads are an
+// expression of the dims (a literal once folded in the static build).
+dynrt::JitDefines ocl_defines(const dynrt::KernelParams& p, bool) {
+    const size_t rank = p.inputs.at(0).shape.rank();
+    const DeconvAttrs a = read_attrs(*p.attrs, rank - 2, p.node);
+    const std::string lead = std::to_string(8 - rank), second = std::to_string(9 - rank);
+    dynrt::JitDefines d = {{"GROUPS", std::to_string(a.groups)},
+                           {"WEIGHTS_BLOCK", std::to_string(dynrt::block_size(p.inputs.at(1).format))},
+                           {"N_DIM", "INPUT0_DIM" + lead},
+                           {"C_DIM", "INPUT0_DIM" + second},
+                           {"O_DIM", "OUTPUT0_DIM" + second},
+                           {"OG_DIM", "INPUT1_DIM" + second}};
+    const char* axes[3] = {"D", "H", "W"};
+    const size_t skip = 3 - (rank - 2);
+    for (size_t j = 0; j < 3; ++j) {
+        const std::string ax = axes[j];
+        const bool real = j >= skip;
+        const auto attr = [&](const std::vector<int64_t>& v, int64_t unit) {
+            return std::to_string(real ? v[j - skip] : unit);
+        };
+        d.emplace_back("IN_" + ax, spatial_dim("INPUT0", rank, j));
+        d.emplace_back("OUT_" + ax, spatial_dim("OUTPUT0", rank, j));
+        d.emplace_back("K_" + ax, spatial_dim("INPUT1", rank, j));
+        d.emplace_back("STRIDE_" + ax, attr(a.strides, 1));
+        d.emplace_back("DILATION_" + ax, attr(a.dilations, 1));
+        std::string pad = a.auto_pad == AutoPad::explicit_pads ? attr(a.pads_begin, 0) : "0";
+        if (a.derived() && real)
+            pad = "DERIVED_PAD_BEGIN(IN_" + ax + ", OUT_" + ax + ", K_" + ax + ", STRIDE_" + ax + ", DILATION_" + ax +
+                  ", " + attr(a.output_padding, 0) + ", " + (a.lower_split() ? "1" : "0") + ")";
+        d.emplace_back("PAD_" + ax, pad);
+    }
+    return d;
+}
+
+// The kernel indexes with int: tensors (weights in storage) and window
+// attributes must fit.
+std::string ocl_validate(const dynrt::KernelParams& p) {
+    std::string why = dynrt::check_dtype_and_int_range(p, DataType::f32, true);
+    if (!why.empty()) return why;
+    for (const char* name : {"strides", "dilations", "pads_begin", "pads_end", "output_shape"})
+        for (int64_t v : p.attrs->get_ints(name))
+            if (v > 0x3fffffff) return std::string("attribute ") + name + " exceeds the kernel's int range";
+    return std::string();
+}
+
+dynrt::OclKernelSpec ocl_spec() {
+    dynrt::OclKernelSpec spec;
+    spec.source = deconvolution_cl;
+    spec.kernel_name = "deconvolution";
+    spec.fused_ops = true;   // FUSED_OPS before each store
+    spec.defines = ocl_defines;
+    spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& lim) {
+        const dynrt::PartialShape& ys = p.outputs[0].shape;
+        const size_t rank = ys.rank();
+        const auto dim = [&](size_t i) { return static_cast<size_t>(ys[i].get_length()); };
+        const size_t ow = dim(rank - 1), oh = rank > 3 ? dim(rank - 2) : 1, od = rank > 4 ? dim(rank - 3) : 1;
+        return dynrt::dispatch_nd({ow, oh, dim(0) * dim(1) * od}, 3, lim);
+    };
+    return spec;
+}
+
+// ---- ONNX ----------------------------------------------------------------------
+
+// A per-axis list of the node, or its trailing `spatial` values when it also
+// lists N and C (output_shape may).
+std::vector<int64_t> spatial_tail(const std::vector<int64_t>& v, size_t spatial) {
+    if (v.size() != spatial + 2) return v;
+    return std::vector<int64_t>(v.begin() + 2, v.end());
+}
+
+bool onnx_pads(dynrt::ImportContext& c, size_t spatial) {
+    const std::string auto_pad = c.s("auto_pad", "NOTSET");
+    const std::vector<std::string> onnx = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
+    const auto it = std::find(onnx.begin(), onnx.end(), auto_pad);
+    if (it == onnx.end()) return c.unsupported("auto_pad '" + auto_pad + "' is not an ONNX value");
+    c.set("auto_pad", auto_pad_names()[static_cast<size_t>(it - onnx.begin())]);
+    const std::vector<int64_t> p = c.ints("pads");
+    if (auto_pad != "NOTSET" || p.empty()) return true;
+    if (p.size() != 2 * spatial)
+        return c.unsupported("pads " + dynrt::ints_to_string(p) + " not of length 2 * " + std::to_string(spatial));
+    const auto mid = p.begin() + static_cast<std::ptrdiff_t>(spatial);
+    c.set("pads_begin", std::vector<int64_t>(p.begin(), mid));
+    c.set("pads_end", std::vector<int64_t>(mid, p.end()));
+    return true;
+}
+
+bool onnx_conv_transpose(dynrt::ImportContext& c) {
+    if (!c.only_attrs(
+            {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}))
+        return false;
+    const size_t rank = c.rank(0);
+    if (rank < 3 || rank > 5 || c.rank(1) != rank)
+        return c.unsupported("dynrt transposes convolutions over 1 to 3 spatial axes; the input has rank " +
+                             std::to_string(rank) + ", the weights " + std::to_string(c.rank(1)));
+    const size_t spatial = rank - 2;
+    const dynrt::PartialShape& w = c.layout(1).shape;
+    const std::vector<int64_t> ks = c.ints("kernel_shape");
+    if (!ks.empty()) {
+        if (ks.size() != spatial) return c.unsupported("kernel_shape " + dynrt::ints_to_string(ks) + " not of rank R");
+        for (size_t i = 0; i < spatial; ++i)
+            if (w[2 + i].is_static() && w[2 + i].get_length() != ks[i])
+                return c.unsupported("kernel_shape " + dynrt::ints_to_string(ks) + " differs from the weights " +
+                                     w.to_string());
+    }
+    for (const char* name : {"strides", "dilations", "output_padding"})
+        if (c.has(name)) c.set(name, c.ints(name));
+    if (c.has("output_shape")) c.set("output_shape", spatial_tail(c.ints("output_shape"), spatial));
+    if (!onnx_pads(c, spatial)) return false;
+    c.set("groups", c.i("group", 1));
+    c.use_inputs({0, 1, 2});
+    return true;
+}
+
+std::vector<dynrt::ImportRule> onnx_rules() {
+    return {dynrt::onnx_rule("ConvTranspose", 2, 3, onnx_conv_transpose,
+                             "1 to 3 spatial axes; `pads` [b..., e...] -> `pads_begin`/`pads_end`; `group` -> "
+                             "`groups`; `strides`, `dilations`, `output_padding`, `output_shape` (spatial extents; "
+                             "pads derived from the runtime shape), `auto_pad` VALID, SAME_UPPER/SAME_LOWER; "
+                             "`kernel_shape` must match the weights")};
+}
+
+// ---- registration ------------------------------------------------------------------
+
+std::vector<dynrt::AttrSpec> deconv_attrs() {
+    const std::vector<int64_t> none;
+    return {dynrt::attr_ints("strides", none, "upsampling step per spatial axis (empty: 1)"),
+            dynrt::attr_ints("pads_begin", none, "rows cropped before each spatial axis (empty: 0; auto_pad explicit)"),
+            dynrt::attr_ints("pads_end", none, "rows cropped after each spatial axis (empty: 0; auto_pad explicit)"),
+            dynrt::attr_ints("dilations", none, "kernel tap spacing per spatial axis (empty: 1)"),
+            dynrt::attr_ints("output_padding", none, "extra rows at the end of each spatial axis (empty: 0)"),
+            dynrt::attr_ints("output_shape", none,
+                             "fixed output extent per spatial axis (empty: none); pads derived from the input extent"),
+            dynrt::attr_int("groups", 1, "channel groups; C must be divisible by it"),
+            dynrt::attr_string("auto_pad", std::string("explicit"), auto_pad_names(),
+                               "explicit (pads_*), valid (none) or same_upper/same_lower (output = in*stride, pads "
+                               "derived, the odd one at the end/begin)")};
+}
+
 void register_deconvolution(dynrt::ModuleRegistrar& reg) {
-    dynrt::WindowAttrDocs docs;
-    docs.strides = "upsampling step per spatial axis (H, W)";
-    docs.pads_begin = "rows/columns cropped before (top, left)";
-    docs.pads_end = "rows/columns cropped after (bottom, right)";
-    docs.groups = "channel groups; C must be divisible by it";
-    docs.output_padding = true;
     dynrt::OpDefinition def =
-        dynrt::op_def("deconvolution", "2-D grouped transposed convolution: x[N,C,H,W], w[C,O/groups,kH,kW], bias[O]",
-                      2, 3, dynrt::window_attrs(docs), infer);
+        dynrt::op_def("deconvolution",
+                      "grouped transposed convolution over 1-3 spatial axes: x[N,C,S...], w[C,O/groups,k...], bias[O]",
+                      2, 3, deconv_attrs(), infer);
     def.traits.critical = true;
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
     def.weights_input = 1;
     // A multiply-add per input element and weight it scatters through
-    // (w[1] * kH * kW); every tensor moves once.
+    // (w[1] * taps); every tensor moves once.
     def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,
                   const dynrt::Attributes&) {
         dynrt::OpCost c = dynrt::io_bytes_cost(in, out);
         const dynrt::Shape w = in.at(1).get_shape();
-        if (w.size() == 4)
-            c.flops = 2.0 * static_cast<double>(in.at(0).get_shape().count()) * static_cast<double>(w[1]) *
-                      static_cast<double>(w[2]) * static_cast<double>(w[3]);
+        if (w.size() >= 3)
+            c.flops = 2.0 * static_cast<double>(in.at(0).get_shape().count()) *
+                      static_cast<double>(dynrt::dims_product(w, 1, w.size()));
         return c;
     };
+    def.imports = onnx_rules();
     reg.add_op(def);
 
     dynrt::HostImplOptions opts;
-    opts.dtypes = {DataType::f32, DataType::f16};
+    opts.dtypes = {DataType::f32, DataType::f16, DataType::f64};
     // The static flavour reads osv16 weights, like a device's tuned kernel.
     opts.static_weights_format = dynrt::Format::osv16;
-    dynrt::add_host_impls(reg, "deconvolution", kernel, opts);
+    dynrt::add_host_impls(reg, "deconvolution", reference, opts);
 
-    // OpenCL: deconvolution.cl, f32; f16 falls back to the host impls.
-    dynrt::OclKernelSpec spec;
-    spec.source = deconvolution_cl;
-    spec.kernel_name = "deconvolution";
-    spec.fused_ops = true;   // FUSED_OPS before each store
-    spec.defines = [](const dynrt::KernelParams& p, bool) {
-        dynrt::JitDefines d = dynrt::jit_window_defines(read_attrs(*p.attrs));
-        d.emplace_back("WEIGHTS_BLOCK", std::to_string(dynrt::block_size(p.inputs.at(1).format)));
-        return d;
-    };
-    spec.dispatch = [](const dynrt::KernelParams& p, const dynrt::OclDeviceLimits& lim) {
-        const dynrt::PartialShape& ys = p.outputs[0].shape;
-        const size_t n = static_cast<size_t>(ys[0].get_length()), o = static_cast<size_t>(ys[1].get_length());
-        const size_t oh = static_cast<size_t>(ys[2].get_length()), ow = static_cast<size_t>(ys[3].get_length());
-        return dynrt::dispatch_nd({ow, oh, n * o}, 3, lim);
-    };
+    // OpenCL: deconvolution.cl, f32; f16 and f64 run on the host impls.
     dynrt::OclImplOptions ocl;
     ocl.dtypes = {DataType::f32};
     ocl.weights_format = dynrt::Format::osv16;   // 16 input channels' taps side by side
-    ocl.validate = [](const dynrt::KernelParams& p) {
-        return dynrt::check_dtype_and_int_range(p, DataType::f32, true);
-    };
-    dynrt::add_ocl_impls(reg, "deconvolution", spec, ocl);
+    ocl.validate = ocl_validate;
+    dynrt::add_ocl_impls(reg, "deconvolution", ocl_spec(), ocl);
 }
 
 }   // namespace

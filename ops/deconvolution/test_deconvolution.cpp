@@ -116,7 +116,8 @@ TEST(DeconvolutionShape, ZeroKernelExtentOrStride_IsAnErrorNamingTheWeightsOrAtt
     std::string msg = test::error_of([] {
         infer({Layout(PartialShape{1, 2, 3, 4}, DataType::f32), Layout(PartialShape{2, 3, 0, 0}, DataType::f32)}, DA{});
     });
-    EXPECT_NE(msg.find("weights (input 1) [2,3,0,0] have kernel height 0"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("weights (input 1) [2,3,0,0] have kernel extent 0 on spatial axis [0]"), std::string::npos)
+        << msg;
     DA s0;
     s0.strides = {1, 0};
     msg = test::error_of([&] {
@@ -133,7 +134,8 @@ TEST(DeconvolutionShape, OverflowingStridesPadsOrGroups_AreErrorsNotWrappedDims)
     DA strides;
     strides.strides = {int64_t{1} << 62, 1};   // (5 - 1) * 2^62 wraps to 0
     std::string msg = test::error_of([&] { infer({x, w}, strides); });
-    EXPECT_NE(msg.find("(input height - 1) * strides[0] overflows: 4 * 4611686018427387904"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("(input extent - 1) * strides[0]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("overflows: 4 * 4611686018427387904"), std::string::npos) << msg;
     DA pads;
     const int64_t max = std::numeric_limits<int64_t>::max();
     pads.pb = {0, max};
@@ -215,6 +217,162 @@ TEST(DeconvolutionWeights, StaticImplsOverChangingSizes_ReorderOnceThenHitTheCac
     }
     EXPECT_EQ(req.cumulative().weights_reorders, 1u);
     EXPECT_EQ(req.cumulative().weights_cache_hits, sizes.size() - 1);
+}
+
+// ---- N-D, auto_pad and output_shape ------------------------------------------------
+
+using ints = std::vector<int64_t>;
+using test::f32;
+const std::string kUpper = "same_upper", kLower = "same_lower";
+
+TEST(DeconvolutionShape, OneToThreeSpatialAxesAutoPadAndOutputShapeTable) {
+    const Dimension dyn;
+    test::expect_shapes(
+        "deconvolution",
+        {
+            // 1-D, groups 2: (5-1)*2 + 3 = 11 ; O = 3 * 2.
+            {{f32({2, 4, 5}), f32({4, 3, 3})},
+             test::attrs({{"strides", ints{2}}, {"groups", int64_t{2}}}),
+             {f32({2, 6, 11})}},
+            // 3-D with pads and output_padding: (2-1)*1+2 = 3, (3-1)*2+3-1-1+1 = 6, (4-1)*1+2*(2-1)+1 = 6.
+            {{f32({1, 2, 2, 3, 4}), f32({2, 1, 2, 3, 2})},
+             test::attrs({{"strides", ints{1, 2, 1}},
+                          {"pads_begin", ints{0, 1, 0}},
+                          {"pads_end", ints{0, 1, 0}},
+                          {"output_padding", ints{0, 1, 0}},
+                          {"dilations", ints{1, 1, 2}}}),
+             {f32({1, 1, 3, 6, 6})}},
+            // same_*: in * stride, from the runtime extent (bounds to bounds).
+            {{f32({1, 1, 3, 3}), f32({1, 2, 3, 3})},
+             test::attrs({{"auto_pad", kUpper}, {"strides", ints{2, 2}}}),
+             {f32({1, 2, 6, 6})}},
+            {{f32({1, 1, Dimension(2, 5)}), f32({1, 2, 3})},
+             test::attrs({{"auto_pad", kLower}, {"strides", ints{3}}}),
+             {f32({1, 2, Dimension(6, 15)})}},
+            // output_shape fixes the extents whatever the input's.
+            {{f32({1, 1, dyn, dyn}), f32({1, 2, 3, 3})},
+             test::attrs({{"output_shape", ints{10, 8}}, {"strides", ints{3, 2}}}),
+             {f32({1, 2, 10, 8})}},
+            // valid ignores the pads.
+            {{f32({1, 1, 3}), f32({1, 1, 3})},
+             test::attrs({{"auto_pad", std::string("valid")}, {"pads_begin", ints{4}}}),
+             {f32({1, 1, 5})}},
+            // Errors name the attribute and the shapes.
+            {{f32({1, 1, 3}), f32({1, 1, 3})},
+             test::attrs({{"strides", ints{1, 1}}}),
+             {},
+             {"field 'strides'", "needs 1"}},
+            {{f32({1, 1, 3}), f32({1, 1, 3})},
+             test::attrs({{"output_shape", ints{4, 4}}}),
+             {},
+             {"field 'output_shape'", "needs 1"}},
+            {{f32({1, 3, 3}), f32({3, 1, 3})},
+             test::attrs({{"groups", int64_t{2}}}),
+             {},
+             {"field 'groups'", "C=3 not divisible by groups=2", "[1,3,3]"}},
+            {{f32({1, 1, 2}), f32({1, 1, 2})},
+             test::attrs({{"pads_begin", ints{2}}, {"pads_end", ints{1}}}),
+             {},
+             {"field 'pads_begin'", "spatial axis [0] would be 0", "[1,1,2]"}},
+            {{f32({1, 1, 0}), f32({1, 1, 2})}, test::attrs({{"auto_pad", kUpper}}), {}, {"would be 0", "[1,1,0]"}},
+            {{f32({1, 1, 3}), f32({1, 1, 2})},
+             test::attrs({{"strides", ints{2}}, {"output_padding", ints{2}}}),
+             {},
+             {"field 'output_padding'", "below max(stride, dilation)"}},
+        });
+}
+
+HostTensor run_once(const std::vector<HostTensor>& in, const Attributes& a) {
+    std::vector<Layout> layouts;
+    for (const HostTensor& t : in) layouts.push_back(t.layout());
+    return test::run_once(test::single_node_program("deconvolution", layouts, a), in);
+}
+
+void expect_values(const HostTensor& y, const Shape& s, const std::vector<double>& want, const std::string& what) {
+    ASSERT_EQ(y.shape(), s) << what;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_DOUBLE_EQ(y.get_as_double(i), want[i]) << what << " at " << i;
+}
+
+TEST(DeconvolutionRef, OneDimensionalAutoPadAndOutputShapeByHand) {
+    const HostTensor x = HostTensor::from_floats(Shape{1, 1, 3}, {1, 2, 3});
+    const HostTensor w = HostTensor::from_floats(Shape{1, 1, 3}, {1, 10, 100});
+    // Stride 2, natural extent 7: [1, 10, 100+2, 20, 200+3, 30, 300].
+    expect_values(run_once({x, w}, test::attrs({{"strides", ints{2}}})), Shape{1, 1, 7}, {1, 10, 102, 20, 203, 30, 300},
+                  "natural");
+    // same_*: 3 * 2 = 6 outputs, the odd pad row cropped at the end (upper) or the begin (lower).
+    expect_values(run_once({x, w}, test::attrs({{"strides", ints{2}}, {"auto_pad", kUpper}})), Shape{1, 1, 6},
+                  {1, 10, 102, 20, 203, 30}, "same_upper");
+    expect_values(run_once({x, w}, test::attrs({{"strides", ints{2}}, {"auto_pad", kLower}})), Shape{1, 1, 6},
+                  {10, 102, 20, 203, 30, 300}, "same_lower");
+    // output_shape: shorter crops the odd row at the begin (ONNX), longer adds zeros at the end.
+    expect_values(run_once({x, w}, test::attrs({{"strides", ints{2}}, {"output_shape", ints{5}}})), Shape{1, 1, 5},
+                  {10, 102, 20, 203, 30}, "output_shape 5");
+    expect_values(run_once({x, w}, test::attrs({{"strides", ints{2}}, {"output_shape", ints{8}}})), Shape{1, 1, 8},
+                  {1, 10, 102, 20, 203, 30, 300, 0}, "output_shape 8");
+    // 3-D, one input element: the kernel scaled, per output channel.
+    std::vector<float> wv(16);
+    std::vector<double> want(16);
+    for (size_t i = 0; i < wv.size(); ++i)
+        wv[i] = static_cast<float>(i + 1), want[i] = 2.0 * static_cast<double>(i + 1);
+    expect_values(run_once({HostTensor::from_floats(Shape{1, 1, 1, 1, 1}, {2}),
+                            HostTensor::from_floats(Shape{1, 2, 2, 2, 2}, wv)},
+                           Attributes()),
+                  Shape{1, 2, 2, 2, 2}, want, "3-D");
+}
+
+// Every impl (host and OpenCL, static and shape-agnostic) against the
+// reference over 1-D, 2-D and 3-D configurations and dtypes.
+struct NdCase {
+    Attributes attrs;
+    Shape w;
+    std::vector<Shape> xs;
+};
+
+TEST(DeconvolutionImpls, EveryImplMatchesTheReferenceOverOneToThreeSpatialAxes) {
+    const std::vector<NdCase> cases = {
+        {test::attrs({{"auto_pad", kUpper}, {"strides", ints{3}}, {"dilations", ints{2}}}),
+         Shape{3, 2, 4},
+         {{1, 3, 1}, {2, 3, 13}, {1, 3, 17}, {1, 3, 257}}},
+        {test::attrs({{"groups", int64_t{2}}, {"output_shape", ints{9, 7}}, {"strides", ints{2, 3}}}),
+         Shape{4, 3, 3, 2},
+         {{1, 4, 3, 2}, {2, 4, 4, 3}, {1, 4, 5, 1}}},
+        {test::attrs({{"strides", ints{1, 2, 2}},
+                      {"pads_begin", ints{1, 0, 1}},
+                      {"pads_end", ints{0, 1, 0}},
+                      {"output_padding", ints{0, 1, 1}}}),
+         Shape{20, 2, 2, 3, 2},
+         {{1, 20, 2, 1, 3}, {1, 20, 3, 4, 5}}},
+    };
+    const std::vector<std::string> ocl_f32_only = {"ocl_static", "ocl_dynamic"};
+    for (const NdCase& c : cases)
+        for (DataType t : {DataType::f32, DataType::f16, DataType::f64}) {
+            std::vector<std::vector<Shape>> shapes;
+            for (const Shape& x : c.xs) shapes.push_back({x});
+            const HostTensor w = test::random_tensor(t, c.w, 3);
+            const HostTensor b =
+                test::random_tensor(t, Shape{c.w[1] * (c.attrs.has("groups") ? c.attrs.get_int("groups") : 1)}, 4);
+            const Layout x(PartialShape::dynamic_of_rank(c.w.rank()), t);
+            test::expect_impls_match_reference(
+                {"deconvolution", c.attrs, {x, w.layout(), b.layout()}, {{1, w}, {2, b}}}, test::random_runs(t, shapes),
+                {}, t == DataType::f32 ? std::vector<std::string>{} : ocl_f32_only);
+        }
+}
+
+// auto_pad same_lower on a 1-D input whose length changes on every run: the
+// derived pads follow the runtime extent on every engine and mode.
+TEST(DeconvolutionDynamic, AutoPadFollowsTheRuntimeLengthOnOneInstance) {
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{2, 3, 4}, 7);
+    const test::OpSetup setup{"deconvolution",
+                              test::attrs({{"auto_pad", kLower}, {"strides", ints{3}}}),
+                              {f32(PartialShape{1, 2, Dimension()}), w.layout()},
+                              {{1, w}}};
+    std::vector<std::vector<Shape>> shapes;
+    for (int64_t n : test::tail_sizes()) shapes.push_back({Shape{1, 2, n}});
+    for (test::SequenceOptions o : test::every_engine_and_mode()) {
+        // A critical op serves revisits from the static impls built in the background.
+        if (o.mode == test::Mode::dynamic_async) o.impl_suffix.clear();
+        test::expect_sequence(setup, test::random_runs(DataType::f32, shapes), o);
+    }
 }
 
 // ---- OpenCL ------------------------------------------------------------------
