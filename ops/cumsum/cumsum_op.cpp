@@ -96,6 +96,14 @@ void cumsum_kernel(HostCall& call) {
 
 size_t cumsum_axis(const KernelParams& p) { return axis_attr(*p.attrs, p.inputs.at(0).shape.rank()); }
 
+// f64 data sums in double; other floats in FLOAT_ACC (double where the
+// device has fp64); integers in unsigned types so overflow wraps.
+const char* acc_type(DataType t) {
+    if (t == DataType::i32) return "uint";
+    if (t == DataType::i64) return "ulong";
+    return t == DataType::f64 ? "double" : "FLOAT_ACC";
+}
+
 OclKernelSpec cumsum_ocl_spec() {
     OclKernelSpec spec;
     spec.source = cumsum_cl;
@@ -105,7 +113,7 @@ OclKernelSpec cumsum_ocl_spec() {
         const size_t rank = p.inputs.at(0).shape.rank();
         const size_t axis = cumsum_axis(p);
         JitDefines d = jit_axis_lines("INPUT0", rank, axis);
-        d.insert(d.begin(), {"ACC_T", t == DataType::i32 ? "uint" : t == DataType::i64 ? "ulong" : "FLOAT_ACC"});
+        d.insert(d.begin(), {"ACC_T", acc_type(t)});
         d.emplace_back("EXCLUSIVE", p.attrs->get_bool("exclusive") ? "1" : "0");
         d.emplace_back("REVERSE", p.attrs->get_bool("reverse") ? "1" : "0");
         d.push_back(jit_data_f16(t));
@@ -145,7 +153,7 @@ void register_cumsum(ModuleRegistrar& reg) {
                               infer_cumsum);
     def.imports = onnx_rules();
     reg.add_op(def);
-    const std::vector<DataType> dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64};
+    const std::vector<DataType> dtypes = {DataType::f32, DataType::f16, DataType::f64, DataType::i32, DataType::i64};
     add_host_impls(reg, "cumsum", cumsum_kernel, host_options(dtypes));
     add_ocl_impls(reg, "cumsum", cumsum_ocl_spec(), ocl_options(dtypes));
 }

@@ -44,7 +44,7 @@ void expect_values(const HostTensor& got, const std::vector<double>& want, doubl
 
 TEST(CumsumShapeInfer, OutputLayoutEqualsInputAndBadAxesAreRejected) {
     std::vector<test::ShapeRow> rows;
-    for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64}) {
+    for (DataType t : {DataType::f32, DataType::f16, DataType::f64, DataType::i32, DataType::i64}) {
         const Layout in({Dimension(), 3, Dimension(1, 8)}, t);
         rows.push_back({{in}, cumsum_attrs(-1), {in}});
     }
@@ -75,7 +75,7 @@ TEST(CumsumImpls, EveryImplMatchesTheReferenceInEveryModeAndDtype) {
             test::expect_impls_match_reference(s, test::random_runs(DataType::f32, shapes, 7), f32_tol);
         }
     }
-    for (DataType t : {DataType::f16, DataType::i32, DataType::i64}) {
+    for (DataType t : {DataType::f16, DataType::f64, DataType::i32, DataType::i64}) {
         SCOPED_TRACE(to_string(t));
         const bool ints = !is_floating(t);
         const test::OpSetup s{"cumsum", cumsum_attrs(0, true, true), {Layout(PartialShape::dynamic_of_rank(2), t)}, {}};
@@ -138,7 +138,7 @@ TEST(CumsumReference, OneDimensionalEveryModeByHand) {
                                      {true, false, {0, 1, 3, 6}},
                                      {false, true, {10, 9, 7, 4}},
                                      {true, true, {9, 7, 4, 0}}};
-    for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64}) {
+    for (DataType t : {DataType::f32, DataType::f16, DataType::f64, DataType::i32, DataType::i64}) {
         for (const Hand& h : cases) {
             SCOPED_TRACE(std::string(to_string(t)) + (h.exclusive ? " exclusive" : "") + (h.reverse ? " reverse" : ""));
             HostTensor in(t, Shape{4});
@@ -173,7 +173,7 @@ TEST(CumsumReference, I64SumsStayExactBeyondDoublePrecision) {
 
 TEST(CumsumReference, RandomInputsMatchNaiveSumsForEveryModeAndDtype) {
     uint64_t seed = 1;
-    for (DataType t : {DataType::f32, DataType::f16, DataType::i32, DataType::i64}) {
+    for (DataType t : {DataType::f32, DataType::f16, DataType::f64, DataType::i32, DataType::i64}) {
         for (int64_t axis : {0, 1, 2, -1}) {
             for (int mode = 0; mode < 4; ++mode) {
                 const bool exclusive = mode & 1, reverse = mode & 2;
@@ -186,7 +186,8 @@ TEST(CumsumReference, RandomInputsMatchNaiveSumsForEveryModeAndDtype) {
                                                             cumsum_attrs(axis, exclusive, reverse));
                 SCOPED_TRACE(std::string(to_string(t)) + " axis " + std::to_string(axis) + " mode " +
                              std::to_string(mode));
-                const double tol = f16 ? 1e-2 : (t == DataType::f32 ? 1e-4 : 0.0);
+                // f64: the naive sum may add in another order (a few ulps).
+                const double tol = f16 ? 1e-2 : (t == DataType::f32 ? 1e-4 : (t == DataType::f64 ? 1e-9 : 0.0));
                 expect_values(test::run_once(prog, {in}), naive_cumsum(in, axis, exclusive, reverse), tol);
             }
         }
