@@ -46,16 +46,21 @@ void nonzero_kernel(HostCall& call) {
     call.set_output_shape(0, Shape{static_cast<int64_t>(rank), static_cast<int64_t>(k)});
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp).
+std::vector<ImportRule> onnx_rules() {
+    return {onnx_rule("NonZero", 1, 1, import_plain(), "output i64 [rank, count]")};
+}
+
 void register_nonzero(ModuleRegistrar& reg) {
     OpDefinition def =
         op_def("nonzero", "Indices of the non-zero elements, [rank, count] i64", 1, 1, {}, infer_nonzero);
     def.traits.data_dependent_output = true;
+    def.imports = onnx_rules();
     reg.add_op(def);
-    // The output layout changes with the data, so a static impl (built for one
-    // layout) would never be reused: the dynamic one only.
-    HostImplOptions o;
-    o.register_static = false;
-    add_host_impls(reg, "nonzero", nonzero_kernel, o);
+    // The output layout changes with the data; the static impl is keyed on the
+    // input layout only (the kernel reports the actual output shape), so a
+    // network built with static impls runs it too.
+    add_host_impls(reg, "nonzero", nonzero_kernel, HostImplOptions{});
 }
 
 }   // namespace

@@ -74,6 +74,25 @@ void topk_kernel(HostCall& call) {
     call.set_output_shape(1, out);
 }
 
+// ONNX ops this op implements (dynrt/op_import.hpp). TopK-1 carries k as an
+// attribute; from opset 10 k is input 1, as here; opset 11 adds `largest` and
+// `sorted` (before it: the largest, sorted).
+bool onnx_topk(ImportContext& c) {
+    if (!c.only_attrs({"axis", "largest", "sorted"})) return false;
+    if (c.opset() < 10 || c.inputs() < 2)
+        return c.unsupported("TopK with k as an attribute (opset " + std::to_string(c.opset()) +
+                             "); dynrt reads k from input 1 (opset 10 and later)");
+    c.set("axis", c.i("axis", -1));
+    c.set("largest", c.i("largest", 1) != 0);
+    c.set("sorted", c.i("sorted", 1) != 0);
+    c.use_inputs({0, 1});
+    return true;
+}
+
+std::vector<ImportRule> onnx_rules() {
+    return {onnx_rule("TopK", 1, 2, onnx_topk, "k as input 1 (opset 10+); `axis`, `largest`, `sorted`", 2)};
+}
+
 void register_topk(ModuleRegistrar& reg) {
     OpDefinition def = op_def("topk", "k largest/smallest elements along axis (k read from input 1 at run time)", 2, 2,
                               {attr_int("axis", -1, "axis to select along; negative counts from the end"),
@@ -82,9 +101,11 @@ void register_topk(ModuleRegistrar& reg) {
                               infer_topk);
     def.num_outputs = 2;
     def.traits.data_dependent_output = true;
+    def.imports = onnx_rules();
     reg.add_op(def);
     HostImplOptions o;
-    o.register_static = false;   // the output layout changes with k
+    // The output layout changes with k: the kernel reports it, so the static
+    // impl (keyed on the input layouts) serves networks built with static impls.
     o.dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64};
     add_host_impls(reg, "topk", topk_kernel, o);
 }
