@@ -1,6 +1,7 @@
-// Tests of the eltwise op: broadcasting shape inference, hand-computed values
-// for every mode (floats and integers), and one network instance fed a sequence
-// of changing shapes.
+// Tests of the eltwise op: broadcasting shape inference (two and more
+// inputs), hand-computed values for every mode (floats and integers), every
+// impl against the reference, and one network instance fed a sequence of
+// changing shapes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,6 +80,7 @@ TEST(EltwiseShape, MixedTypesAreRejected) {
     const std::string msg = test::error_of([] {
         infer({f32({3}), Layout(PartialShape{3}, DataType::i32)}, mode("add"));
     });
+    EXPECT_NE(msg.find("only pow's exponent"), std::string::npos) << msg;
     EXPECT_NE(msg.find("same data type"), std::string::npos) << msg;
     EXPECT_NE(msg.find("i32[3]"), std::string::npos) << msg;
 }
@@ -88,6 +90,40 @@ TEST(EltwiseShape, BooleanAndUnknownModeAreRejected) {
     EXPECT_NE(test::error_of([&] { infer({b, b}, mode("add")); }).find("boolean"), std::string::npos);
     EXPECT_NE(test::error_of([] { infer({f32({3}), f32({3})}, mode("modulo")); }).find("modulo"), std::string::npos);
     EXPECT_NE(test::error_of([] { infer({f32({3}), f32({3})}, Attributes()); }).find("mode"), std::string::npos);
+}
+
+TEST(EltwiseShape, VariadicModesBroadcastEveryInputAndOthersTakeTwo) {
+    const Dimension dyn;
+    const Layout i32(PartialShape{3}, DataType::i32), u8(PartialShape{3}, DataType::u8);
+    const Layout f64(PartialShape{2, 1}, DataType::f64);
+    test::expect_shapes(
+        "eltwise",
+        {{{f32({2, 1, 4}), f32({3, 1}), f32({4})}, mode("add"), {f32({2, 3, 4})}},
+         {{f32({dyn, 4}), f32({1}), f32({5, 1}), f32({4})}, mode("mean"), {f32({5, 4})}},
+         {{f64, Layout(PartialShape{3}, DataType::f64)}, mode("max"), {Layout(PartialShape{2, 3}, DataType::f64)}},
+         {{f32({3}), f32({3}), f32({3})}, mode("sub"), {}, {"sub", "2 inputs", "3"}},
+         {{f32({2, 3}), f32({3}), f32({4})}, mode("min"), {}, {"[2,3]", "[3]", "[4]"}},
+         {{i32, i32, f32({3})}, mode("max"), {}, {"same data type", "f32[3]"}},
+         {{i32, i32}, mode("mean"), {}, {"mean", "floating", "i32[3]"}},
+         {{i32, i32}, mode("bitshift_left"), {}, {"unsigned", "i32[3]"}},
+         {{u8, u8}, mode("bitshift_right"), {u8}},
+         {{i32, i32}, mode("mod"), {i32}}});
+}
+
+TEST(EltwiseShape, PowExponentMayHaveItsOwnTypeAndTheOutputHasTheBases) {
+    const Layout i64(PartialShape{3}, DataType::i64), i32(PartialShape{3}, DataType::i32);
+    test::expect_shapes("eltwise", {{{f32({3}), i64}, mode("pow"), {f32({3})}},
+                                    {{i32, f32({1})}, mode("pow"), {i32}},
+                                    {{f32({3}), i64}, mode("add"), {}, {"same data type", "i64[3]"}}});
+}
+
+TEST(EltwiseShape, PreluSlopeMustBroadcastToX) {
+    const Dimension dyn;
+    test::expect_shapes("eltwise", {{{f32({3, 4, 5}), f32({5})}, mode("prelu"), {f32({3, 4, 5})}},
+                                    {{f32({3, 4, 5}), f32({4, 1})}, mode("prelu"), {f32({3, 4, 5})}},
+                                    {{f32({dyn, 5}), f32({5})}, mode("prelu"), {f32({dyn, 5})}},
+                                    {{f32({3, 1}), f32({5})}, mode("prelu"), {}, {"slope [5]", "x [3,1]"}},
+                                    {{f32({5}), f32({2, 5})}, mode("prelu"), {}, {"slope [2,5]", "x [5]"}}});
 }
 
 // ---- 2. values ----------------------------------------------------------------
@@ -163,18 +199,91 @@ TEST(EltwiseValues, IntegerOverflowWrapsAround) {
 }
 
 TEST(EltwiseValues, IntegerDivisionByZeroIsAnErrorNamingTheNode) {
-    auto prog = std::make_shared<Program>(test::registry(), "div0");
-    prog->add_input("a", Layout(PartialShape{3}, DataType::i32));
-    prog->add_input("b", Layout(PartialShape{3}, DataType::i32));
-    prog->add_node("ratio", "eltwise", {"a", "b"}, mode("div"));
-    prog->add_output("ratio");
-    prog->build();
-    InferRequest req(Network::create(prog, test::engine()));
-    req.set_input("a", HostTensor::from_int64(DataType::i32, Shape{3}, {1, 2, 3}));
-    req.set_input("b", HostTensor::from_int64(DataType::i32, Shape{3}, {1, 0, 1}));
-    const std::string msg = test::error_of([&] { req.infer(); });
-    EXPECT_NE(msg.find("ratio"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("division by zero"), std::string::npos) << msg;
+    for (const char* m : {"div", "mod", "fmod"}) {
+        auto prog = std::make_shared<Program>(test::registry(), "div0");
+        prog->add_input("a", Layout(PartialShape{3}, DataType::i32));
+        prog->add_input("b", Layout(PartialShape{3}, DataType::i32));
+        prog->add_node("ratio", "eltwise", {"a", "b"}, mode(m));
+        prog->add_output("ratio");
+        prog->build();
+        InferRequest req(Network::create(prog, test::engine()));
+        req.set_input("a", HostTensor::from_int64(DataType::i32, Shape{3}, {1, 2, 3}));
+        req.set_input("b", HostTensor::from_int64(DataType::i32, Shape{3}, {1, 0, 1}));
+        const std::string msg = test::error_of([&] { req.infer(); });
+        EXPECT_NE(msg.find("ratio"), std::string::npos) << m << ": " << msg;
+        EXPECT_NE(msg.find("division by zero"), std::string::npos) << m << ": " << msg;
+    }
+}
+
+HostTensor tensor(DataType t, const Shape& s, const std::vector<double>& v) {
+    HostTensor out(t, s);
+    for (size_t i = 0; i < v.size(); ++i) out.set_from_double(i, v[i]);
+    return out;
+}
+
+HostTensor run_n(const std::string& m, const std::vector<HostTensor>& in) {
+    std::vector<Layout> layouts;
+    for (const HostTensor& t : in) layouts.push_back(t.layout());
+    return test::run_once(test::single_node_program("eltwise", layouts, mode(m)), in);
+}
+
+// ONNX's Mod examples: mod takes the divisor's sign, fmod the dividend's.
+TEST(EltwiseValues, ModTakesTheDivisorsSignAndFmodTheDividends) {
+    const std::vector<double> x = {-4, 7, 5, 4, -7, 8}, y = {2, -3, 8, -2, 3, 5};
+    for (DataType t : {DataType::i8, DataType::i32, DataType::i64}) {
+        SCOPED_TRACE(to_string(t));
+        const HostTensor a = tensor(t, Shape{6}, x), b = tensor(t, Shape{6}, y);
+        EXPECT_EQ(run("mod", a, b).to_int64(), (std::vector<int64_t>{0, -2, 5, 0, 2, 3}));
+        EXPECT_EQ(run("fmod", a, b).to_int64(), (std::vector<int64_t>{0, 1, 5, 0, -1, 3}));
+    }
+    const HostTensor fa = tensor(DataType::f64, Shape{6}, {-4.3, 7.2, 5.0, 4.3, -7.2, 8.0});
+    const HostTensor fb = tensor(DataType::f64, Shape{6}, {2.1, -3.4, 8.0, -2.1, 3.4, 5.0});
+    expect_values(run("fmod", fa, fb), Shape{6}, {-0.1, 0.4, 5, 0.1, -0.4, 3}, "fmod f64");
+    expect_values(run("mod", fa, fb), Shape{6}, {2.0, -3.0, 5, -2.0, 3.0, 3}, "mod f64");
+    // INT_MIN % -1 is 0, not a trap.
+    const HostTensor big = HostTensor::from_int64(DataType::i64, Shape{1}, {INT64_MIN});
+    EXPECT_EQ(run("mod", big, HostTensor::from_int64(DataType::i64, Shape{1}, {-1})).to_int64(),
+              (std::vector<int64_t>{0}));
+}
+
+TEST(EltwiseValues, ShiftsWrapInTheTypeAndGiveZeroFromItsWidthOn) {
+    const HostTensor a = HostTensor::from_int64(DataType::u8, Shape{5}, {16, 4, 1, 200, 255});
+    const HostTensor b = HostTensor::from_int64(DataType::u8, Shape{5}, {1, 2, 3, 1, 8});
+    EXPECT_EQ(run("bitshift_left", a, b).to_int64(), (std::vector<int64_t>{32, 16, 8, 144, 0}));
+    EXPECT_EQ(run("bitshift_right", a, b).to_int64(), (std::vector<int64_t>{8, 1, 0, 100, 0}));
+}
+
+TEST(EltwiseValues, PreluScalesNegativeValuesBySlopeBroadcastAlongX) {
+    const HostTensor x = HostTensor::from_floats(Shape{2, 3}, {-2, -1, 0, 3, -4, 5});
+    expect_values(run("prelu", x, HostTensor::from_floats(Shape{3}, {0.5, 2, 3})), Shape{2, 3}, {-1, -2, 0, 3, -8, 5},
+                  "prelu");
+    const HostTensor xi = HostTensor::from_int64(DataType::i32, Shape{3}, {-2, 0, 7});
+    EXPECT_EQ(run("prelu", xi, HostTensor::from_int64(DataType::i32, Shape{1}, {3})).to_int64(),
+              (std::vector<int64_t>{-6, 0, 7}));
+}
+
+TEST(EltwiseValues, VariadicModesFoldEveryInputWithBroadcasting) {
+    const HostTensor a = HostTensor::from_floats(Shape{2, 1}, {1, 10});
+    const HostTensor b = HostTensor::from_floats(Shape{3}, {4, -5, 6});
+    const HostTensor c = HostTensor::from_floats(Shape{}, {2});
+    expect_values(run_n("add", {a, b, c}), Shape{2, 3}, {7, -2, 9, 16, 7, 18}, "sum");
+    expect_values(run_n("mean", {a, b, c}), Shape{2, 3}, {7.0 / 3, -2.0 / 3, 3, 16.0 / 3, 7.0 / 3, 6}, "mean");
+    expect_values(run_n("min", {a, b, c}), Shape{2, 3}, {1, -5, 1, 2, -5, 2}, "min");
+    expect_values(run_n("max", {a, b, c}), Shape{2, 3}, {4, 2, 6, 10, 10, 10}, "max");
+    expect_values(run_n("mul", {a, b, c, c}), Shape{2, 3}, {16, -20, 24, 160, -200, 240}, "product");
+    const HostTensor i = HostTensor::from_int64(DataType::i64, Shape{2}, {INT64_MAX, 5});
+    EXPECT_EQ(run_n("add", {i, i, HostTensor::from_int64(DataType::i64, Shape{1}, {2})}).to_int64(),
+              (std::vector<int64_t>{0, 12}));
+}
+
+TEST(EltwiseValues, PowWithAnExponentOfAnotherTypeHasTheBasesType) {
+    expect_values(run("pow", HostTensor::from_floats(Shape{3}, {2, 3, -4}),
+                      HostTensor::from_int64(DataType::i64, Shape{3}, {3, 2, 1})),
+                  Shape{3}, {8, 9, -4}, "f32 ^ i64");
+    const HostTensor y = run("pow", HostTensor::from_int64(DataType::i32, Shape{3}, {4, 9, 2}),
+                             HostTensor::from_floats(Shape{3}, {0.5, 0.5, 3}));
+    ASSERT_EQ(y.dtype(), DataType::i32);
+    EXPECT_EQ(y.to_int64(), (std::vector<int64_t>{2, 3, 8}));
 }
 
 // Naive broadcasting: index each input by the output coordinates, clamping
@@ -226,6 +335,115 @@ TEST(EltwiseValues, RandomBroadcastMatchesNaiveForEveryModeAndFloatType) {
     }
 }
 
+// ---- every impl against the reference -------------------------------------------
+
+const std::vector<DataType> kTypes = {DataType::f32, DataType::f16, DataType::f64, DataType::i32,
+                                      DataType::i64, DataType::i8,  DataType::u8};
+
+// Integer div, mod, fmod and pow run on the host impls only.
+bool host_only(const std::string& m, DataType t) {
+    return !is_floating(t) && (m == "div" || m == "mod" || m == "fmod" || m == "pow");
+}
+
+// Value ranges per input that keep each mode's results defined: divisors away
+// from zero, positive pow bases, shifts around the type's width.
+std::pair<double, double> range_of(const std::string& m, DataType t, size_t input) {
+    const bool integer = !is_floating(t);
+    if (m == "bitshift_left" || m == "bitshift_right")
+        return input == 0 ? std::make_pair(0, 256) : std::make_pair(0, 10);
+    if (m == "pow")
+        return input == 0 ? std::make_pair(integer ? -5.0 : 0.1, 5.0) : std::make_pair(integer ? 0.0 : -2.0, 3.0);
+    if (input == 1 && (m == "div" || m == "mod" || m == "fmod"))
+        return integer ? std::make_pair(1.0, 50.0) : std::make_pair(0.5, 2.0);
+    if (integer)
+        return t == DataType::i8 || t == DataType::u8 ? std::make_pair(-128, 256) : std::make_pair(-1000, 1000);
+    return {-2.0, 2.0};
+}
+
+std::vector<test::Run> runs_for(const std::string& m, DataType t, const std::vector<std::vector<Shape>>& shapes) {
+    std::vector<test::Run> runs;
+    uint64_t seed = 1;
+    for (const auto& row : shapes) {
+        test::Run run;
+        for (size_t i = 0; i < row.size(); ++i) {
+            const auto [low, high] = range_of(m, t, std::min<size_t>(i, 1));
+            run.push_back(test::random_tensor(t, row[i], seed++, low, high));
+        }
+        runs.push_back(run);
+    }
+    return runs;
+}
+
+// Rank-3 pairs: same shapes (the vector path and its tails), either side
+// broadcast, empty. PRelu's slope broadcasts to x only.
+const std::vector<std::vector<Shape>> kPairs = {
+    {{1, 1, 17}, {1, 1, 17}}, {{2, 3, 4}, {1, 3, 1}}, {{0, 3, 4}, {1, 1, 4}}};
+const std::vector<std::vector<Shape>> kSlopePairs = {
+    {{1, 1, 17}, {1, 1, 17}}, {{2, 3, 4}, {1, 3, 1}}, {{1, 3, 5}, {1, 1, 1}}};
+
+// Every mode on a float and an integer type (u8 for shifts, f64 for mean);
+// add and max (the integer and the float code) on every type.
+std::vector<DataType> matrix_types(const std::string& m) {
+    if (m == "add" || m == "max") return kTypes;
+    if (m == "mean") return {DataType::f32, DataType::f64};
+    if (m == "bitshift_left" || m == "bitshift_right") return {DataType::u8};
+    return {DataType::f32, DataType::i32};
+}
+
+std::optional<test::Tolerance> tolerance_of(DataType t) {
+    if (t == DataType::f64) return test::Tolerance{1e-12, 1e-12};   // device double math: ulps of pow, fmod
+    return std::nullopt;
+}
+
+const std::vector<std::string> kOclImpls = {"ocl_dynamic", "ocl_static"};
+
+TEST(EltwiseImpls, EveryImplMatchesTheReferenceForEveryModeAndType) {
+    const PartialShape dyn3 = PartialShape::dynamic_of_rank(3);
+    for (const std::string& m : test::registry()->op("eltwise").def.attrs.at(0).allowed)
+        for (DataType t : matrix_types(m)) {
+            SCOPED_TRACE(m + " " + to_string(t));
+            test::expect_impls_match_reference({"eltwise", mode(m), {Layout(dyn3, t), Layout(dyn3, t)}, {}},
+                                               runs_for(m, t, m == "prelu" ? kSlopePairs : kPairs), tolerance_of(t),
+                                               host_only(m, t) ? kOclImpls : std::vector<std::string>{});
+        }
+}
+
+TEST(EltwiseImpls, VariadicModesMatchTheReferenceOverThreeAndFiveInputs) {
+    const PartialShape dyn2 = PartialShape::dynamic_of_rank(2);
+    const std::vector<std::vector<Shape>> three = {
+        {{3, 17}, {3, 17}, {3, 17}}, {{4, 5}, {1, 5}, {4, 1}}, {{0, 2}, {1, 2}, {1, 1}}};
+    const std::vector<std::vector<Shape>> five = {{{2, 3}, {1, 3}, {2, 1}, {1, 1}, {2, 3}}};
+    const std::vector<std::pair<std::string, DataType>> cases = {
+        {"add", DataType::f32},  {"mul", DataType::f32}, {"min", DataType::f32}, {"max", DataType::f32},
+        {"mean", DataType::f32}, {"add", DataType::i64}, {"max", DataType::u8},  {"mean", DataType::f64}};
+    for (const auto& [m, t] : cases) {
+        SCOPED_TRACE(m + " " + to_string(t));
+        const Layout l(dyn2, t);
+        test::expect_impls_match_reference({"eltwise", mode(m), {l, l, l}, {}}, runs_for(m, t, three), tolerance_of(t));
+        test::expect_impls_match_reference({"eltwise", mode(m), {l, l, l, l, l}, {}}, runs_for(m, t, five),
+                                           tolerance_of(t));
+    }
+}
+
+// The exponent keeps its own type (ONNX Pow): every impl converts it per element.
+TEST(EltwiseImpls, PowWithAnExponentOfAnotherTypeMatchesTheReference) {
+    const PartialShape dyn2 = PartialShape::dynamic_of_rank(2);
+    const std::vector<std::pair<DataType, DataType>> pairs = {
+        {DataType::f32, DataType::i64}, {DataType::f32, DataType::i32}, {DataType::f16, DataType::f32},
+        {DataType::f64, DataType::i64}, {DataType::i32, DataType::f32}, {DataType::i64, DataType::f32}};
+    for (const auto& [base, exp] : pairs) {
+        SCOPED_TRACE(std::string(to_string(base)) + " ^ " + to_string(exp));
+        std::vector<test::Run> runs;
+        uint64_t seed = 7;
+        for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{{{3, 17}, {3, 17}}, {{4, 5}, {1, 5}}})
+            runs.push_back({test::random_tensor(base, sa, seed++, is_floating(base) ? 0.1 : -5, 5),
+                            test::random_tensor(exp, sb, seed++, 0, 4)});
+        test::expect_impls_match_reference({"eltwise", mode("pow"), {Layout(dyn2, base), Layout(dyn2, exp)}, {}}, runs,
+                                           tolerance_of(base),
+                                           is_floating(base) ? std::vector<std::string>{} : kOclImpls);
+    }
+}
+
 // ---- 3. changing shapes on one instance ----------------------------------------
 
 using test::node_counters;
@@ -271,6 +489,29 @@ TEST(EltwiseDynamic, OneInstanceFollowsChangingShapesWithStaticImpls) {
     opts.use_dynamic_impls = false;
     sweep(opts, DataType::f32);
     sweep(opts, DataType::i64);
+}
+
+// Three inputs of one node through the tail sizes and revisits, on every
+// engine with dynamic and with static impls: x [n, 3], a row [1, 3] and a
+// column [n, 1], each broadcast along another dim; then an empty x.
+TEST(EltwiseDynamic, VariadicMeanFollowsChangingShapesOnEveryEngine) {
+    const Layout x({Dimension(), 3}, DataType::f32), row({1, 3}, DataType::f32), col({Dimension(), 1}, DataType::f32);
+    std::vector<std::vector<Shape>> shapes;
+    for (int64_t n : test::tail_sizes()) shapes.push_back({Shape{n, 3}, Shape{1, 3}, Shape{n, 1}});
+    shapes.push_back({Shape{0, 3}, Shape{1, 3}, Shape{0, 1}});   // empty
+    for (const test::SequenceOptions& o : test::every_engine_and_mode())
+        test::expect_sequence({"eltwise", mode("mean"), {x, row, col}, {}}, test::random_runs(DataType::f32, shapes),
+                              o);
+}
+
+// u8 shifts (the 4-element vector path of integers and its tails) through the same sizes.
+TEST(EltwiseDynamic, ShiftFollowsChangingShapesOnEveryEngine) {
+    const Layout l({Dimension()}, DataType::u8);
+    std::vector<std::vector<Shape>> shapes;
+    for (int64_t n : test::tail_sizes()) shapes.push_back({Shape{n}, Shape{n}});
+    for (const test::SequenceOptions& o : test::every_engine_and_mode())
+        test::expect_sequence({"eltwise", mode("bitshift_left"), {l, l}, {}},
+                              test::random_runs(DataType::u8, shapes, 3, 0, 12), o);
 }
 
 // ---- OpenCL: ocl_dynamic and ocl_static against the cpu reference ------------
@@ -324,10 +565,12 @@ TEST(EltwiseOcl, EveryFloatModeMatchesCpuOnTheDynamicImpl) {
     const EnginePtr eng = ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
     for (const std::string& mode : test::registry()->op("eltwise").def.attrs.at(0).allowed) {
+        // Shifts take integers; prelu's slope must not grow x (EveryImplMatchesTheReference covers both).
+        if (mode == "bitshift_left" || mode == "bitshift_right" || mode == "prelu") continue;
         SCOPED_TRACE(mode);
         // pow takes positive bases; div keeps away from zero divisors.
         const double a_low = mode == "pow" ? 0.1 : -2.0;
-        const double b_low = mode == "div" ? 0.5 : -2.0;
+        const double b_low = mode == "div" || mode == "mod" || mode == "fmod" ? 0.5 : -2.0;
         ocl_sweep(eng, broadcast_program(DataType::f32, mode), {1, 16, 255}, true,
                   broadcast_inputs(DataType::f32, a_low, 2.0, b_low, 2.0), kF32Rtol, kF32Atol);
     }
