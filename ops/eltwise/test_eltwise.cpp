@@ -653,5 +653,57 @@ TEST(EltwiseOcl, F16AddMatchesCpuOnBothImpls) {
         ocl_sweep(eng, prog, {1, 16, 17, 16}, dynamic, broadcast_inputs(DataType::f16, -2, 2, -2, 2), 1e-3, 1e-4);
 }
 
+const NodeStats& stats_of(const InferRequest& r, const std::string& node) {
+    for (const NodeStats& s : r.last_run().nodes)
+        if (s.node == node) return s;
+    throw Error("no stats for " + node);
+}
+
+// mean(a, b, c) -> prelu(., slope) -> mod(., 16) -> max(e, ., f) on the
+// device: the mean kernel applies the three post-ops (each the mode folded
+// over its inputs as one f32 expression; max reads the chain through its
+// second input), on the dynamic and the static impls, against an unfused run
+// on the host.
+TEST(EltwiseOcl, NewModesFuseIntoAnEltwiseProducer) {
+    const EnginePtr eng = ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    auto p = std::make_shared<Program>(test::registry(), "fused_chain");
+    const Layout rows({Dimension(), 8}, DataType::f32), row({1, 8}, DataType::f32);
+    for (const char* n : {"a", "b", "e"}) p->add_input(n, rows);
+    p->add_input("c", row);
+    p->add_input("slope", row);
+    p->add_input("f", Layout({Dimension(), 1}, DataType::f32));
+    p->add_constant("d", HostTensor::from_floats(Shape{1}, {16}));
+    p->add_node("mean", "eltwise", {"a", "b", "c"}, mode("mean"));
+    p->add_node("prelu", "eltwise", {"mean", "slope"}, mode("prelu"));
+    p->add_node("mod", "eltwise", {"prelu", "d"}, mode("mod"));
+    p->add_node("max", "eltwise", {"e", "mod", "f"}, mode("max"));
+    p->add_output("max");
+    p->build();
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "dynamic impls" : "static impls");
+        NetworkOptions opt;
+        opt.use_dynamic_impls = dynamic;
+        NetworkOptions unfused = opt;
+        unfused.fusion = false;
+        InferRequest fused(Network::create(p, eng, opt)), ref(Network::create(p, test::engine(), unfused));
+        uint64_t seed = 1;
+        for (int64_t n : {1, 3, 17, 3}) {
+            for (const auto& [name, shape] : std::vector<std::pair<std::string, Shape>>{
+                     {"a", {n, 8}}, {"b", {n, 8}}, {"e", {n, 8}}, {"c", {1, 8}}, {"slope", {1, 8}}, {"f", {n, 1}}}) {
+                const HostTensor v = test::random_tensor(DataType::f32, shape, seed++, -1, 1);
+                fused.set_input(name, v);
+                ref.set_input(name, v);
+            }
+            fused.infer();
+            ref.infer();
+            expect_close(fused.get_output(0), ref.get_output(0), kF32Rtol, kF32Atol);
+            EXPECT_EQ(stats_of(fused, "mean").counters.fused_runs, 1u) << n;
+            EXPECT_NE(stats_of(fused, "mean").impl.find("_ocl_"), std::string::npos) << stats_of(fused, "mean").impl;
+            for (const char* tail : {"prelu", "mod", "max"}) EXPECT_EQ(stats_of(fused, tail).impl, "fused") << tail;
+        }
+    }
+}
+
 }   // namespace
 }   // namespace dynrt
