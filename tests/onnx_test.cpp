@@ -575,6 +575,46 @@ TEST(OnnxGraph, IdentityAndConstantNodes_BecomeAliasesAndConstants) {
     expect_near(run.output(3), Shape{2, 3}, x);
 }
 
+// Constant folding: with a static input, Shape -> Gather -> Concat (the
+// reshape target) is computed at import and only the Reshape runs; with every
+// input dim dynamic the same subgraph stays in the program and runs.
+TEST(OnnxGraph, ShapeSubgraphOfStaticInputs_FoldsAtImportAndRunsWhenDynamic) {
+    TempDir dir;
+    ox::ModelProto m = empty_model();
+    add_node(m, "Shape", {"X"}, {"s"}, "shape");
+    add_node(m, "Gather", {"s", "zero"}, {"n"}, "first_dim");
+    add_node(m, "Concat", {"n", "minus_one"}, {"target"}, "target")->add_attribute()->set_name("axis");
+    m.mutable_graph()->mutable_node(2)->mutable_attribute(0)->set_type(ox::AttributeProto::INT);
+    m.mutable_graph()->mutable_node(2)->mutable_attribute(0)->set_i(0);
+    add_node(m, "Reshape", {"X", "target"}, {"Y"}, "reshape");
+    for (const auto& [name, v] : std::vector<std::pair<std::string, int64_t>>{{"zero", 0}, {"minus_one", -1}}) {
+        ox::TensorProto* t = m.mutable_graph()->add_initializer();
+        t->set_name(name);
+        t->set_data_type(ox::TensorProto::INT64);
+        t->add_dims(1);   // [1]: Gather keeps a dim, Concat joins two
+        t->add_int64_data(v);
+    }
+    add_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {2, 3, 4});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {2, 12});
+    const di::OnnxModel model = load(dir, m);
+    for (bool dynamic : {false, true}) {
+        SCOPED_TRACE(dynamic ? "dynamic" : "static");
+        di::ImportOptions io;
+        io.dynamic_inputs = dynamic;
+        const di::ImportedGraph g = di::import_graph(test::registry(), model, io);
+        ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+        EXPECT_EQ(g.folded, dynamic ? 0u : 3u);
+        EXPECT_EQ(op_nodes(*g.program), dynamic ? 4u : 1u);
+        di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{2, 3, 4}, 3);
+        run.set_input("X", x);
+        run.infer();
+        const HostTensor y = run.output(0);
+        EXPECT_EQ(y.shape(), (Shape{2, 12}));
+        for (size_t i = 0; i < x.count(); ++i) EXPECT_EQ(y.as<float>()[i], x.as<float>()[i]);
+    }
+}
+
 TEST(OnnxGraph, InputsSharingADimParam_MustAgreeWhenSet) {
     TempDir dir;
     ox::ModelProto m = empty_model();

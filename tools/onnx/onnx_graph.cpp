@@ -10,6 +10,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/op_registry.hpp"
 #include "onnx_import.hpp"
+#include "single_node.hpp"
 
 namespace dynrt::onnx {
 
@@ -243,6 +244,69 @@ private:
         return order;
     }
 
+    // Constant folding: a node whose inputs all have known values, or a
+    // shape_of-like node whose input layouts are static, runs once here on the
+    // cpu engine and its outputs become constants (program nodes when first
+    // used). The shape arithmetic exported models are full of (Shape -> Gather
+    // -> Concat -> Reshape) folds away where shapes are static, and later nodes
+    // are mapped knowing the values. Only small results fold; a node that
+    // cannot run here (no cpu impl for its types) stays a node.
+    bool fold(size_t k, const RegisteredOp& def, const Mapped& m, const std::vector<Layout>& layouts,
+              const std::vector<const HostTensor*>& values, const std::vector<Layout>& outs) {
+        constexpr size_t kMaxFoldElements = size_t{1} << 16;
+        const OpTraits& traits = def.def.traits;
+        if (traits.is_input || traits.reads_state || traits.writes_state || traits.data_dependent_output) return false;
+        auto small_static = [&](const Layout& l) {
+            return l.shape.is_static() && l.shape.to_shape().count() <= kMaxFoldElements;
+        };
+        // Shapes fold only where they are fixed: the declared layouts the
+        // nodes are mapped with are not, in an import with every input dim
+        // dynamic.
+        const bool by_shape = traits.shape_of_like && !options_.dynamic_inputs;
+        for (size_t i = 0; i < layouts.size(); ++i)
+            if (!values[i] && !(by_shape && small_static(layouts[i]))) return false;
+        if (!std::all_of(outs.begin(), outs.end(), small_static)) return false;
+        std::vector<HostTensor> placeholders;   // inputs read only for their shape
+        placeholders.reserve(layouts.size());
+        tools::SingleNode one;
+        one.op = m.op;
+        one.attrs = m.attrs;
+        one.where = at_node(k);
+        for (size_t i = 0; i < layouts.size(); ++i) {
+            const HostTensor* v = values[i];
+            if (!v) {
+                placeholders.emplace_back(layouts[i].dtype, layouts[i].shape.to_shape());
+                v = &placeholders.back();
+            }
+            one.inputs.push_back(tools::node_input(*v, tools::InputRole::constant, false));
+        }
+        std::vector<std::shared_ptr<const HostTensor>> results;
+        try {
+            if (!fold_engine_) {
+                EngineConfig cfg;
+                cfg.device = "cpu";
+                fold_engine_ = registry_->create_engine("cpu", cfg);
+            }
+            InferRequest request(Network::create(tools::build_single_node(registry_, one), fold_engine_, {}));
+            request.infer();
+            for (size_t o = 0; o < outs.size(); ++o)
+                results.push_back(std::make_shared<const HostTensor>(request.get_output(o)));
+        } catch (const Error&) {
+            return false;
+        }
+        const OnnxNode& node = model_.nodes[k];
+        for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
+            if (node.outputs[o].empty()) continue;
+            TensorInfo t;
+            t.layout = results[o]->layout();
+            t.value = results[o];
+            t.producer = node_text(k);
+            tensors_[node.outputs[o]] = std::move(t);
+        }
+        ++out_.folded;
+        return true;
+    }
+
     // The dynrt reference of a tensor; a constant gets its program node here,
     // when something first uses it.
     std::string ref_of(const std::string& name) {
@@ -317,7 +381,6 @@ private:
         std::vector<const HostTensor*> values;
         for (size_t onnx_index : m.inputs) {
             const std::string& name = node.inputs[onnx_index];
-            refs.push_back(ref_of(name));
             const TensorInfo& t = tensors_.at(name);
             layouts.push_back(t.layout);
             values.push_back(t.value.get());
@@ -332,7 +395,6 @@ private:
         }
         ErrorContext w = at_node(k);
         const std::string name = unique_name(labels_[k]);
-        out_.program->add_node(name, m.op, refs, m.attrs, w);
         // The layouts the next nodes are mapped with; Program::build infers
         // them again for the program itself.
         std::vector<Layout> outs;
@@ -347,6 +409,10 @@ private:
             w.op = m.op;
             throw e.with_context(w);
         }
+        if (outs.empty()) throw Error("dynrt op '" + m.op + "' has no output", w);
+        if (fold(k, *def, m, layouts, values, outs)) return true;
+        for (size_t onnx_index : m.inputs) refs.push_back(ref_of(node.inputs[onnx_index]));
+        out_.program->add_node(name, m.op, refs, m.attrs, w);
         for (size_t o = 0; o < node.outputs.size(); ++o) {
             if (node.outputs[o].empty()) continue;   // an optional output left out
             if (o >= outs.size())
@@ -391,6 +457,7 @@ private:
     std::map<std::string, size_t> producer_;
     std::set<std::string> used_names_;
     std::set<size_t> keep_static_;
+    EnginePtr fold_engine_;   // the cpu engine constant folding runs on, made when first needed
 };
 
 }   // namespace

@@ -124,6 +124,7 @@ struct ImportedGraph {
     std::vector<GraphInput> inputs;     // in model order
     std::vector<std::string> outputs;   // ONNX names; program output k is outputs[k]
     std::vector<std::string> ops;       // ONNX op types of the nodes, in model order
+    size_t folded = 0;                  // nodes computed at import (constant folding)
 };
 
 // Every node of the main graph: initializers and Constant nodes become
