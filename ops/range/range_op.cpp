@@ -50,8 +50,7 @@ int64_t range_length(const ShapeInferContext& ctx, DataType t, const HostTensor*
     if (v[2]->get_as_double(0) == 0.0) throw range_error(ctx, "delta", what + ": delta is 0, the sequence never ends");
     if (is_integer(t)) {
         const uint64_t n = integer_length(v[0]->to_int64()[0], v[1]->to_int64()[0], v[2]->to_int64()[0]);
-        if (n > kMaxElements)
-            throw range_error(ctx, "limit", what + " has more than 2^60 elements");
+        if (n > kMaxElements) throw range_error(ctx, "limit", what + " has more than 2^60 elements");
         return static_cast<int64_t>(n);
     }
     const double n = std::ceil((v[1]->get_as_double(0) - v[0]->get_as_double(0)) / v[2]->get_as_double(0));
