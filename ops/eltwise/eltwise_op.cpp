@@ -452,12 +452,22 @@ bool onnx_bitshift(dynrt::ImportContext& c) {
     return import_as(c, dir == "LEFT" ? "bitshift_left" : "bitshift_right");
 }
 
+// PRelu before opset 7 broadcasts a 1-D slope along the channel axis (1), not
+// numpy-style along the last: that form is refused, naming the opset.
+bool onnx_prelu(dynrt::ImportContext& c) {
+    if (c.opset() < 7)
+        return c.unsupported("PRelu opset " + std::to_string(c.opset()) +
+                             " (before 7) broadcasts the slope per channel, not numpy-style");
+    return onnx_plain("prelu")(c);
+}
+
 std::vector<dynrt::ImportRule> onnx_rules() {
     using dynrt::onnx_rule;
     std::vector<dynrt::ImportRule> rules;
     for (const auto& [onnx, mode] : std::vector<std::pair<std::string, std::string>>{
-             {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}, {"PRelu", "prelu"}})
+             {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}, {"Pow", "pow"}})
         rules.push_back(onnx_rule(onnx, 2, 2, onnx_plain(mode), "`mode` " + mode));
+    rules.push_back(onnx_rule("PRelu", 2, 2, onnx_prelu, "`mode` prelu (opset >= 7: numpy broadcasting of the slope)"));
     for (const auto& [onnx, mode] : std::vector<std::pair<std::string, std::string>>{
              {"Max", "max"}, {"Min", "min"}, {"Sum", "add"}, {"Mean", "mean"}})
         rules.push_back(onnx_rule(onnx, 1, dynrt::kAnyInputs, onnx_plain(mode),

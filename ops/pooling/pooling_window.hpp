@@ -26,12 +26,12 @@ enum class Mode { max, avg, lp };
 enum class AutoPad { explicit_pads, valid, same_upper, same_lower };
 
 inline const std::vector<std::string>& mode_names() {
-    static const std::vector<std::string> names = {"max", "avg", "lp"};
-    return names;
+    static const std::vector<std::string> kNames = {"max", "avg", "lp"};
+    return kNames;
 }
 inline const std::vector<std::string>& auto_pad_names() {
-    static const std::vector<std::string> names = {"explicit", "valid", "same_upper", "same_lower"};
-    return names;
+    static const std::vector<std::string> kNames = {"explicit", "valid", "same_upper", "same_lower"};
+    return kNames;
 }
 
 // The validated attributes, one value per spatial axis (defaults filled in).
