@@ -46,6 +46,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
+    ap.add_argument("--ort-provider", default="CPUExecutionProvider",
+                    help="onnxruntime execution provider (CUDAExecutionProvider on a GPU machine)")
     ap.add_argument("--no-venv", action="store_true")
     args, rest = ap.parse_known_args()
     if not args.no_venv:
@@ -70,7 +72,7 @@ def bench(args):
         model = os.path.join(folder, "model.onnx")
         if not os.path.exists(model) or os.path.exists(os.path.join(folder, "PENDING")):
             continue
-        sess = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(model, opts, providers=[args.ort_provider])
         in_names = [i.name for i in sess.get_inputs()]
         out_names = [o.name for o in sess.get_outputs()]
         sets = sorted(d for d in os.listdir(folder) if d.startswith("test_data_set_"))
@@ -130,8 +132,13 @@ def bench(args):
         cells += ["%.1f" % (r[d + "_first"] / r[d]) for d in devices]
         cells += ["%.1e" % max(r[d + "_err"] for d in devices)]
         print("| " + " | ".join(cells) + " |")
-    print("\nonnxruntime %s, %d intra-op thread(s); %d rounds x %d runs" %
-          (ort.__version__, args.threads, args.rounds, args.repeat))
+    print("\nonnxruntime %s (%s), %d intra-op thread(s); %d rounds x %d runs" %
+          (ort.__version__, args.ort_provider, args.threads, args.rounds, args.repeat))
+    print("\nabsolute per-run medians (ms):")
+    for r in rows:
+        print("  %s %s: ort %.3f, %s" % (r["model"], r["shapes"], r["ort_ms"],
+                                        ", ".join("%s %.3f (first %.1f)" % (d, r[d], r[d + "_first"])
+                                                  for d in devices)))
 
 
 if __name__ == "__main__":
