@@ -770,9 +770,11 @@ TEST(OnnxGraph, ExternalData_IsReadInsideTheModelFolderOnly) {
         {"weights.bin", "-1", "", "not an integer >= 0"},
         {"missing.bin", "0", "", "cannot read external data file 'missing.bin'"},
     };
-    for (const auto& [location, offset, length, want] : bad) {
-        const std::string e = error_of([&] { di::load_model(model_with(location, offset, length)); });
-        EXPECT_NE(e.find(want), std::string::npos) << location << " " << offset << ": " << e;
+    for (const auto& c : bad) {
+        const auto& [location, offset, length, want] = c;
+        const std::string e =
+            error_of([&] { di::load_model(model_with(std::get<0>(c), std::get<1>(c), std::get<2>(c))); });
+        EXPECT_NE(e.find(want), std::string::npos) << location << " " << offset << " " << length << ": " << e;
         EXPECT_NE(e.find("tensor 'W'"), std::string::npos) << e;
     }
 }
