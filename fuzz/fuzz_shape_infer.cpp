@@ -1,6 +1,7 @@
 // Shape inference of every registered op on decoded layouts, attributes and
 // input values: layouts or a dynrt::Error, nothing else. Dims are drawn to
 // reach empty tensors, dynamic dims and sizes whose products overflow.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -82,7 +83,9 @@ std::vector<std::optional<dynrt::HostTensor>> draw_values(Input& in, const dynrt
 void infer_once(Input& in, const dynrt::Registry& reg, const std::vector<std::string>& ops) {
     const dynrt::OpDefinition& def = reg.op(ops[in.pick(ops.size())]).def;
     if (!def.infer) return;
-    const size_t span = def.max_inputs >= def.min_inputs ? def.max_inputs - def.min_inputs + 1 : 1;
+    // Variadic ops (max_inputs SIZE_MAX) get at most 8 inputs more than their minimum.
+    const size_t max_inputs = std::min(def.max_inputs, def.min_inputs + 8);
+    const size_t span = max_inputs >= def.min_inputs ? max_inputs - def.min_inputs + 1 : 1;
     std::vector<dynrt::Layout> layouts(def.min_inputs + in.pick(span + 1));   // sometimes one too many
     for (auto& l : layouts) l = draw_layout(in);
     dynrt::Attributes raw;

@@ -150,6 +150,10 @@ void check_index_input(const std::string& node, const Layout& l, size_t k) {
 std::vector<Layout> infer_slice(const ShapeInferContext& ctx) {
     const Layout& data = ctx.inputs.at(0);
     if (ctx.inputs.size() == 2) throw slice_error(ctx.node, "ends", "starts (input 1) given without ends (input 2)");
+    if (ctx.inputs.size() > 5)
+        throw slice_error(
+            ctx.node, "inputs",
+            "slice takes at most 5 inputs (data, starts, ends, axes, steps), got " + std::to_string(ctx.inputs.size()));
     for (size_t k = 1; k < ctx.inputs.size(); ++k) check_index_input(ctx.node, ctx.inputs[k], k);
     const auto args = read_args(ctx.node, ctx.attrs, ctx.inputs.size(), [&](size_t k) {
         const HostTensor* v = ctx.value(k);

@@ -75,6 +75,11 @@ std::vector<Layout> infer_split(const ShapeInferContext& ctx) {
     const Layout& data = ctx.inputs.at(0);
     const int64_t n = ctx.attrs.get_int("outputs");
     if (n < 1) throw split_error(ctx.node, "outputs", "outputs is " + std::to_string(n) + ", at least 1 is needed");
+    // Checked before anything is sized from it: a node lists its outputs.
+    constexpr int64_t kMaxOutputs = 4096;
+    if (n > kMaxOutputs)
+        throw split_error(ctx.node, "outputs",
+                          "outputs is " + std::to_string(n) + ", more than " + std::to_string(kMaxOutputs));
     if (data.shape.rank() == 0)
         throw split_error(ctx.node, "axis", "input " + data.to_string() + " is a scalar; split needs rank >= 1");
     const size_t axis = axis_attr(ctx.attrs, data.shape.rank());
