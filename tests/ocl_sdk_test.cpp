@@ -4,7 +4,9 @@
 // or scratch from the caller; two infer requests of one network on two threads
 // giving the results of sequential runs (shared impls keep no per-run state);
 // OpenCL impl entries that list their formats, so a blocked input to eltwise
-// gets a clear error or a reorder, never garbage. Skips without an ocl engine.
+// gets a clear error or a reorder, never garbage; data-dependent outputs
+// reported by a kernel (the count of kept elements), within their bound.
+// Skips without an ocl engine.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -95,6 +97,51 @@ void register_rowsum(ModuleRegistrar& reg) {
     add_ocl_multi_impls(reg, "t_rowsum", rowsum_spec(), o);
 }
 
+// ---- a data-dependent output ------------------------------------------------------
+
+// y = the positive elements of x in order: y's length is known only after the
+// kernel ran. One work-item compacts and writes the count into report[0];
+// report_shapes makes it y's shape. An empty x skips the kernel, so y's length
+// comes from the zeroed report.
+const char kKeepPositiveSource[] = R"CL(
+KERNEL(keep_positive)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global float* output0,
+                      __global int* report) {
+    int n = 0;
+    for (int i = 0; i < (int)INPUT0_LENGTH; ++i)
+        if (input0[i] > 0.0f) output0[n++] = input0[i];
+    report[0] = n;
+}
+)CL";
+
+OclKernelSpec keep_positive_spec() {
+    OclKernelSpec s;
+    s.source = kKeepPositiveSource;
+    s.kernel_name = "keep_positive";
+    s.dispatch = [](const KernelParams& p, const OclDeviceLimits& lim) {
+        return dispatch_1d(p.inputs[0].count() ? 1 : 0, lim);
+    };
+    s.report_ints = 1;
+    s.report_shapes = [](const KernelParams&, const std::vector<int32_t>& r) { return std::vector<Shape>{{r[0]}}; };
+    return s;
+}
+
+void register_keep_positive(ModuleRegistrar& reg) {
+    OpDefinition def;
+    def.name = "t_keep_positive";
+    def.infer = [](const ShapeInferContext& ctx) { return std::vector<Layout>{ctx.inputs.at(0)}; };
+    def.traits.data_dependent_output = true;
+    reg.add_op(def);
+    add_host_impls(reg, "t_keep_positive", [](HostCall& c) {
+        int64_t n = 0;
+        for (size_t i = 0; i < c.in_shape(0).count(); ++i)
+            if (c.get(0, i) > 0) c.set(0, size_t(n++), c.get(0, i));
+        c.set_output_shape(0, Shape{n});
+    });
+    OclImplOptions o;
+    o.dtypes = {DataType::f32};
+    add_ocl_impls(reg, "t_keep_positive", keep_positive_spec(), o);
+}
+
 struct SdkEnv {
     std::shared_ptr<Registry> registry = std::make_shared<Registry>();
     EnginePtr engine;
@@ -106,6 +153,7 @@ struct SdkEnv {
         rec->name = "ocl_sdk_test";
         ModuleRegistrar r(*registry, rec);
         register_rowsum(r);
+        register_keep_positive(r);
         r.commit();
         try {
             EngineConfig cfg;
@@ -229,6 +277,86 @@ TEST(OclSdk, ForeignStateOrShortScratch_IsAnErrorNotGarbage) {
         ADD_FAILURE() << "expected a dynrt::Error";
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("needs 64 bytes"), std::string::npos) << e.what();
+    }
+}
+
+std::vector<float> positives(const HostTensor& x) {
+    std::vector<float> y;
+    for (size_t i = 0; i < x.count(); ++i)
+        if (x.as<float>()[i] > 0.0f) y.push_back(x.as<float>()[i]);
+    return y;
+}
+
+TEST(OclSdk, DataDependentOutput_KernelReportsTheLengthOverChangingShapesAndData) {
+    if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "shape-agnostic" : "static");
+        auto program = std::make_shared<Program>(sdk_env().registry, "keep_positive");
+        program->add_input("x", Layout(PartialShape{Dimension()}, DataType::f32));
+        program->add_node("node", "t_keep_positive", {"x"});
+        program->add_output("node");
+        program->build();
+        NetworkOptions opts;
+        opts.use_dynamic_impls = dynamic;
+        InferRequest req(Network::create(program, sdk_env().engine, opts));
+        // Same shape with other data (another count), an empty input, revisits.
+        const std::vector<int64_t> lengths = {17, 17, 1, 0, 300, 17, 0, 5};
+        uint64_t seed = 40;
+        for (int64_t n : lengths) {
+            SCOPED_TRACE("n = " + std::to_string(n));
+            const HostTensor x = test::random_tensor(DataType::f32, Shape{n}, seed++, -1.0, 1.0);
+            req.set_input("x", x);
+            req.infer();
+            EXPECT_EQ(req.inst("node").impl()->name(),
+                      dynamic ? "t_keep_positive_ocl_dynamic" : "t_keep_positive_ocl_static");
+            const HostTensor y = req.get_output(0);
+            const std::vector<float> want = positives(x);
+            ASSERT_EQ(y.shape(), Shape{int64_t(want.size())});
+            for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(y.as<float>()[i], want[i]) << "element " << i;
+        }
+    }
+}
+
+// A report beyond the output's bound, and a report from an op that does not
+// declare data_dependent_output (no actual_outputs), are errors.
+TEST(OclSdk, DataDependentOutput_ReportBeyondTheBoundOrWithoutTheTrait_IsAnError) {
+    if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
+    Engine& eng = *sdk_env().engine;
+    auto stream = eng.create_stream();
+    KernelParams p;
+    p.node = "node";
+    p.op = &sdk_env().registry->op("t_keep_positive").def;
+    p.inputs = {Layout(PartialShape{8}, DataType::f32)};
+    p.outputs = {Layout(PartialShape{8}, DataType::f32)};
+    p.engine = &eng;
+    OclMultiKernelSpec lying = to_multi_kernel_spec(keep_positive_spec());
+    lying.report_shapes = [](const KernelParams&, const std::vector<int32_t>& r) {
+        return std::vector<Shape>{{r[0] + 9}};
+    };
+    const std::vector<float> ones(8, 1.0f);
+    auto in = std::make_shared<Memory>(eng.allocate(32), p.inputs[0]);
+    in->buffer()->write(*stream, ones.data(), 0, 32);
+    auto out = std::make_shared<Memory>(eng.allocate(32), p.outputs[0]);
+    std::vector<MemoryPtr> ins{in}, outs{out};
+    std::vector<Layout> actual = p.outputs;
+    ExecContext ctx{*stream, p, ins, outs};
+    ctx.actual_outputs = &actual;
+    try {
+        create_ocl_impl(p, lying, false)->execute(ctx);
+        ADD_FAILURE() << "expected a dynrt::Error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("shape [17], beyond its bound f32[8]"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(actual, p.outputs);
+    auto honest = create_ocl_impl(p, to_multi_kernel_spec(keep_positive_spec()), false);
+    honest->execute(ctx);
+    EXPECT_EQ(actual.at(0).shape, PartialShape{8});
+    ctx.actual_outputs = nullptr;
+    try {
+        honest->execute(ctx);
+        ADD_FAILURE() << "expected a dynrt::Error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("does not declare data_dependent_output"), std::string::npos) << e.what();
     }
 }
 

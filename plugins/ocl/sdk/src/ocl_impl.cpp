@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/ocl_fused_ops.hpp"
 #include "dynrt/op_registry.hpp"
@@ -28,6 +29,9 @@ public:
     std::vector<OclArg> args;   // rebuilt in place for every launch
     std::vector<size_t> scratch_sizes;
     std::vector<MemoryPtr> own_scratch;   // when the caller passes no scratch
+    // Data-dependent outputs: the report buffer, its zeros and what was read back.
+    MemoryPtr report;
+    std::vector<int32_t> report_zeros, report_values;
 };
 
 // The spec with its full source (ocl_common.cl + the op's), shared by every
@@ -79,6 +83,7 @@ public:
         }
         stages_ = spec.stages(p, dynamic);
         if (stages_.empty()) throw Error("ocl impl of '" + op_ + "' has no kernel");
+        check_report_spec(spec);
         // Every entry point comes from one program: the first build compiles
         // it, the others hit the device's program cache.
         for (const OclStage& s : stages_) {
@@ -121,15 +126,17 @@ public:
         if (!same) update(ctx, *s);
 
         const std::vector<MemoryPtr>* scratch = scratch_count_ ? scratch_for(ctx, *s) : nullptr;
+        if (reports_) reset_report(ctx, *s);
         for (size_t k = 0; k < stages_.size(); ++k) {
             const OclStageRun& run = s->runs[k];
             if (dispatch_empty(run.dispatch)) continue;   // nothing to do for this shape
             std::vector<OclArg>& args = s->args;
             args.clear();
             s->shape_info.push_args(args);
-            for (const OclArgRef& a : stages_[k].args) push_args(a, ctx, run, scratch, args);
+            for (const OclArgRef& a : stages_[k].args) push_args(a, ctx, *s, run, scratch, args);
             device_->launch(ctx.stream, *kernels_[k], args, run.dispatch);
         }
+        if (reports_) report_actual_outputs(ctx, *s);
     }
 
     std::string name() const override { return op_ + (dynamic_ ? "_ocl_dynamic" : "_ocl_static"); }
@@ -141,6 +148,8 @@ private:
         auto s = std::make_unique<OclImplState>();
         s->owner = this;
         s->runs.resize(stages_.size());
+        s->report_zeros.assign(built_->spec.report_ints, 0);
+        s->report_values.resize(built_->spec.report_ints);
         if (dynamic_) s->shape_info = OclShapeInfo(plan_.bytes());
         return s;
     }
@@ -190,7 +199,60 @@ private:
         return &s.own_scratch;
     }
 
-    void push_args(const OclArgRef& a, const ExecContext& ctx, const OclStageRun& run,
+    // A report spec comes whole, on an op whose outputs are plain and that the
+    // stages can write to.
+    void check_report_spec(const OclMultiKernelSpec& spec) {
+        bool bound = false;
+        for (const OclStage& st : stages_)
+            for (const OclArgRef& a : st.args) bound = bound || a.kind == OclArgRef::Kind::report;
+        reports_ = spec.report_ints > 0;
+        if (reports_ != bool(spec.report_shapes))
+            throw Error("ocl impl of '" + op_ + "': report_ints and report_shapes go together");
+        if (reports_ && !bound)
+            throw Error("ocl impl of '" + op_ + "' reports output shapes but no stage binds report");
+        if (!reports_ && bound) throw Error("ocl impl of '" + op_ + "' binds report but declares no report_ints");
+        if (reports_ && spec.padded_outputs)
+            throw Error("ocl impl of '" + op_ + "': data-dependent outputs cannot be padded");
+    }
+
+    // Zeros into the state's report buffer (made at the first run), ordered
+    // on the stream before the stages that write it.
+    void reset_report(ExecContext& ctx, OclImplState& s) const {
+        const size_t bytes = s.report_zeros.size() * sizeof(int32_t);
+        if (!s.report)
+            s.report = std::make_shared<Memory>(
+                ctx.params.engine->allocate(bytes),
+                Layout(PartialShape{Dimension(int64_t(s.report_zeros.size()))}, DataType::i32));
+        device_->write_async(ctx.stream, *s.report->buffer(), 0, s.report_zeros.data(), bytes);
+    }
+
+    // Reads the report back (blocking: the host needs the shapes now) and
+    // writes the actual output layouts, each within its bound.
+    void report_actual_outputs(ExecContext& ctx, OclImplState& s) const {
+        if (!ctx.actual_outputs)
+            throw Error("ocl impl '" + name() + "' reports its output shapes, but op '" + op_ +
+                        "' does not declare data_dependent_output");
+        s.report->buffer()->read(ctx.stream, s.report_values.data(), 0, s.report_values.size() * sizeof(int32_t));
+        const KernelParams& p = ctx.params;
+        const std::vector<Shape> shapes = built_->spec.report_shapes(p, s.report_values);
+        if (shapes.size() != p.outputs.size() || ctx.actual_outputs->size() != p.outputs.size())
+            throw Error("ocl impl '" + name() + "' reported " + std::to_string(shapes.size()) + " output shapes for " +
+                        std::to_string(p.outputs.size()) + " outputs");
+        for (size_t i = 0; i < shapes.size(); ++i) {
+            const Layout& bound = p.outputs[i];
+            size_t count = 0;
+            const bool fits =
+                count_fits(shapes[i].dims(), &count) && count <= bound.count() &&
+                checked_mul(count, byte_size(bound.dtype), "reported output bytes") <= ctx.outputs.at(i)->capacity();
+            if (!fits)
+                throw Error("ocl impl '" + name() + "' reported output " + std::to_string(i) + " shape " +
+                            shapes[i].to_string() + ", beyond its bound " + bound.to_string() + " (buffer of " +
+                            std::to_string(ctx.outputs.at(i)->capacity()) + " bytes)");
+            (*ctx.actual_outputs)[i] = bound.with_shape(shapes[i]);
+        }
+    }
+
+    void push_args(const OclArgRef& a, const ExecContext& ctx, const OclImplState& s, const OclStageRun& run,
                    const std::vector<MemoryPtr>* scratch, std::vector<OclArg>& args) const {
         switch (a.kind) {
             case OclArgRef::Kind::input: args.push_back(OclArg::mem(*ctx.inputs.at(a.index))); break;
@@ -207,6 +269,7 @@ private:
                     for (const auto& m : *ctx.fused_inputs) args.push_back(OclArg::mem(*m));
                 break;
             case OclArgRef::Kind::scalars: args.insert(args.end(), run.scalars.begin(), run.scalars.end()); break;
+            case OclArgRef::Kind::report: args.push_back(OclArg::mem(*s.report)); break;
         }
     }
 
@@ -219,6 +282,7 @@ private:
     std::vector<OclStage> stages_;
     std::vector<std::shared_ptr<OclKernel>> kernels_;   // one per stage
     size_t scratch_count_ = 0;                          // scratch buffers the stages bind
+    bool reports_ = false;                              // data-dependent outputs (report_ints)
     ShapeInfoPlan plan_;
     std::vector<Layout> bound_inputs_, bound_outputs_;   // static impls
 };
@@ -260,8 +324,14 @@ OclMultiKernelSpec to_multi_kernel_spec(OclKernelSpec spec) {
     m.defines = spec.defines;
     m.fused_ops = spec.fused_ops;
     m.padded_outputs = spec.padded_outputs;
+    m.report_ints = spec.report_ints;
+    m.report_shapes = spec.report_shapes;
     const std::string name = spec.kernel_name;
-    m.stages = [name](const KernelParams&, bool) { return std::vector<OclStage>{OclStage{name}}; };
+    OclStage stage{name};
+    if (spec.report_ints)   // the report buffer right after the outputs
+        stage.args = {OclArgRef::inputs(), OclArgRef::outputs(), OclArgRef::report(), OclArgRef::fused_inputs(),
+                      OclArgRef::scalars()};
+    m.stages = [stage](const KernelParams&, bool) { return std::vector<OclStage>{stage}; };
     auto dispatch = spec.dispatch;
     auto scalars = spec.scalars;
     m.update = [dispatch, scalars](const KernelParams& p, const OclDeviceLimits& lim, std::vector<OclStageRun>& runs) {

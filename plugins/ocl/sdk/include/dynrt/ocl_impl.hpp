@@ -25,6 +25,22 @@
 // rewrites shape_info every run. Scratch buffers come from ExecContext::scratch,
 // sized by scratch_bytes(); without them the state allocates its own.
 //
+// Data-dependent outputs (ops with OpTraits::data_dependent_output: nonzero,
+// topk with k as data, unique): shape inference gives an upper bound and the
+// outputs are sized for it; the kernels then tell the host what they actually
+// wrote. A spec that sets `report_ints` gets a small device buffer of that many
+// ints per request (the state's), bound to a stage with OclArgRef::report()
+// (an OclKernelSpec's kernel takes it as `__global int* report` right after
+// its outputs). The buffer holds zeros when the first stage starts (every run
+// writes them, so a stage skipped for an empty dispatch leaves zeros, never a
+// previous run's values), the kernels write counts or dims into it, and after
+// the last stage the impl reads it back (one small blocking read, only for
+// such specs) and calls `report_shapes`, which turns the values into the
+// actual shape of every output. Those go to ExecContext::actual_outputs; a
+// shape with more elements than the output's bound (its runtime layout), or
+// more bytes than its buffer, is refused with an error naming both, as is a
+// report on an op that does not declare data_dependent_output.
+//
 // Kernel signature convention, in this order:
 //   KERNEL(name)(OPTIONAL_SHAPE_INFO_ARG <the stage's args, OclStage::args>)
 // by default
@@ -69,11 +85,15 @@ struct OclKernelSpec {
     // outputs may be padded: a view into a larger buffer, e.g. a slice of an
     // in-place concat's output. Inputs are always dense.
     bool padded_outputs = false;
+    // Data-dependent outputs (see the top of this file): ints the kernel
+    // reports (0: none) and the actual output shapes they give.
+    size_t report_ints = 0;
+    std::function<std::vector<Shape>(const KernelParams&, const std::vector<int32_t>& report)> report_shapes;
 };
 
 // Where one kernel argument comes from on every run (after shape_info).
 struct OclArgRef {
-    enum class Kind : uint8_t { input, output, scratch, inputs, outputs, fused_inputs, scalars };
+    enum class Kind : uint8_t { input, output, scratch, inputs, outputs, fused_inputs, scalars, report };
     Kind kind = Kind::inputs;
     size_t index = 0;
     static OclArgRef input(size_t i) { return {Kind::input, i}; }
@@ -83,6 +103,7 @@ struct OclArgRef {
     static OclArgRef outputs() { return {Kind::outputs, 0}; }
     static OclArgRef fused_inputs() { return {Kind::fused_inputs, 0}; }   // fused ops' other inputs (if any)
     static OclArgRef scalars() { return {Kind::scalars, 0}; }             // OclStageRun::scalars
+    static OclArgRef report() { return {Kind::report, 0}; }               // the report buffer (data-dependent outputs)
 };
 
 // One kernel of a multi-kernel impl, fixed when the impl is created.
@@ -119,6 +140,13 @@ struct OclMultiKernelSpec {
     std::function<Layout(const KernelParams&, size_t i)> dynamic_input;
     bool fused_ops = false;        // as OclKernelSpec::fused_ops
     bool padded_outputs = false;   // as OclKernelSpec::padded_outputs
+    // Data-dependent outputs (see the top of this file): the int32 entries of
+    // the report buffer the stages bind with OclArgRef::report() (0: none),
+    // and the actual shape of every output, in output order, from the values
+    // the kernels wrote (called after every run; `report` has report_ints
+    // entries). Both or neither.
+    size_t report_ints = 0;
+    std::function<std::vector<Shape>(const KernelParams& p, const std::vector<int32_t>& report)> report_shapes;
 };
 
 struct OclImplOptions {
