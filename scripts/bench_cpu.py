@@ -57,6 +57,7 @@ PACKAGES = ["onnx", "onnxruntime", "openvino", "numpy"]
 ENGINES = ["dynrt", "ort", "ov"]
 ERROR_CHECK_SHAPES = 4
 TIME = "/usr/bin/time"
+WIDE = {"decode1024", "decode2048", "conv64"}
 
 
 def ensure_venv(argv):
@@ -602,8 +603,7 @@ def main():
     ap.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=5, help="runs of each shape in a row")
-    ap.add_argument("--wide-repeat", type=int, default=3,
-                    help="runs of each shape of decode1024, decode2048 and conv64")
+    ap.add_argument("--wide-repeat", type=int, default=3, help="runs of each shape of %s" % ", ".join(sorted(WIDE)))
     ap.add_argument("--cell-seconds", type=float, default=90,
                     help="no further round of a workload and thread count after this many seconds")
     ap.add_argument("--only", default="", help="workloads to run, comma-separated (corpus/NAME, memory)")
@@ -629,7 +629,6 @@ def main():
 def bench(args):
     if not os.access(TIME, os.X_OK):
         sys.exit("bench_cpu.py needs GNU time at %s (apt-get install time) to read each engine's peak RSS" % TIME)
-    os.makedirs(args.work, exist_ok=True)
     tmp = os.path.join(args.work, "run")
     os.makedirs(tmp, exist_ok=True)
     args.dynrt_threads = dynrt_supports_threads(args.dynrt)
@@ -638,40 +637,55 @@ def bench(args):
               file=sys.stderr)
     threads = [int(t) for t in args.threads.split(",") if t]
     load_before = os.getloadavg()
-    wide = {"decode1024", "decode2048", "conv64"}
-    rows = []
-    for wl in workloads(args, args.work):
-        for t in threads:
-            repeat = args.wide_repeat if wl["name"] in wide else args.repeat
-            t0 = time.perf_counter()
-            row = measure(args, wl, t, repeat, args.rounds, tmp)
-            if "dynrt" not in row["errors"]:
-                row["max_abs_err"], err = error_check(args, wl, t, tmp)
-                if err:
-                    row["errors"]["dynrt (error check)"] = err
-            row["seconds"] = time.perf_counter() - t0
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr)
-    mem_row = None
-    if not args.no_memory and (not args.only or "memory" in args.only.split(",")):
-        path = os.path.join(args.work, "kv64_memory.onnx")
-        kv_model(path, 64, 3)
-        seqs = list(range(1, 41 if args.quick else 1001))
-        wl = {"name": "kv64 memory", "model": path, "entries": [{"shapes": s} for s in kv_shapes(64, seqs)]}
-        mem_row = measure(args, wl, threads[0], 1, 1, tmp)
-        print(json.dumps(mem_row), file=sys.stderr)
+    rows = [measure_workload(args, wl, t, tmp) for wl in workloads(args, args.work) for t in threads]
+    mem_row = memory_check(args, threads[0], tmp)
     print_table(rows, mem_row)
     info = dict(versions(), dynrt=os.path.abspath(args.dynrt), commit=git_commit(), machine=machine(),
-                load_before=load_before, load_after=os.getloadavg(),
-                dynrt_threads_option=args.dynrt_threads, rounds=args.rounds, repeat=args.repeat,
-                wide_repeat=args.wide_repeat)
-    print("\nonnxruntime %s (CPUExecutionProvider, inter-op 1), OpenVINO %s (CPU, f32, LATENCY, 1 stream); "
-          "%d round(s), %d runs per shape (%d for decode1024/2048, conv64); dynrt %s at %s%s; %s" %
-          (info["onnxruntime"], info["openvino"], args.rounds, args.repeat, args.wide_repeat, info["dynrt"],
-           info["commit"], "" if args.dynrt_threads else " (no --threads option: default threading)",
-           info["machine"]))
-    print("load average (1, 5, 15 min) before: %.2f %.2f %.2f, after: %.2f %.2f %.2f" %
-          (load_before + info["load_after"]))
+                dynrt_built=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(args.dynrt))),
+                dynrt_threads_option=args.dynrt_threads, load_before=load_before, load_after=os.getloadavg(),
+                rounds=args.rounds, repeat=args.repeat, wide_repeat=args.wide_repeat)
+    print_footer(args, info, rows, mem_row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"info": info, "rows": rows, "memory": mem_row}, f, indent=1)
+
+
+def measure_workload(args, wl, threads, tmp):
+    repeat = args.wide_repeat if wl["name"] in WIDE else args.repeat
+    t0 = time.perf_counter()
+    row = measure(args, wl, threads, repeat, args.rounds, tmp)
+    if "dynrt" not in row["errors"]:
+        row["max_abs_err"], err = error_check(args, wl, threads, tmp)
+        if err:
+            row["errors"]["dynrt (error check)"] = err
+    row["seconds"] = time.perf_counter() - t0
+    print(json.dumps(row), file=sys.stderr)
+    return row
+
+
+def memory_check(args, threads, tmp):
+    """The 64-wide KV decode over 1000 distinct shapes, one run each, one round."""
+    if args.no_memory or (args.only and "memory" not in args.only.split(",")):
+        return None
+    path = os.path.join(args.work, "kv64_memory.onnx")
+    kv_model(path, 64, 3)
+    seqs = range(1, 41 if args.quick else 1001)
+    wl = {"name": "kv64 memory", "model": path, "entries": [{"shapes": s} for s in kv_shapes(64, seqs)]}
+    row = measure(args, wl, threads, 1, 1, tmp)
+    print(json.dumps(row), file=sys.stderr)
+    return row
+
+
+def print_footer(args, info, rows, mem_row):
+    print("\nonnxruntime %s (CPUExecutionProvider, inter-op 1), OpenVINO %s (CPU, f32, LATENCY, 1 stream)" %
+          (info["onnxruntime"], info["openvino"]))
+    print("%d round(s), %d runs per shape (%d for %s)" %
+          (args.rounds, args.repeat, args.wide_repeat, ", ".join(sorted(WIDE))))
+    print("dynrt %s, built %s, checkout at %s%s" %
+          (info["dynrt"], info["dynrt_built"], info["commit"],
+           "" if args.dynrt_threads else " (its run command has no --threads option: default threading)"))
+    print("%s; load average (1, 5, 15 min) before: %.2f %.2f %.2f, after: %.2f %.2f %.2f" %
+          ((info["machine"],) + info["load_before"] + info["load_after"]))
     failed = [(r["workload"], r["threads"], e, m) for r in rows + ([mem_row] if mem_row else [])
               for e, m in r["errors"].items()]
     if failed:
@@ -683,9 +697,6 @@ def bench(args):
         print("  %s t=%d: %s" % (r["workload"], r["threads"], ", ".join(
             "%s %s / %s / %s" % (e, fmt(r[e + "_steady_ms"]), fmt(r[e + "_first_ms"]), fmt(r[e + "_setup_ms"]))
             for e in ENGINES)))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"info": info, "rows": rows, "memory": mem_row}, f, indent=1)
 
 
 def fmt(v):
