@@ -250,16 +250,18 @@ std::vector<Layout> infer_resize(const ShapeInferContext& ctx) {
         for (size_t d : axes) out[d] = Dimension();
         return {Layout(PartialShape(std::move(out)), data.dtype)};
     }
+    // Scales and stretched sizes size each axis alone; a common scale needs every resized dim.
+    const bool per_axis = target != Target::sizes || a.policy == Policy::stretch;
     bool all_static = true;
-    for (size_t d : axes) all_static = all_static && data.shape[d].is_static();
-    if (all_static || (target == Target::sizes && a.policy == Policy::stretch)) {
-        std::vector<int64_t> in(data.shape.rank(), 1);
-        for (size_t d : axes) in[d] = data.shape[d].is_static() ? data.shape[d].get_length() : 1;
-        const std::string what = "resizing " + data.shape.to_string();
-        const std::vector<AxisPlan> plan = plan_axes(ctx.node, in, axes, t, a.policy, what);
-        for (size_t d : axes) out[d] = Dimension(plan[d].out);
-    } else {
-        for (size_t d : axes) out[d] = Dimension();
+    std::vector<int64_t> in(data.shape.rank(), 1);   // 1 stands for a dynamic dim
+    for (size_t d : axes) {
+        all_static = all_static && data.shape[d].is_static();
+        if (data.shape[d].is_static()) in[d] = data.shape[d].get_length();
+    }
+    const std::vector<AxisPlan> plan = plan_axes(ctx.node, in, axes, t, a.policy, "resizing " + data.shape.to_string());
+    for (size_t d : axes) {
+        const bool fixed = target == Target::sizes ? per_axis || all_static : data.shape[d].is_static();
+        out[d] = fixed ? Dimension(plan[d].out) : Dimension();
     }
     std::vector<int64_t> known;
     for (const Dimension& d : out) known.push_back(d.min());
@@ -483,12 +485,6 @@ OclKernelSpec resize_ocl_spec() {
     return spec;
 }
 
-std::string rank_fits(const KernelParams& p) {
-    if (p.inputs.at(0).shape.rank() > kOclMaxRank)
-        return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
-    return {};
-}
-
 // ---- ONNX import ------------------------------------------------------------------
 
 // Input k of a node holds values: present and no empty 1-D tensor (ONNX marks
@@ -584,7 +580,7 @@ void register_resize(ModuleRegistrar& reg) {
     reg.add_op(def);
     const std::vector<DataType> floats = {DataType::f32, DataType::f16};
     add_host_impls(reg, "resize", resize_kernel, host_options(floats));
-    add_ocl_impls(reg, "resize", resize_ocl_spec(), ocl_options(floats, rank_fits));
+    add_ocl_impls(reg, "resize", resize_ocl_spec(), ocl_options(floats, validate_broadcast_rank));
 }
 
 }   // namespace
