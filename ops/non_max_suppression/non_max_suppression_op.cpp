@@ -8,9 +8,13 @@
 // class, then selection order. count depends on the data, so the op declares
 // OpTraits::data_dependent_output: shape inference gives the bound
 // [B * C * N, 3], the buffer is sized for it and the kernel reports the actual
-// shape.
+// shape. The OpenCL impls (non_max_suppression.cl) select per (batch, class)
+// pair, scan the pairs' counts and write the rows, reporting the count (or a
+// bad parameter) through the SDK's report buffer (dynrt/ocl_impl.hpp).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -18,8 +22,10 @@
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "non_max_suppression_cl.hpp"
 
 namespace {
 
@@ -104,6 +110,14 @@ struct NmsParams {
     bool center_point_box = false;
 };
 
+// Parameters read at run time that the op refuses, on every device.
+Error bad_max_boxes(int64_t v) {
+    return Error(input_name(kMaxBoxesInput) + " is " + std::to_string(v) + "; it must be >= 0");
+}
+Error bad_iou_threshold(float v) {
+    return Error(input_name(kIouInput) + " is " + std::to_string(v) + "; it must be in [0, 1]");
+}
+
 // The run's parameters: present inputs override the attributes; values out of
 // range are errors naming the input.
 NmsParams read_params(const HostCall& call) {
@@ -116,10 +130,8 @@ NmsParams read_params(const HostCall& call) {
     p.iou_threshold = n > kIouInput ? call.in<float>(kIouInput)[0] : static_cast<float>(a.get_float("iou_threshold"));
     p.score_threshold =
         n > kScoreInput ? call.in<float>(kScoreInput)[0] : static_cast<float>(a.get_float("score_threshold"));
-    if (p.max_per_class < 0)
-        throw Error(input_name(kMaxBoxesInput) + " is " + std::to_string(p.max_per_class) + "; it must be >= 0");
-    if (!(p.iou_threshold >= 0.0f && p.iou_threshold <= 1.0f))
-        throw Error(input_name(kIouInput) + " is " + std::to_string(p.iou_threshold) + "; it must be in [0, 1]");
+    if (p.max_per_class < 0) throw bad_max_boxes(p.max_per_class);
+    if (!(p.iou_threshold >= 0.0f && p.iou_threshold <= 1.0f)) throw bad_iou_threshold(p.iou_threshold);
     return p;
 }
 
@@ -191,6 +203,93 @@ void nms_kernel(HostCall& call) {
     call.set_output_shape(0, Shape{static_cast<int64_t>(rows), 3});
 }
 
+// ---- OpenCL ------------------------------------------------------------------------
+
+// Codes of a bad parameter in report[1] (non_max_suppression.cl).
+constexpr int32_t kBadMaxCode = 1, kBadIouCode = 2;
+
+// Batch * classes * boxes of scores' static shape.
+uint64_t scratch_ints(const Shape& scores) {
+    return static_cast<uint64_t>(scores[0]) * static_cast<uint64_t>(scores[1]) * static_cast<uint64_t>(scores[2]);
+}
+
+// Counts, rows and positions in the pairs' areas are ints.
+std::string int_range_problem(const Shape& scores) {
+    if (scratch_ints(scores) <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) return {};
+    return "scores " + scores.to_string() + " has more than 2^31-1 elements (the OpenCL kernels count in int)";
+}
+
+std::string check_ocl(const KernelParams& p) {
+    return p.inputs.at(1).is_static() ? int_range_problem(p.inputs[1].get_shape()) : std::string();
+}
+
+std::string float_literal(double v) {
+    return std::isinf(v) ? (v < 0 ? "(-INFINITY)" : "INFINITY") : jit_float_literal(v);
+}
+
+JitDefines ocl_defines(const KernelParams& p, bool) {
+    const Attributes& a = *p.attrs;
+    const size_t n = p.inputs.size();
+    auto flag = [](bool b) { return std::string(b ? "1" : "0"); };
+    return {{"CENTER_POINT_BOX", std::to_string(a.get_int("center_point_box"))},
+            {"HAS_MAX_INPUT", flag(n > kMaxBoxesInput)},
+            {"HAS_IOU_INPUT", flag(n > kIouInput)},
+            {"HAS_SCORE_INPUT", flag(n > kScoreInput)},
+            {"MAX_BOXES_ATTR", std::to_string(a.get_int("max_output_boxes_per_class")) + "L"},
+            {"IOU_ATTR", float_literal(a.get_float("iou_threshold"))},
+            {"SCORE_ATTR", float_literal(a.get_float("score_threshold"))},
+            {"BAD_MAX_CODE", std::to_string(kBadMaxCode)},
+            {"BAD_IOU_CODE", std::to_string(kBadIouCode)}};
+}
+
+size_t pairs_of(const KernelParams& p) { return dims_product(p.inputs.at(1).get_shape(), 0, 2); }
+
+// report: [0] the rows, [1] a bad parameter's code, [2] and [3] its value's
+// low and high 32 bits (an f32's bits for the IoU threshold).
+std::vector<Shape> reported_shape(const KernelParams&, const std::vector<int32_t>& r) {
+    if (r[1] == kBadMaxCode)
+        throw bad_max_boxes(static_cast<int64_t>((static_cast<uint64_t>(static_cast<uint32_t>(r[3])) << 32) |
+                                                 static_cast<uint32_t>(r[2])));
+    if (r[1] == kBadIouCode) {
+        float v = 0;
+        std::memcpy(&v, &r[2], sizeof v);
+        throw bad_iou_threshold(v);
+    }
+    return {Shape{r[0], 3}};
+}
+
+OclMultiKernelSpec ocl_spec() {
+    OclMultiKernelSpec spec;
+    spec.source = non_max_suppression_cl;
+    spec.defines = ocl_defines;
+    spec.stages = [](const KernelParams&, bool) {
+        return std::vector<OclStage>{
+            {"nms_select",
+             {OclArgRef::inputs(), OclArgRef::scratch(0), OclArgRef::scratch(1), OclArgRef::scratch(2),
+              OclArgRef::report()}},
+            {"nms_scan", {OclArgRef::scratch(2), OclArgRef::report()}},
+            {"nms_write", {OclArgRef::scratch(0), OclArgRef::scratch(2), OclArgRef::output(0)}}};
+    };
+    // The flow runs no kernel for an empty bound, so there is a pair.
+    spec.update = [](const KernelParams& p, const OclDeviceLimits& l, std::vector<OclStageRun>& runs) {
+        const size_t pairs = pairs_of(p);
+        runs[0].dispatch = dispatch_1d(pairs, l);
+        runs[1].dispatch = dispatch_1d(1, l);
+        runs[2].dispatch = dispatch_1d(pairs, l);
+    };
+    // order and tmp: BOXES ints per pair; counts: one per pair and the total.
+    spec.scratch_bytes = [](const KernelParams& p) {
+        const Shape scores = p.inputs.at(1).get_shape();
+        const std::string problem = int_range_problem(scores);
+        if (!problem.empty()) throw Error(problem);
+        const size_t area = scratch_ints(scores) * sizeof(int32_t);
+        return std::vector<size_t>{area, area, (pairs_of(p) + 1) * sizeof(int32_t)};
+    };
+    spec.report_ints = 4;
+    spec.report_shapes = reported_shape;
+    return spec;
+}
+
 // ---- ONNX import ---------------------------------------------------------------
 
 // Inputs are positional: an absent optional input followed by a present one
@@ -243,6 +342,7 @@ void register_nms(ModuleRegistrar& reg) {
     // static impl (keyed on the input layouts) serves networks built with
     // static impls too.
     add_host_impls(reg, "non_max_suppression", nms_kernel);
+    add_ocl_multi_impls(reg, "non_max_suppression", ocl_spec(), ocl_options({}, check_ocl));
 }
 
 }   // namespace

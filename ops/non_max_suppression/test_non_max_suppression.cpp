@@ -137,8 +137,6 @@ TEST_P(NonMaxSuppressionValues, EachBatchReadsItsOwnBoxes) {
               (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5, 1, 0, 2, 1, 0, 5, 1, 0, 0}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, NonMaxSuppressionValues, ::testing::Values("cpu", "ocl"));
-
 // ---- 2. every impl against the reference ------------------------------------------
 
 const std::vector<Layout> kDynamicInputs = {boxes_l({Dimension(), Dimension(), 4}),
@@ -169,36 +167,58 @@ TEST(NonMaxSuppressionImpls, EveryImplMatchesTheReference) {
     test::expect_impls_match_reference({kOp, {}, kDynamicInputs, {}}, runs);
 }
 
+// Absent optional inputs take the attributes (centre boxes here): the first
+// two inputs only, and all but the score threshold.
+TEST(NonMaxSuppressionImpls, AbsentInputsTakeTheAttributesOnEveryImpl) {
+    const Attributes a = test::attrs({{"center_point_box", int64_t{1}},
+                                      {"max_output_boxes_per_class", int64_t{6}},
+                                      {"iou_threshold", 0.4},
+                                      {"score_threshold", 0.25}});
+    std::vector<test::Run> two, four;
+    for (int64_t n : {1, 17, 200}) {
+        const test::Run r = random_run(2, 3, n, 3, 0.6f, 0.0f, static_cast<uint64_t>(n), n == 17);
+        two.push_back({r[0], r[1]});
+        four.push_back({r[0], r[1], r[2], r[3]});
+    }
+    const std::vector<Layout> inputs(kDynamicInputs.begin(), kDynamicInputs.end() - 1);
+    test::expect_impls_match_reference({kOp, a, {inputs[0], inputs[1]}, {}}, two);
+    test::expect_impls_match_reference({kOp, a, inputs, {}}, four);
+}
+
 // ---- 3. one instance, changing shapes and values --------------------------------------
 
 TEST(NonMaxSuppressionDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
     std::vector<test::Run> runs;
     uint64_t seed = 10;
-    for (int64_t n : test::tail_sizes()) runs.push_back(random_run(1 + n % 2, 2, n, 1 + n % 7, 0.5f, 0.1f, seed));
-    for (const char* engine : {"cpu", "ocl"})
-        for (test::Mode mode : {test::Mode::dynamic_async, test::Mode::static_only})
-            test::expect_sequence({kOp, {}, kDynamicInputs, {}}, runs, {engine, mode});
+    for (int64_t n : test::tail_sizes()) runs.push_back(random_run(1 + n % 2, 2, n, 1 + n % 7, 0.5f, 0.1f, seed++));
+    for (const test::SequenceOptions& o : test::every_engine_and_mode())
+        test::expect_sequence({kOp, {}, kDynamicInputs, {}}, runs, o);
 }
 
 // ---- bad values at run time, ONNX import ---------------------------------------------
 
-TEST(NonMaxSuppressionErrors, ThresholdOutOfRangeAndNegativeCountAreRefusedWhenRun) {
-    const test::Run ok = random_run(1, 1, 4, 2, 0.5f, 0.0f, 1);
+TEST_P(NonMaxSuppressionValues, ThresholdOutOfRangeAndNegativeCountAreRefusedWhenRun) {
     auto p = test::single_node_program(kOp, kDynamicInputs, {});
-    auto run_with = [&](size_t input, const HostTensor& value) {
+    auto run_with = [&](const test::Run& ok, size_t input, const HostTensor& value) {
         test::Run r = ok;
         r[input] = value;
-        return test::error_of([&] { test::run_once(p, r); });
+        return test::error_of([&] { test::run_once(p, r, {}, GetParam()); });
     };
-    const std::string iou = run_with(3, HostTensor::from_floats({1}, {1.5f}));
+    const test::Run ok = random_run(1, 1, 4, 2, 0.5f, 0.0f, 1);
+    const std::string iou = run_with(ok, 3, HostTensor::from_floats({1}, {1.5f}));
+    EXPECT_NE(iou.find("node 'node'"), std::string::npos) << iou;
     EXPECT_NE(iou.find("iou_threshold (input 3) is 1.5"), std::string::npos) << iou;
     EXPECT_NE(iou.find("[0, 1]"), std::string::npos) << iou;
-    const std::string count = run_with(2, HostTensor::from_int64(DataType::i64, {1}, {-2}));
-    EXPECT_NE(count.find("max_output_boxes_per_class (input 2) is -2"), std::string::npos) << count;
-    const std::string batch = run_with(1, test::random_tensor(DataType::f32, {2, 1, 4}, 3));
+    const std::string nan = run_with(ok, 3, HostTensor::from_floats({1}, {std::nanf("")}));
+    EXPECT_NE(nan.find("iou_threshold (input 3) is nan"), std::string::npos) << nan;
+    const std::string count = run_with(ok, 2, HostTensor::from_int64(DataType::i64, {1}, {-5000000000}));
+    EXPECT_NE(count.find("max_output_boxes_per_class (input 2) is -5000000000"), std::string::npos) << count;
+    const std::string batch = run_with(ok, 1, test::random_tensor(DataType::f32, {2, 1, 4}, 3));
     EXPECT_NE(batch.find("batch"), std::string::npos) << batch;
     EXPECT_NE(batch.find("[1,4,4]"), std::string::npos) << batch;
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, NonMaxSuppressionValues, ::testing::Values("cpu", "ocl"));
 
 ImportResult import(const std::vector<ImportInput>& inputs) {
     ImportNode node;
