@@ -142,7 +142,7 @@ struct Corners {
 // Box `v` (4 values) as ordered corners: [y1, x1, y2, x2] with the corners of
 // either diagonal in any order, or [x_center, y_center, width, height].
 Corners corners_of(const float* v, bool center_point_box) {
-    if (center_point_box) return {v[1] - v[3] / 2, v[0] - v[2] / 2, v[1] + v[3] / 2, v[0] + v[2] / 2};
+    if (center_point_box) return {v[1] - v[3] * 0.5f, v[0] - v[2] * 0.5f, v[1] + v[3] * 0.5f, v[0] + v[2] * 0.5f};
     return {std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]), std::max(v[1], v[3])};
 }
 

@@ -159,10 +159,15 @@ test::Run random_run(int64_t b, int64_t c, int64_t n, int64_t max_boxes, float i
 
 TEST(NonMaxSuppressionImpls, EveryImplMatchesTheReference) {
     const std::vector<test::Run> runs = {
-        random_run(1, 1, 1, 1, 0.5f, 0.0f, 1),          random_run(2, 3, 13, 4, 0.3f, 0.2f, 2),
-        random_run(1, 2, 17, 100, 0.7f, 0.0f, 3, true), random_run(3, 1, 16, 0, 0.5f, 0.0f, 4),
-        random_run(2, 2, 257, 20, 0.5f, 0.5f, 5),       random_run(1, 4, 0, 5, 0.5f, 0.0f, 6),
-        random_run(1, 1, 255, 255, 0.0f, 0.9f, 7),      random_run(2, 1, 64, 64, 1.0f, 0.0f, 8, true),
+        random_run(1, 1, 1, 1, 0.5f, 0.0f, 1),
+        random_run(2, 3, 13, 4, 0.3f, 0.2f, 2),
+        random_run(1, 2, 17, 100, 0.7f, 0.0f, 3, true),
+        random_run(3, 1, 16, 0, 0.5f, 0.0f, 4),
+        random_run(2, 2, 257, 20, 0.5f, 0.5f, 5),
+        random_run(1, 4, 0, 5, 0.5f, 0.0f, 6),
+        random_run(1, 1, 255, 255, 0.0f, 0.9f, 7),
+        random_run(2, 1, 64, 64, 1.0f, 0.0f, 8, true),
+        random_run(1, 2, 1000, 1000, 0.5f, 0.0f, 9, true),
     };
     test::expect_impls_match_reference({kOp, {}, kDynamicInputs, {}}, runs);
 }
