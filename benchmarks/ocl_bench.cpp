@@ -1,8 +1,11 @@
 // OpenCL figures of the issue's "speed and memory" list, on the device the ocl
-// engine picks (first GPU, else PoCL on the CPU):
-//   (a) memory-bound ops (eltwise add, activation relu, concat of two halves)
-//       in GB/s counting bytes read and written, next to a plain float4 copy
-//       kernel measured in the same run ("of_copy" = op / copy);
+// engine picks (first GPU, else PoCL on the CPU), every op through the impl its
+// module registers (the kernels the runtime runs), static and shape-agnostic:
+//   (a) memory-bound ops (eltwise add, activation relu, concat, transpose,
+//       expand, slice, where, cast, reduce over the last and a middle axis,
+//       layer_norm, gather) on tensors of --mib MiB, in GB/s counting bytes
+//       read and written, next to a plain float4 copy kernel measured in the
+//       same run at the same size ("of_copy" = op / copy; the goal is >= 0.7);
 //   (b) fully_connected and gemm f32 GFLOP/s for square sizes and decode shapes
 //       (M = 1..16, K = N = 4096), static and shape-agnostic impl side by side
 //       ("dyn_over_static" on the dynamic rows); with CLBlast (libclblast-dev
@@ -11,18 +14,25 @@
 //       "dynrt_static_over_clblast" / "dynrt_dynamic_over_clblast";
 //   (c) host work per node on top of the kernel enqueue, shape unchanged: a
 //       chain of small eltwise nodes, time per infer / nodes, minus the cost of
-//       one plain enqueue measured in the same run.
-// Device time is wall time around `reps` back-to-back executions and one
-// Stream::finish() (clFinish for CLBlast), over many iterations.
+//       one plain enqueue measured in the same run;
+//   (d) convolution: 1-D and depthwise 2-D next to a regular 2-D one, GFLOP/s
+//       and device time per run ("dyn_over_static" on the dynamic rows).
+// Device time is wall time around a batch of back-to-back executions and one
+// Stream::finish() (clFinish for CLBlast), over many iterations: for (b) the
+// mean per run with a fixed batch by FLOPs, for (a) and (d) the median over
+// iterations with a batch of about 10 ms of device work.
 //
 //   build/bin/ocl_bench [--mib=256] [--max-dim=8192] [--decode-k=4096] [benchmark flags]
 //
-// Small sizes for PoCL: --mib=16 --max-dim=512 --decode-k=512. Modules come from
+// --max-dim and --decode-k default to 32 and 16 times --mib (at most 8192 and
+// 4096); the convolutions' batch is --mib / 32 (1 to 8). Small sizes for PoCL:
+// --mib=4 (GEMM up to 128, decode K 64). Modules come from
 // DYNRT_MODULE_PATH, else <exe>/../lib/dynrt, else the build's module folder.
 // Skips (with a message) when no ocl engine can be created.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -53,9 +63,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-size_t g_mib = 256;          // memory-bound tensor size (MiB of output)
-int64_t g_max_dim = 8192;    // largest square GEMM
-int64_t g_decode_k = 4096;   // K = N of the decode shapes
+size_t g_mib = 256;       // memory-bound tensor size (MiB of the main tensor)
+int64_t g_max_dim = 0;    // largest square GEMM (0: from --mib)
+int64_t g_decode_k = 0;   // K = N of the decode shapes (0: from --mib)
 
 std::string module_dir() {
     if (const char* env = std::getenv("DYNRT_MODULE_PATH"); env && *env) {
@@ -110,54 +120,97 @@ bool skip_without_ocl(benchmark::State& state) {
     return false;
 }
 
-// Device-time loop: each benchmark iteration enqueues `reps` runs of `body`
-// and waits once; returns the summed seconds per run over all iterations.
-template <typename F>
-double timed_loop(benchmark::State& state, int reps, F&& body) {
-    body();   // warm-up: builds, first-use allocations, PoCL work-group JIT
-    env().stream->finish();
-    double total = 0;
+// Seconds per run of a timed loop: the mean over every run and the median
+// over iterations (each iteration's time divided by its runs); `runs` in all.
+struct Timing {
+    double mean = 0;
+    double median = 0;
     int64_t runs = 0;
-    for (auto _ : state) {
-        const auto t0 = Clock::now();
-        for (int r = 0; r < reps; ++r) body();
-        env().stream->finish();
-        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        state.SetIterationTime(s);
-        total += s;
-        runs += reps;
-    }
-    return runs ? total / static_cast<double>(runs) : 0.0;
+};
+
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    const size_t mid = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+    return v[mid];
 }
 
-MemoryPtr device_tensor(const Layout& l, uint64_t seed) {
-    auto buf = env().engine->allocate(l.bytes());
-    auto mem = std::make_shared<Memory>(buf, l);
-    if (seed) {
-        HostTensor t(l.dtype, l.get_shape());
-        uint64_t s = seed;
-        for (size_t i = 0; i < t.count(); ++i) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            t.set_from_double(i, static_cast<double>((s >> 40) % 2001) / 1000.0 - 1.0);
-        }
-        buf->write(*env().stream, t.data(), 0, t.bytes());
+// Seconds for `reps` back-to-back runs of `body` and one wait.
+template <typename F>
+double timed_batch(int reps, F& body) {
+    const auto t0 = Clock::now();
+    for (int r = 0; r < reps; ++r) body();
+    env().stream->finish();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Runs `body` once to warm up (builds, first-use allocations, PoCL's
+// work-group JIT) and returns `reps`, or for `reps` 0 the runs per batch that
+// make about 10 ms of device work (from one timed run, at most 100): the
+// wait's own cost then stays small, and a slow device runs one at a time.
+template <typename F>
+int warm_up(int reps, F& body) {
+    timed_batch(1, body);
+    if (reps > 0) return reps;
+    const double once = timed_batch(1, body);
+    return static_cast<int>(std::clamp(0.01 / std::max(once, 1e-7), 1.0, 100.0));
+}
+
+// Device-time loop: each benchmark iteration times one batch of `reps` runs
+// (warm_up() picks them for 0).
+template <typename F>
+Timing timed_loop(benchmark::State& state, int reps, F&& body) {
+    reps = warm_up(reps, body);
+    double total = 0;
+    std::vector<double> per_run;
+    Timing t;
+    for (auto _ : state) {
+        const double s = timed_batch(reps, body);
+        state.SetIterationTime(s);
+        total += s;
+        t.runs += reps;
+        per_run.push_back(s / reps);
     }
-    return mem;
+    if (t.runs) t.mean = total / static_cast<double>(t.runs);
+    t.median = median_of(std::move(per_run));
+    return t;
+}
+
+MemoryPtr upload(const HostTensor& t) {
+    auto buf = env().engine->allocate(t.bytes());
+    buf->write(*env().stream, t.data(), 0, t.bytes());
+    return std::make_shared<Memory>(buf, t.layout());
+}
+
+// A device tensor of `l`: values in [-1, 1] from `seed`, uninitialised for seed 0.
+MemoryPtr device_tensor(const Layout& l, uint64_t seed) {
+    if (!seed) return std::make_shared<Memory>(env().engine->allocate(l.bytes()), l);
+    HostTensor t(l.dtype, l.get_shape());
+    uint64_t s = seed;
+    for (size_t i = 0; i < t.count(); ++i) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        t.set_from_double(i, static_cast<double>((s >> 40) % 2001) / 1000.0 - 1.0);
+    }
+    return upload(t);
 }
 
 // One op's impl, created straight from the registry (no network: the network
-// reads outputs back to the host after each infer).
+// reads outputs back to the host after each infer). It executes as the flow
+// runs it: with a state of its own and the scratch buffers it asks for.
 struct OpRun {
     KernelParams params;
     Attributes attrs;
     std::shared_ptr<Impl> impl;
-    std::vector<MemoryPtr> inputs, outputs;
+    std::unique_ptr<ImplState> state;
+    std::vector<MemoryPtr> inputs, outputs, scratch;
     std::string error;
 
     // `node_inputs`: the node's inferred layouts (KernelParams::node_inputs),
-    // empty for a node whose every dim is dynamic.
+    // empty for a node whose every dim is dynamic. `data`: the contents of
+    // inputs whose values matter (a shape read by value, indices); the other
+    // inputs get values in [-1, 1].
     OpRun(const std::string& op, const std::vector<Layout>& ins, const Attributes& raw, const std::string& impl_name,
-          const std::vector<Layout>& node_inputs = {}) {
+          const std::vector<Layout>& node_inputs = {}, const std::map<size_t, HostTensor>& data = {}) {
         const RegisteredOp& def = env().registry->op(op);
         attrs = Attributes::validate(def.def.attrs, raw);
         params.node = "bench";
@@ -167,7 +220,12 @@ struct OpRun {
         if (!node_inputs.empty()) params.node_inputs = std::make_shared<const std::vector<Layout>>(node_inputs);
         params.engine = env().engine.get();
         const std::string node = "bench";
-        params.outputs = def.def.infer(ShapeInferContext{node, ins, attrs, {}});
+        ShapeInferContext infer{node, ins, attrs, {}};
+        for (const size_t i : def.def.value_inputs) {
+            infer.values.resize(std::max(infer.values.size(), i + 1), nullptr);
+            if (auto it = data.find(i); it != data.end()) infer.values[i] = &it->second;
+        }
+        params.outputs = def.def.infer(infer);
         for (const RegisteredImpl* r : env().registry->impls(op, "ocl")) {
             if (r->entry.name != impl_name) continue;
             const std::string why = r->entry.check(params);
@@ -181,11 +239,20 @@ struct OpRun {
             error = op + ": no impl '" + impl_name + "' on ocl";
             return;
         }
-        for (size_t i = 0; i < ins.size(); ++i) inputs.push_back(device_tensor(ins[i], 11 + i));
+        state = impl->create_state();
+        for (size_t i = 0; i < ins.size(); ++i) {
+            auto it = data.find(i);
+            inputs.push_back(it != data.end() ? upload(it->second) : device_tensor(ins[i], 11 + i));
+        }
         for (const Layout& l : params.outputs) outputs.push_back(device_tensor(l, 0));
+        for (const size_t bytes : impl->scratch_bytes(params))
+            scratch.push_back(
+                device_tensor(Layout(PartialShape{static_cast<int64_t>(std::max<size_t>(bytes, 1))}, DataType::u8), 0));
     }
     void execute() {
         ExecContext ctx{*env().stream, params, inputs, outputs};
+        ctx.state = state.get();
+        if (!scratch.empty()) ctx.scratch = &scratch;
         impl->execute(ctx);
     }
 };
@@ -200,7 +267,6 @@ __kernel void copy4(__global const float4* in, __global float4* out, int n) {
 )CL";
 
 size_t tensor_floats() { return g_mib * 1024 * 1024 / sizeof(float); }
-int reps_for_bytes(size_t bytes) { return bytes >= (size_t(64) << 20) ? 5 : 50; }
 
 std::map<size_t, double> g_copy_gbps;   // by tensor size
 
@@ -216,20 +282,21 @@ double copy_gbps(benchmark::State* state) {
     const OclDispatch d = dispatch_1d(n4, dev.limits());
     const std::vector<OclArg> args = {OclArg::mem(*in), OclArg::mem(*out), OclArg::i32(static_cast<int32_t>(n4))};
     auto launch = [&] { dev.launch(*env().stream, *kernel, args, d); };
+    const double bytes = 2.0 * static_cast<double>(n * sizeof(float));
     double per_run = 0;
     if (state) {
-        per_run = timed_loop(*state, reps_for_bytes(n * 4), launch);
+        const Timing t = timed_loop(*state, 0, launch);
+        per_run = t.median;
+        state->SetBytesProcessed(static_cast<int64_t>(bytes * static_cast<double>(t.runs)));
     } else {
-        // Measured once for the ratio when the copy benchmark itself did not run.
-        launch();
-        env().stream->finish();
-        const int reps = reps_for_bytes(n * 4) * 4;
-        const auto t0 = Clock::now();
-        for (int r = 0; r < reps; ++r) launch();
-        env().stream->finish();
-        per_run = std::chrono::duration<double>(Clock::now() - t0).count() / reps;
+        // Measured here for the ratio when the copy benchmark itself did not
+        // run: the median of five batches.
+        const int reps = warm_up(0, launch);
+        std::vector<double> batches;
+        for (int b = 0; b < 5; ++b) batches.push_back(timed_batch(reps, launch) / reps);
+        per_run = median_of(std::move(batches));
     }
-    const double gbps = 2.0 * n * sizeof(float) / per_run / 1e9;
+    const double gbps = bytes / per_run / 1e9;
     g_copy_gbps[n] = gbps;
     return gbps;
 }
@@ -241,44 +308,132 @@ void BM_CopyKernel(benchmark::State& state) {
     state.counters["MiB"] = static_cast<double>(g_mib);
 }
 
-void report_memory_bound(benchmark::State& state, OpRun& run, double bytes_per_run) {
-    const double per_run =
-        timed_loop(state, reps_for_bytes(static_cast<size_t>(bytes_per_run)), [&] { run.execute(); });
-    const double gbps = bytes_per_run / per_run / 1e9;
-    state.counters["GB/s"] = gbps;
-    state.counters["of_copy"] = gbps / copy_gbps(nullptr);
-    state.counters["MiB"] = static_cast<double>(g_mib);
+// One memory-bound case: an op on tensors of about --mib MiB, the contents of
+// inputs whose values matter, and the bytes one run reads and writes.
+struct MemoryCase {
+    std::string op;
+    std::vector<Layout> ins;
+    Attributes attrs;
+    std::map<size_t, HostTensor> data;
+    double bytes = 0;   // 0: every input and output once
+};
+
+// Random integers in [0, bound) of type `t`: token ids, a 50/50 condition.
+HostTensor random_ints(DataType t, const Shape& shape, int64_t bound) {
+    std::vector<int64_t> v(shape.count());
+    uint64_t s = 5;
+    for (int64_t& x : v) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x = static_cast<int64_t>((s >> 33) % static_cast<uint64_t>(bound));
+    }
+    return HostTensor::from_int64(t, shape, v);
+}
+
+// The cases by name. The main tensor is f32 [rows, 1024] of --mib MiB (rows
+// at least 2); other shapes hold the same number of elements.
+MemoryCase memory_case(const std::string& what) {
+    const int64_t cols = 1024, n = std::max<int64_t>(static_cast<int64_t>(tensor_floats()), 2 * cols);
+    const int64_t rows = n / cols;
+    const Layout full(PartialShape{rows, cols}, DataType::f32);
+    MemoryCase c;
+    Attributes& a = c.attrs;
+    if (what == "eltwise_add") {
+        a.set("mode", std::string("add"));
+        c.op = "eltwise";
+        c.ins = {full, full};
+    } else if (what == "activation_relu") {
+        a.set("func", std::string("relu"));
+        c.op = "activation";
+        c.ins = {full};
+    } else if (what == "concat_halves") {   // two [rows/2, 1024] halves along axis 0
+        a.set("axis", int64_t(0));
+        const Layout half(PartialShape{rows / 2, cols}, DataType::f32);
+        c.op = "concat";
+        c.ins = {half, half};
+    } else if (what == "transpose_2d") {   // [rows, 1024] -> [1024, rows]
+        a.set("perm", std::vector<int64_t>{1, 0});
+        c.op = "transpose";
+        c.ins = {full};
+    } else if (what == "transpose_0213") {   // attention heads: [4, S, 16, 64] -> [4, 16, S, 64]
+        a.set("perm", std::vector<int64_t>{0, 2, 1, 3});
+        c.op = "transpose";
+        c.ins = {Layout(PartialShape{4, n / 4096, 16, 64}, DataType::f32)};
+    } else if (what == "expand_rows") {   // a [1, 1024] row broadcast to [rows, 1024]
+        c.op = "expand";
+        c.ins = {Layout(PartialShape{1, cols}, DataType::f32), Layout(PartialShape{2}, DataType::i64)};
+        c.data.emplace(1, HostTensor::from_int64(DataType::i64, Shape{2}, {rows, cols}));
+    } else if (what == "slice_mid_half") {   // columns [256, 768) of [rows, 1024]
+        a.set("starts", std::vector<int64_t>{256});
+        a.set("ends", std::vector<int64_t>{768});
+        a.set("axes", std::vector<int64_t>{1});
+        c.op = "slice";
+        c.ins = {full};
+        c.bytes = static_cast<double>(full.bytes());   // the half that is read, then written
+    } else if (what == "where") {
+        // A random condition: x and y are each read about half, yet every
+        // 32-byte sector of both is fetched.
+        c.op = "where";
+        c.ins = {Layout(full.shape, DataType::boolean), full, full};
+        c.data.emplace(0, random_ints(DataType::boolean, full.get_shape(), 2));
+    } else if (what == "cast_f32_f16" || what == "cast_f16_f32") {
+        const bool down = what == "cast_f32_f16";
+        a.set("to", std::string(down ? "f16" : "f32"));
+        c.op = "cast";
+        c.ins = {Layout(full.shape, down ? DataType::f32 : DataType::f16)};
+    } else if (what == "reduce_sum_last" || what == "reduce_mean_mid") {
+        // sum: [rows, 1024] -> [rows, 1]; mean: [outer, 256, 1024] -> [outer, 1, 1024]
+        const bool last = what == "reduce_sum_last";
+        a.set("mode", std::string(last ? "sum" : "mean"));
+        a.set("axes", std::vector<int64_t>{last ? -1 : 1});
+        c.op = "reduce";
+        c.ins = {last ? full : Layout(PartialShape{std::max<int64_t>(n / (256 * cols), 1), 256, cols}, DataType::f32)};
+    } else if (what == "layer_norm") {   // over the last axis, scale and bias [1024]
+        const Layout affine(PartialShape{cols}, DataType::f32);
+        a.set("axis", int64_t(-1));
+        c.op = "layer_norm";
+        c.ins = {full, affine, affine};
+    } else if (what == "gather_rows") {   // `rows` random rows of a [rows, 1024] table
+        a.set("axis", int64_t(0));
+        c.op = "gather";
+        c.ins = {full, Layout(PartialShape{rows}, DataType::i64)};
+        c.data.emplace(1, random_ints(DataType::i64, Shape{rows}, rows));
+        // The table is read only where indexed: the indices, then a row read and written per index.
+        c.bytes = static_cast<double>(rows) * 8 + 2.0 * static_cast<double>(full.bytes());
+    } else {
+        throw Error("ocl_bench: no memory-bound case '" + what + "'");
+    }
+    return c;
+}
+
+const char* const kMemoryCases[] = {"eltwise_add",    "activation_relu", "concat_halves",   "transpose_2d",
+                                    "transpose_0213", "expand_rows",     "slice_mid_half",  "where",
+                                    "cast_f32_f16",   "cast_f16_f32",    "reduce_sum_last", "reduce_mean_mid",
+                                    "layer_norm",     "gather_rows"};
+
+double io_bytes(const OpRun& run) {
+    double bytes = 0;
+    for (const auto* side : {&run.params.inputs, &run.params.outputs})
+        for (const Layout& l : *side) bytes += static_cast<double>(l.bytes());
+    return bytes;
 }
 
 void BM_MemoryBound(benchmark::State& state, const std::string& what, const std::string& impl) {
     if (skip_without_ocl(state)) return;
-    const int64_t n = static_cast<int64_t>(tensor_floats());
-    const int64_t cols = 1024;   // [rows, 1024] so concat joins two [rows/2, 1024] halves
-    const int64_t rows = n / cols;
-    const Layout full(PartialShape{rows, cols}, DataType::f32);
-    const Layout half(PartialShape{rows / 2, cols}, DataType::f32);
     try {
-        Attributes a;
-        std::unique_ptr<OpRun> run;
-        double bytes = 0;
-        if (what == "eltwise_add") {
-            a.set("mode", std::string("add"));
-            run = std::make_unique<OpRun>("eltwise", std::vector<Layout>{full, full}, a, impl);
-            bytes = 3.0 * full.bytes();
-        } else if (what == "activation_relu") {
-            a.set("func", std::string("relu"));
-            run = std::make_unique<OpRun>("activation", std::vector<Layout>{full}, a, impl);
-            bytes = 2.0 * full.bytes();
-        } else {
-            a.set("axis", int64_t(0));
-            run = std::make_unique<OpRun>("concat", std::vector<Layout>{half, half}, a, impl);
-            bytes = 4.0 * half.bytes();
-        }
-        if (!run->error.empty()) {
-            state.SkipWithError(run->error.c_str());
+        const MemoryCase c = memory_case(what);
+        OpRun run(c.op, c.ins, c.attrs, impl, {}, c.data);
+        if (!run.error.empty()) {
+            state.SkipWithError(run.error.c_str());
             return;
         }
-        report_memory_bound(state, *run, bytes);
+        const double bytes = c.bytes > 0 ? c.bytes : io_bytes(run);
+        const Timing t = timed_loop(state, 0, [&] { run.execute(); });
+        const double gbps = bytes / t.median / 1e9;
+        state.SetBytesProcessed(static_cast<int64_t>(bytes * static_cast<double>(t.runs)));
+        state.counters["GB/s"] = gbps;
+        state.counters["of_copy"] = gbps / copy_gbps(nullptr);
+        state.counters["MiB"] = static_cast<double>(g_mib);
+        state.SetLabel(run.params.inputs[0].to_string() + " -> " + run.params.outputs[0].to_string());
     } catch (const Error& e) {
         state.SkipWithError(e.what());
     }
@@ -330,7 +485,7 @@ void BM_Matmul(benchmark::State& state, const std::string& op, const std::string
         }
         const double flops = 2.0 * M * N * K;
         const int reps = matmul_reps(flops);
-        const double per_run = timed_loop(state, reps, [&] { run.execute(); });
+        const double per_run = timed_loop(state, reps, [&] { run.execute(); }).mean;
         const double gflops = flops / per_run / 1e9;
         state.counters["GFLOP/s"] = gflops;
         // Weights (and activations) streamed per run: what bounds decode shapes.
@@ -645,13 +800,6 @@ double thread_cpu_seconds() {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-double median_of(std::vector<double> v) {
-    if (v.empty()) return 0;
-    const size_t mid = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    return v[mid];
-}
-
 // Seconds per iteration of the short and the long chain, wall and thread CPU.
 struct ChainSamples {
     // [0] short, [1] long. `submit`: the part of the wall time until every
@@ -874,9 +1022,68 @@ void BM_HostWorkPerNode(benchmark::State& state, bool dynamic) {
     }
 }
 
+// ---- (d) convolution ----------------------------------------------------------------
+//
+// 1-D convolution and depthwise 2-D convolution next to a regular 2-D one, f32
+// with bias, stride 1, pads 1 (output extents as the input's), batch --mib / 32
+// clamped to 1..8. GFLOP/s and bytes come from the op's cost (OpDefinition::
+// cost: a multiply-add per output element and weight of its group; every
+// tensor once); device time is the median over iterations of the time per run.
+
+struct ConvCase {
+    const char* name;
+    std::vector<int64_t> x, w;   // without / with the batch: x [C, S...], w [O, C/groups, k...]
+    int64_t groups;
+};
+
+const ConvCase kConvCases[] = {{"conv1d", {256, 4096}, {256, 256, 3}, 1},
+                               {"conv2d", {128, 56, 56}, {128, 128, 3, 3}, 1},
+                               {"conv2d_depthwise", {512, 56, 56}, {512, 1, 3, 3}, 512}};
+
+int64_t conv_batch() { return std::clamp<int64_t>(static_cast<int64_t>(g_mib / 32), 1, 8); }
+
+std::map<std::string, double> g_conv_static_gflops;   // case name -> static GFLOP/s
+
+void BM_Convolution(benchmark::State& state, const ConvCase& cc, const std::string& impl) {
+    if (skip_without_ocl(state)) return;
+    try {
+        std::vector<int64_t> x = {conv_batch()};
+        x.insert(x.end(), cc.x.begin(), cc.x.end());
+        const size_t spatial = cc.x.size() - 1;
+        const std::vector<Layout> ins = {Layout(Shape(x), DataType::f32), Layout(Shape(cc.w), DataType::f32),
+                                         Layout(PartialShape{cc.w[0]}, DataType::f32)};
+        Attributes a;
+        a.set("groups", cc.groups);
+        a.set("pads_begin", std::vector<int64_t>(spatial, 1));
+        a.set("pads_end", std::vector<int64_t>(spatial, 1));
+        OpRun run("convolution", ins, a, impl);
+        if (!run.error.empty()) {
+            state.SkipWithError(run.error.c_str());
+            return;
+        }
+        const OpDefinition& def = *run.params.op;
+        if (!def.cost) throw Error("convolution declares no cost");
+        const OpCost cost = def.cost(run.params.inputs, run.params.outputs, run.attrs);
+        const double per_run = timed_loop(state, 0, [&] { run.execute(); }).median;
+        const double gflops = cost.flops / per_run / 1e9;
+        state.counters["GFLOP/s"] = gflops;
+        state.counters["GB/s"] = cost.bytes / per_run / 1e9;
+        state.counters["ms_per_run"] = per_run * 1e3;
+        if (impl == "ocl_static") {
+            g_conv_static_gflops[cc.name] = gflops;
+        } else if (auto it = g_conv_static_gflops.find(cc.name); it != g_conv_static_gflops.end()) {
+            state.counters["dyn_over_static"] = gflops / it->second;
+        }
+        state.SetLabel(run.params.inputs[0].to_string() + " * " + run.params.inputs[1].to_string() +
+                       " groups=" + std::to_string(cc.groups));
+    } catch (const Error& e) {
+        state.SkipWithError(e.what());
+    }
+}
+
 void register_all() {
     benchmark::RegisterBenchmark("ocl/copy_kernel", BM_CopyKernel)->UseManualTime()->Unit(benchmark::kMillisecond);
-    for (const char* what : {"eltwise_add", "activation_relu", "concat_halves"})
+    for (const char* what : kMemoryCases)
         for (const char* impl : {"ocl_static", "ocl_dynamic"})
             benchmark::RegisterBenchmark((std::string("ocl/") + what + "/" + impl).c_str(),
                                          [what, impl](benchmark::State& s) { BM_MemoryBound(s, what, impl); })
@@ -893,6 +1100,12 @@ void register_all() {
                     ->Unit(benchmark::kMicrosecond);
             }
     }
+    for (const ConvCase& cc : kConvCases)
+        for (const char* impl : {"ocl_static", "ocl_dynamic"})
+            benchmark::RegisterBenchmark((std::string("ocl/") + cc.name + "/" + impl).c_str(),
+                                         [&cc, impl](benchmark::State& s) { BM_Convolution(s, cc, impl); })
+                ->UseManualTime()
+                ->Unit(benchmark::kMicrosecond);
 #ifdef DYNRT_HAVE_CLBLAST
     register_clblast(g_max_dim, g_decode_k);
 #else
@@ -928,6 +1141,11 @@ void parse_flags(int& argc, char** argv) {
     }
     argc = out;
     if (g_mib == 0) g_mib = 1;
+    // Not given: 32 and 16 times --mib (8192 and 4096 at the default 256), so
+    // that --mib alone makes a small run.
+    const auto mib = static_cast<int64_t>(std::min<size_t>(g_mib, 256));
+    if (g_max_dim == 0) g_max_dim = 32 * mib;
+    if (g_decode_k == 0) g_decode_k = 16 * mib;
     if (g_max_dim < 16) g_max_dim = 16;
     if (g_decode_k < 16) g_decode_k = 16;
 }

@@ -8,7 +8,11 @@
 #   run_<config>.json/.log  `dynrt run <config> --device ocl --report`
 #   decode_*.json, decode.txt  configs/llm_decode_kv.yaml on ocl with in-place
 #                         concat and the pool on and off (scripts/decode_figures.py)
-#   ocl_bench.json/.txt   benchmarks/ocl_bench.cpp (memory-bound, GEMM, CLBlast, host work)
+#   ocl_bench.json/.txt   benchmarks/ocl_bench.cpp (memory-bound, GEMM, CLBlast, host work,
+#                         convolution), with tables of the memory-bound ops against the
+#                         copy kernel and of the convolutions in summary.md
+#   ocl_ops.json/.txt     step ocl_ops (not in the default set): ocl_bench's copy,
+#                         memory-bound and convolution rows alone, same tables
 #   flow_bench.json/.txt  benchmarks/flow_bench.cpp
 # Every step runs even if an earlier one fails; the exit status is the number
 # of failed steps (0 = all good).
@@ -16,7 +20,7 @@
 # DYNRT_BENCH_MIN_TIME (seconds per benchmark, default 0.2), DYNRT_BUILD_DIR
 # (default build/), DYNRT_GPU_STEPS (the steps to run, default
 # "tests configs decode ocl_bench flow_bench": a GPU session's time limit may
-# call for two runs), DYNRT_STEP_TIMEOUT (seconds one step may take, default
+# call for two runs; ocl_ops runs only if named), DYNRT_STEP_TIMEOUT (seconds one step may take, default
 # 540; a step that runs out counts as failed and the next one runs).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -129,18 +133,83 @@ if want decode; then
   } >> "$summary"
 fi
 
+# Tables of ocl_bench's JSON: the memory-bound ops against the copy kernel of
+# the same run (goal: >= 0.70 of its GB/s) and the convolutions, static and
+# shape-agnostic side by side.
+ocl_tables() {
+  python3 - "$1" <<'PY'
+import json, sys
+def load(path):  # a run cut short by the step's timeout leaves the array open: close it after the last row
+    text = open(path).read()
+    try:
+        return json.loads(text)["benchmarks"]
+    except ValueError:
+        return json.loads(text[:text.rindex("}") + 1] + "]}")["benchmarks"]
+try:
+    rows = load(sys.argv[1])
+except (OSError, ValueError, KeyError) as e:
+    sys.exit("no tables: %s is not a benchmark report (%s)" % (sys.argv[1], e))
+rows = [b for b in rows if b.get("run_type", "iteration") == "iteration"]
+def pairs(test):  # rows ocl/<case>/<impl> by case, then impl
+    cases = {}
+    for b in rows:
+        parts = b["name"].split("/")
+        if len(parts) == 3 and parts[2] in ("ocl_static", "ocl_dynamic") and test(parts[1]):
+            cases.setdefault(parts[1], {})[parts[2]] = b
+    return cases
+def cell(b, key, fmt, why=False):  # why: a skipped row's message in this cell
+    if b is not None and b.get("error_occurred"):
+        return "skipped: " + b.get("error_message", "")[:80] if why else "-"
+    return fmt % b[key] if b is not None and key in b else "-"
+copy = [b for b in rows if b["name"] == "ocl/copy_kernel" and "GB/s" in b]
+mem = pairs(lambda case: not case.startswith("conv"))
+if mem:
+    print("## Memory-bound ops against the copy kernel (GB/s read + written; goal >= 0.70 of copy)\n")
+    if copy: print("copy kernel: %.0f GB/s at %.0f MiB\n" % (copy[0]["GB/s"], copy[0]["MiB"]))
+    print("| op | shapes | static GB/s | of copy | dynamic GB/s | of copy | >= 0.70 |")
+    print("|---|---|---|---|---|---|---|")
+    for case, v in mem.items():
+        s, d = v.get("ocl_static"), v.get("ocl_dynamic")
+        ratios = [b["of_copy"] for b in (s, d) if b and "of_copy" in b]
+        ok = "-" if not ratios else ("yes" if min(ratios) >= 0.70 else "NO")
+        cells = [cell(s, "GB/s", "%.0f", True), cell(s, "of_copy", "%.2f"), cell(d, "GB/s", "%.0f", True),
+                 cell(d, "of_copy", "%.2f"), ok]
+        print("| " + " | ".join([case, (s or d).get("label", "")] + cells) + " |")
+    print()
+conv = pairs(lambda case: case.startswith("conv"))
+if conv:
+    print("## Convolution (GFLOP/s and ms per run: device time, median over iterations)\n")
+    print("| conv | shapes | static GFLOP/s | ms | dynamic GFLOP/s | ms | dyn / static |")
+    print("|---|---|---|---|---|---|---|")
+    for case, v in conv.items():
+        s, d = v.get("ocl_static"), v.get("ocl_dynamic")
+        cells = [cell(s, "GFLOP/s", "%.0f", True), cell(s, "ms_per_run", "%.3f"), cell(d, "GFLOP/s", "%.0f", True),
+                 cell(d, "ms_per_run", "%.3f"), cell(d, "dyn_over_static", "%.2f")]
+        print("| " + " | ".join([case, (s or d).get("label", "")] + cells) + " |")
+    print()
+PY
+}
+
 min_time="${DYNRT_BENCH_MIN_TIME:-0.2}"
-for bench in ocl_bench flow_bench; do
+# ocl_ops: ocl_bench's copy, memory-bound and convolution rows alone.
+ops_filter='^ocl/(copy_kernel|eltwise_add|activation_relu|concat_halves|transpose_|expand_|slice_|where|cast_|reduce_|layer_norm|gather_|conv)'
+for bench in ocl_bench ocl_ops flow_bench; do
   want "$bench" || continue
   step "$bench"
   args=()
+  exe="$bench"
   [ "$bench" = ocl_bench ] && read -r -a args <<< "${OCL_BENCH_ARGS:-}"
-  if [ ! -x "$build/bin/$bench" ]; then
+  if [ "$bench" = ocl_ops ]; then
+    exe=ocl_bench
+    read -r -a args <<< "${OCL_BENCH_ARGS:-}"
+    args+=("--benchmark_filter=$ops_filter")
+  fi
+  if [ ! -x "$build/bin/$exe" ]; then
     echo "## $bench: not built" >> "$summary"
     failed=$((failed + 1))
     continue
   fi
-  if timeout "$limit" "$build/bin/$bench" "${args[@]}" --benchmark_min_time="$min_time" --benchmark_counters_tabular=true \
+  if timeout "$limit" "$build/bin/$exe" "${args[@]}" --benchmark_min_time="$min_time" --benchmark_counters_tabular=true \
        --benchmark_out="$report/$bench.json" --benchmark_out_format=json > "$report/$bench.txt" 2>&1; then
     r="ok"
   else
@@ -154,6 +223,7 @@ for bench in ocl_bench flow_bench; do
     grep -vE "^\*\*\*WARNING|^-+$" "$report/$bench.txt" | cut -c1-220
     echo '```'
     echo
+    [ "$exe" = ocl_bench ] && ocl_tables "$report/$bench.json" 2>&1
   } >> "$summary"
 done
 
