@@ -1,5 +1,8 @@
-// topk: shape bound, values/indices against a sort-based reference for several
-// k (clamping included) on one request, and the negative-k error.
+// topk: shape bound and refusals, values/indices against a sort-based
+// reference for several k (clamping included) on one request, every impl
+// (host and OpenCL, static and shape-agnostic) against the reference with ties
+// and empty tensors, one instance over changing shapes and k on every engine,
+// and the negative-k error on both devices.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +18,7 @@
 namespace dynrt {
 namespace {
 
-std::shared_ptr<Network> network(bool largest) {
+std::shared_ptr<Network> network(bool largest, const EnginePtr& engine = test::engine()) {
     Attributes a;
     a.set("axis", int64_t(1));
     a.set("largest", largest);
@@ -26,7 +29,7 @@ std::shared_ptr<Network> network(bool largest) {
     p->add_output("t:0");
     p->add_output("t:1");
     p->build();
-    return Network::create(p, test::engine());
+    return Network::create(p, engine);
 }
 
 TEST(Topk, ShapeInference_BoundIsTheInputShape) {
@@ -37,6 +40,66 @@ TEST(Topk, ShapeInference_BoundIsTheInputShape) {
     auto out = def.infer(ShapeInferContext{"t", in, a, {}});
     EXPECT_EQ(out.at(0).get_shape(), Shape({3, 5}));
     EXPECT_EQ(out.at(1).dtype, DataType::i64);
+}
+
+TEST(Topk, ShapeInference_RefusesABadAxisAndKOfTheWrongTypeOrSize) {
+    const Layout x({3, 5}, DataType::f32), k({1}, DataType::i64);
+    test::expect_shapes("topk", {{{x, k}, test::attrs({{"axis", int64_t{2}}}), {}, {"axis"}},
+                                 {{x, Layout({1}, DataType::f32)}, {}, {}, {"k (input 1)", "i32 or i64"}},
+                                 {{x, Layout({2}, DataType::i64)}, {}, {}, {"k (input 1)", "one value"}},
+                                 {{Layout({}, DataType::f32), k}, {}, {}, {"scalar"}},
+                                 {{Layout({Dimension(), 4}, DataType::f16), k},
+                                  test::attrs({{"axis", int64_t{-2}}}),
+                                  {Layout({Dimension(), 4}, DataType::f16), Layout({Dimension(), 4}, DataType::i64)}}});
+}
+
+// Runs of x (dtype t, values in [lo, hi): narrow integer ranges give ties)
+// over `shapes`, with k cycling through `ks`.
+std::vector<test::Run> topk_runs(DataType t, const std::vector<Shape>& shapes, const std::vector<int64_t>& ks,
+                                 double lo = -1.0, double hi = 1.0) {
+    std::vector<test::Run> runs;
+    for (size_t i = 0; i < shapes.size(); ++i)
+        runs.push_back({test::random_tensor(t, shapes[i], 10 + i, lo, hi),
+                        HostTensor::from_int64(DataType::i64, {1}, {ks[i % ks.size()]})});
+    return runs;
+}
+
+test::OpSetup setup(DataType t, int64_t axis, bool largest, bool sorted) {
+    return {"topk",
+            test::attrs({{"axis", axis}, {"largest", largest}, {"sorted", sorted}}),
+            {Layout(PartialShape::dynamic_of_rank(3), t), Layout({1}, DataType::i64)},
+            {}};
+}
+
+// Empty lines, a size-1 axis, k = 0, k above the axis length.
+const std::vector<Shape> kShapes = {{2, 5, 3}, {3, 1, 4}, {2, 0, 3}, {0, 4, 2}, {4, 17, 2}};
+const std::vector<int64_t> kKs = {3, 1, 0, 5, 20};
+
+// Every flag combination on integers with ties (a narrow range), each axis
+// form on floats, and the other dtypes once: PoCL compiles a kernel per
+// static shape, so the matrix is not a full product.
+TEST(TopkImpls, EveryImplMatchesTheReference) {
+    for (bool largest : {true, false})
+        for (bool sorted : {true, false}) {
+            const int64_t axis = largest == sorted ? 1 : -2;
+            SCOPED_TRACE(std::string(largest ? "largest" : "smallest") + (sorted ? " sorted" : " unsorted") + " axis " +
+                         std::to_string(axis));
+            test::expect_impls_match_reference(setup(DataType::i32, axis, largest, sorted),
+                                               topk_runs(DataType::i32, kShapes, kKs, -2, 2));
+        }
+    for (int64_t axis : {1, -1})
+        test::expect_impls_match_reference(setup(DataType::f32, axis, axis > 0, axis < 0),
+                                           topk_runs(DataType::f32, kShapes, kKs));
+    for (DataType t : {DataType::f16, DataType::i64})
+        test::expect_impls_match_reference(setup(t, 1, true, true), topk_runs(t, kShapes, kKs, -3, 3));
+}
+
+TEST(TopkDynamic, OneInstanceFollowsChangingShapesAndKOnEveryEngine) {
+    std::vector<Shape> shapes;
+    for (int64_t n : test::tail_sizes()) shapes.push_back(Shape{2, n, 1});
+    const std::vector<test::Run> runs = topk_runs(DataType::f32, shapes, {1, 3, 16, 300, 0});
+    for (const test::SequenceOptions& o : test::every_engine_and_mode())
+        test::expect_sequence(setup(DataType::f32, 1, true, true), runs, o);
 }
 
 TEST(Topk, ChangingK_ValuesIndicesAndShapesMatchASort) {
@@ -67,14 +130,22 @@ TEST(Topk, ChangingK_ValuesIndicesAndShapesMatchASort) {
     }
 }
 
-TEST(Topk, NegativeK_ErrorNamesTheNode) {
-    auto net = network(true);
+void expect_negative_k_refused(const EnginePtr& engine) {
+    auto net = network(true, engine);
     InferRequest r(net);
     r.set_input("x", HostTensor::from_floats({1, 3}, {1, 2, 3}));
     r.set_input("k", HostTensor::from_int64(DataType::i64, {1}, {-1}));
     const std::string m = test::error_of([&] { r.infer(); });
     EXPECT_NE(m.find("node 't'"), std::string::npos) << m;
     EXPECT_NE(m.find("k is -1"), std::string::npos) << m;
+}
+
+TEST(Topk, NegativeK_ErrorNamesTheNode) { expect_negative_k_refused(test::engine()); }
+
+TEST(TopkOcl, NegativeK_ErrorNamesTheNode) {
+    const EnginePtr eng = test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no ocl engine";
+    expect_negative_k_refused(eng);
 }
 
 }   // namespace

@@ -6,7 +6,8 @@
 // reads k, clamps it to the axis length and reports the actual shapes. Outputs:
 // values (the input's dtype) and indices (i64 positions along the axis). Ties
 // keep the lower index first; `sorted: false` returns the chosen elements in
-// index order.
+// index order. The OpenCL impls (topk.cl) report k through the SDK's report
+// buffer (dynrt/ocl_impl.hpp, data-dependent outputs).
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -15,8 +16,10 @@
 
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "dynrt/ocl_impl.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "topk_cl.hpp"
 
 namespace {
 
@@ -35,15 +38,23 @@ std::vector<Layout> infer_topk(const ShapeInferContext& ctx) {
     return {values, indices};
 }
 
+size_t axis_of(const Attributes& a, size_t rank) {
+    return static_cast<size_t>(normalize_axis(a.get_int("axis"), static_cast<int64_t>(rank)));
+}
+
+// k as the kernels report it: negative is the caller's error.
+size_t checked_k(int64_t k) {
+    if (k < 0) throw Error("k is " + std::to_string(k) + "; it must be >= 0");
+    return static_cast<size_t>(k);
+}
+
 void topk_kernel(HostCall& call) {
     const Shape& s = call.in_shape(0);
-    const auto axis = static_cast<size_t>(normalize_axis(call.attrs().get_int("axis"), static_cast<int64_t>(s.rank())));
+    const size_t axis = axis_of(call.attrs(), s.rank());
     const bool largest = call.attrs().get_bool("largest");
     const bool sorted = call.attrs().get_bool("sorted");
-    const int64_t k_in = call.get_ints(1).at(0);
-    if (k_in < 0) throw Error("k is " + std::to_string(k_in) + "; it must be >= 0");
     const size_t n = static_cast<size_t>(s[axis]);
-    const size_t k = std::min(static_cast<size_t>(k_in), n);
+    const size_t k = std::min(checked_k(call.get_ints(1).at(0)), n);
     size_t outer = 1, inner = 1;
     for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(s[d]);
     for (size_t d = axis + 1; d < s.rank(); ++d) inner *= static_cast<size_t>(s[d]);
@@ -72,6 +83,43 @@ void topk_kernel(HostCall& call) {
     out[axis] = static_cast<int64_t>(k);
     call.set_output_shape(0, out);
     call.set_output_shape(1, out);
+}
+
+// One work-item per line (topk.cl); at least one, which reports k.
+OclKernelSpec ocl_spec() {
+    OclKernelSpec spec;
+    spec.source = topk_cl;
+    spec.kernel_name = "topk_lines";
+    spec.defines = [](const KernelParams& p, bool) {
+        const DataType t = p.inputs[0].dtype;
+        const size_t rank = p.inputs[0].shape.rank();
+        JitDefines d = jit_axis_lines("INPUT0", rank, axis_of(*p.attrs, rank));
+        d.emplace_back("BITS_TYPE", ocl_bits_type(t));
+        d.emplace_back("KEY_TYPE", t == DataType::f16 ? "float" : ocl_type_name(t));
+        d.emplace_back("LARGEST", p.attrs->get_bool("largest") ? "1" : "0");
+        d.emplace_back("SORTED", p.attrs->get_bool("sorted") ? "1" : "0");
+        d.push_back(jit_data_f16(t));
+        return d;
+    };
+    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {
+        const Shape s = p.inputs[0].get_shape();
+        const size_t axis = axis_of(*p.attrs, s.rank());
+        return dispatch_1d(std::max<size_t>(dims_product(s, 0, axis) * dims_product(s, axis + 1, s.rank()), 1), l);
+    };
+    spec.report_ints = 1;
+    spec.report_shapes = [](const KernelParams& p, const std::vector<int32_t>& r) {
+        Shape s = p.inputs[0].get_shape();
+        s[axis_of(*p.attrs, s.rank())] = static_cast<int64_t>(checked_k(r[0]));
+        return std::vector<Shape>{s, s};
+    };
+    return spec;
+}
+
+// The report holds k in an int: the axis must fit one.
+std::string check_ocl(const KernelParams& p) {
+    const Layout& x = p.inputs[0];
+    if (x.is_static() && x.count() > 0x7fffffffu) return "the input has more than 2^31-1 elements";
+    return {};
 }
 
 // ONNX ops this op implements (dynrt/op_import.hpp). TopK-1 carries k as an
@@ -108,6 +156,7 @@ void register_topk(ModuleRegistrar& reg) {
     // impl (keyed on the input layouts) serves networks built with static impls.
     o.dtypes = {DataType::f32, DataType::f16, DataType::i32, DataType::i64};
     add_host_impls(reg, "topk", topk_kernel, o);
+    add_ocl_impls(reg, "topk", ocl_spec(), ocl_options(o.dtypes, check_ocl));
 }
 
 }   // namespace
