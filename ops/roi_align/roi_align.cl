@@ -1,0 +1,77 @@
+// roi_align on OpenCL: one work-item per output element (roi, c, ph, pw).
+//
+// The work-item reads its roi and batch index, derives the bin grid as the
+// host reference does (in ACC_T, FLOAT_ACC: double where the device has fp64,
+// so that adaptive sample counts agree) and walks the bin's samples. A batch
+// index out of range writes 0 and reads nothing (the host impls raise an
+// error instead: the device cannot report one without a read-back).
+//
+// From the host: POOLED_H, POOLED_W, SAMPLING_RATIO (0: adaptive),
+// SPATIAL_SCALE, HALF_PIXEL, MAX_MODE, DATA_F16 (x, rois and y share the
+// type); x [N, C, H, W] is INPUT0_DIM4..7.
+
+#define ACC_T FLOAT_ACC
+
+// The low neighbour and fraction of a sample along an axis of `size`; false
+// when the sample lies more than one element outside.
+inline bool sample_axis(ACC_T v, long size, long* low, ACC_T* frac) {
+    if (v < (ACC_T)-1 || v > (ACC_T)size) return false;
+    v = max(v, (ACC_T)0);
+    *low = (long)v;
+    if (*low >= size - 1) {
+        *low = size - 1;
+        v = (ACC_T)*low;
+    }
+    *frac = v - (ACC_T)*low;
+    return true;
+}
+
+KERNEL(roi_align_ref)
+(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global const INPUT1_TYPE* input1,
+ __global const INPUT2_TYPE* input2, __global OUTPUT0_TYPE* output0) {
+    const ulong o = get_global_id(0);
+    if (o >= (ulong)OUTPUT0_LENGTH) return;   // the global size is rounded up
+    const long channels = INPUT0_DIM5, height = INPUT0_DIM6, width = INPUT0_DIM7;
+    const long pw = o % POOLED_W, ph = o / POOLED_W % POOLED_H;
+    const long c = o / (POOLED_W * POOLED_H) % channels, r = o / (POOLED_W * POOLED_H) / channels;
+    const long b = (long)input2[r];
+    if (b < 0 || b >= (long)INPUT0_DIM4) {
+        STORE(output0, o, 0.0f);
+        return;
+    }
+    const ACC_T scale = (ACC_T)SPATIAL_SCALE, offset = HALF_PIXEL ? (ACC_T)0.5 : (ACC_T)0;
+    const ACC_T x0 = (ACC_T)LOAD(input1, r * 4) * scale - offset, y0 = (ACC_T)LOAD(input1, r * 4 + 1) * scale - offset;
+    ACC_T w = (ACC_T)LOAD(input1, r * 4 + 2) * scale - offset - x0;
+    ACC_T h = (ACC_T)LOAD(input1, r * 4 + 3) * scale - offset - y0;
+    if (!HALF_PIXEL) {   // output_half_pixel makes malformed rois 1 x 1
+        w = max(w, (ACC_T)1);
+        h = max(h, (ACC_T)1);
+    }
+    const ACC_T bin_h = h / POOLED_H, bin_w = w / POOLED_W;
+    const long samples_h = SAMPLING_RATIO > 0 ? SAMPLING_RATIO : (long)ceil(h / POOLED_H);
+    const long samples_w = SAMPLING_RATIO > 0 ? SAMPLING_RATIO : (long)ceil(w / POOLED_W);
+    const ACC_T count = (ACC_T)max(samples_h * samples_w, 1L);
+    const ulong plane = (ulong)(b * channels + c) * (ulong)(height * width);
+    ACC_T sum = 0, best = 0;
+    bool any = false;
+    for (long iy = 0; iy < samples_h; ++iy)
+        for (long ix = 0; ix < samples_w; ++ix) {
+            const ACC_T y = y0 + (ph + (iy + (ACC_T)0.5) / samples_h) * bin_h;
+            const ACC_T x = x0 + (pw + (ix + (ACC_T)0.5) / samples_w) * bin_w;
+            long yl = 0, xl = 0;
+            ACC_T ly = 0, lx = 0;
+            ACC_T v0 = 0, v1 = 0, v2 = 0, v3 = 0;
+            if (sample_axis(y, height, &yl, &ly) && sample_axis(x, width, &xl, &lx)) {
+                const long yh = min(yl + 1, height - 1), xh = min(xl + 1, width - 1);
+                v0 = (1 - ly) * (1 - lx) * (ACC_T)LOAD(input0, plane + (ulong)(yl * width + xl));
+                v1 = (1 - ly) * lx * (ACC_T)LOAD(input0, plane + (ulong)(yl * width + xh));
+                v2 = ly * (1 - lx) * (ACC_T)LOAD(input0, plane + (ulong)(yh * width + xl));
+                v3 = ly * lx * (ACC_T)LOAD(input0, plane + (ulong)(yh * width + xh));
+            }
+            const ACC_T m = max(max(v0, v1), max(v2, v3));
+            best = any ? max(best, m) : m;
+            any = true;
+            sum += v0 + v1 + v2 + v3;
+        }
+    STORE(output0, o, MAX_MODE ? best : sum / count);
+}
