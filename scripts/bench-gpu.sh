@@ -150,29 +150,32 @@ try:
 except (OSError, ValueError, KeyError) as e:
     sys.exit("no tables: %s is not a benchmark report (%s)" % (sys.argv[1], e))
 rows = [b for b in rows if b.get("run_type", "iteration") == "iteration"]
-def pairs(test):  # rows ocl/<case>/<impl> by case, then impl
+def name(b):
+    return b["name"].replace("/manual_time", "")
+def pairs(test):  # rows ocl/<case>/<impl> by case, then impl (the first repetition)
     cases = {}
     for b in rows:
-        parts = b["name"].split("/")
+        parts = name(b).split("/")
         if len(parts) == 3 and parts[2] in ("ocl_static", "ocl_dynamic") and test(parts[1]):
-            cases.setdefault(parts[1], {})[parts[2]] = b
+            cases.setdefault(parts[1], {}).setdefault(parts[2], b)
     return cases
-def cell(b, key, fmt, why=False):  # why: a skipped row's message in this cell
+def cell(b, key, fmt=None, why=False):  # fmt None: 3 digits, no decimals from 100 on; why: a skip's message here
     if b is not None and b.get("error_occurred"):
         return "skipped: " + b.get("error_message", "")[:80] if why else "-"
-    return fmt % b[key] if b is not None and key in b else "-"
-copy = [b for b in rows if b["name"] == "ocl/copy_kernel" and "GB/s" in b]
+    if b is None or key not in b: return "-"
+    return (fmt or ("%.0f" if abs(b[key]) >= 100 else "%.3g")) % b[key]
+copy = [b for b in rows if name(b) == "ocl/copy_kernel" and "GB/s" in b]
 mem = pairs(lambda case: not case.startswith("conv"))
 if mem:
     print("## Memory-bound ops against the copy kernel (GB/s read + written; goal >= 0.70 of copy)\n")
-    if copy: print("copy kernel: %.0f GB/s at %.0f MiB\n" % (copy[0]["GB/s"], copy[0]["MiB"]))
+    if copy: print("copy kernel: %s GB/s at %.0f MiB\n" % (cell(copy[0], "GB/s"), copy[0]["MiB"]))
     print("| op | shapes | static GB/s | of copy | dynamic GB/s | of copy | >= 0.70 |")
     print("|---|---|---|---|---|---|---|")
     for case, v in mem.items():
         s, d = v.get("ocl_static"), v.get("ocl_dynamic")
         ratios = [b["of_copy"] for b in (s, d) if b and "of_copy" in b]
         ok = "-" if not ratios else ("yes" if min(ratios) >= 0.70 else "NO")
-        cells = [cell(s, "GB/s", "%.0f", True), cell(s, "of_copy", "%.2f"), cell(d, "GB/s", "%.0f", True),
+        cells = [cell(s, "GB/s", why=True), cell(s, "of_copy", "%.2f"), cell(d, "GB/s", why=True),
                  cell(d, "of_copy", "%.2f"), ok]
         print("| " + " | ".join([case, (s or d).get("label", "")] + cells) + " |")
     print()
@@ -183,8 +186,8 @@ if conv:
     print("|---|---|---|---|---|---|---|")
     for case, v in conv.items():
         s, d = v.get("ocl_static"), v.get("ocl_dynamic")
-        cells = [cell(s, "GFLOP/s", "%.0f", True), cell(s, "ms_per_run", "%.3f"), cell(d, "GFLOP/s", "%.0f", True),
-                 cell(d, "ms_per_run", "%.3f"), cell(d, "dyn_over_static", "%.2f")]
+        cells = [cell(s, "GFLOP/s", why=True), cell(s, "ms_per_run"), cell(d, "GFLOP/s", why=True),
+                 cell(d, "ms_per_run"), cell(d, "dyn_over_static", "%.2f")]
         print("| " + " | ".join([case, (s or d).get("label", "")] + cells) + " |")
     print()
 PY
