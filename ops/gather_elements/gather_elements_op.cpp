@@ -12,6 +12,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_index.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "gather_elements_cl.hpp"
@@ -21,8 +22,6 @@ namespace {
 using namespace dynrt;
 
 constexpr const char* kOp = "gather_elements";
-
-bool is_index_type(DataType t) { return t == DataType::i32 || t == DataType::i64; }
 
 std::vector<Layout> infer_gather_elements(const ShapeInferContext& ctx) {
     const Layout& data = ctx.inputs.at(0);
@@ -49,42 +48,14 @@ std::vector<Layout> infer_gather_elements(const ShapeInferContext& ctx) {
 
 // ---- reference ------------------------------------------------------------
 
-Error index_error(const HostCall& call, int64_t value, size_t at, size_t axis) {
-    ErrorContext where;
-    where.node = call.node();
-    where.op = kOp;
-    return Error("index " + std::to_string(value) + " (at position " + std::to_string(at) +
-                     ") is out of range for axis " + std::to_string(axis) + " of size " +
-                     std::to_string(call.in_shape(0)[axis]) + " in data " + call.in_shape(0).to_string(),
-                 where);
-}
-
 void gather_elements_kernel(HostCall& call) {
-    const Shape& data = call.in_shape(0);
-    const Shape& ind = call.in_shape(1);
-    const size_t rank = data.rank(), axis = axis_attr(call.attrs(), rank);
-    const int64_t len = data[axis];
-    const std::vector<int64_t> idx = call.get_ints(1);
     // Every index checked before anything is written.
-    std::vector<size_t> pos(idx.size());
-    for (size_t j = 0; j < idx.size(); ++j) {
-        const int64_t v = idx[j] < 0 ? idx[j] + len : idx[j];
-        if (v < 0 || v >= len) throw index_error(call, idx[j], j, axis);
-        pos[j] = static_cast<size_t>(v);
-    }
-    if (idx.empty()) return;
+    const std::vector<size_t> from = axis_index_positions(call, kOp);
+    if (from.empty()) return;
     const size_t width = byte_size(call.in_type(0));
-    const std::vector<size_t> ds = strides_of(data), is = strides_of(ind);
     const auto* src = static_cast<const unsigned char*>(call.in_raw(0));
     auto* dst = static_cast<unsigned char*>(call.out_raw(0));
-    for (size_t o = 0; o < idx.size(); ++o) {
-        size_t from = 0;
-        for (size_t d = 0; d < rank; ++d) {
-            const size_t c = d == axis ? pos[o] : o / is[d] % static_cast<size_t>(ind[d]);
-            from += c * ds[d];
-        }
-        std::memcpy(dst + o * width, src + from * width, width);
-    }
+    for (size_t o = 0; o < from.size(); ++o) std::memcpy(dst + o * width, src + from[o] * width, width);
 }
 
 // ---- OpenCL ---------------------------------------------------------------
@@ -107,17 +78,9 @@ OclKernelSpec gather_elements_ocl_spec() {
     return spec;
 }
 
-std::string check_inputs(const KernelParams& p) {
-    if (!is_index_type(p.inputs.at(1).dtype))
-        return std::string("indices type ") + to_string(p.inputs.at(1).dtype) + " is not i32 or i64";
-    return {};
-}
+std::string check_inputs(const KernelParams& p) { return check_index_input(p, 1, "indices"); }
 
-std::string check_ocl(const KernelParams& p) {
-    if (p.inputs.at(0).shape.rank() > kOclMaxRank)
-        return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
-    return check_inputs(p);
-}
+std::string check_ocl(const KernelParams& p) { return check_index_input(p, 1, "indices", kOclMaxRank); }
 
 // ONNX ops this op implements (dynrt/op_import.hpp).
 bool onnx_gather_elements(ImportContext& c) {

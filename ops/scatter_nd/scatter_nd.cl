@@ -1,55 +1,18 @@
-// scatter_nd on OpenCL: two kernels in order on the stream.
+// scatter_nd on OpenCL, after dynrt/ocl_scatter.cl (GET, PUT, COMBINE): two
+// kernels in order on the stream, scatter_copy (ocl_scatter.cl: out = data,
+// as bits), then scatter_nd_apply: one work-item per position e within a
+// slice (INNER, the product of the data dims after the tuple). It walks the
+// TUPLES index tuples in order and applies updates[t, e] at slice tuple t,
+// position e, so two work-items never touch one element and duplicate tuples
+// combine in row-major order, as on the host. A tuple's TUPLE_LEN indices
+// address data dims FIRST_DIM.. of the 8 right-aligned INPUT0_DIMj (literals
+// in the static build, shape_info reads in the shape-agnostic one), each
+// counted from the end when negative; an update whose tuple is still out of
+// range is dropped (the host impls raise an error instead: the device cannot
+// report one without a read-back).
 //
-// scatter_nd_copy: one work-item per element, out = data, as bits.
-// scatter_nd_apply: one work-item per position e within a slice (INNER, the
-// product of the data dims after the tuple). It walks the TUPLES index tuples
-// in order and applies updates[t, e] at slice tuple t, position e, so two
-// work-items never touch one element and duplicate tuples combine in
-// row-major order, as on the host. A tuple's TUPLE_LEN indices address data
-// dims FIRST_DIM.. of the 8 right-aligned INPUT0_DIMj (literals in the static
-// build, shape_info reads in the shape-agnostic one), each counted from the
-// end when negative; an update whose tuple is still out of range is dropped
-// (the host impls raise an error instead: the device cannot report one
-// without a read-back).
-//
-// From the host: BITS_T (unsigned type of the element's width), ELEM_T (the
-// pointer type of the apply kernel: BITS_T without a reduction, else the
-// element's type, half for f16), VALUE_T (float for f16, else ELEM_T),
-// DATA_F16, IS_INTEGER, UVALUE_T (the unsigned type integer add and mul wrap
-// in), REDUCTION (0 none, 1 add, 2 mul, 3 max, 4 min), USES_F64.
-#if USES_F64 && !defined(cl_khr_fp64)
-#error "a reduction over f64 data needs a device with cl_khr_fp64"
-#endif
-
-#if DATA_F16
-#define GET(p, i) vload_half((i), (p))
-#define PUT(p, i, v) vstore_half_rte((v), (i), (p))
-#else
-#define GET(p, i) ((p)[(i)])
-#define PUT(p, i, v) ((p)[(i)] = (v))
-#endif
-
-#if REDUCTION == 1 && IS_INTEGER
-#define COMBINE(a, b) ((VALUE_T)((UVALUE_T)(a) + (UVALUE_T)(b)))
-#elif REDUCTION == 1
-#define COMBINE(a, b) ((a) + (b))
-#elif REDUCTION == 2 && IS_INTEGER
-#define COMBINE(a, b) ((VALUE_T)((UVALUE_T)(a) * (UVALUE_T)(b)))
-#elif REDUCTION == 2
-#define COMBINE(a, b) ((a) * (b))
-#elif REDUCTION == 3
-#define COMBINE(a, b) ((b) > (a) ? (b) : (a))
-#elif REDUCTION == 4
-#define COMBINE(a, b) ((b) < (a) ? (b) : (a))
-#else
-#define COMBINE(a, b) (b)
-#endif
-
-KERNEL(scatter_nd_copy)(OPTIONAL_SHAPE_INFO_ARG __global const BITS_T* input0, __global BITS_T* output0) {
-    const ulong i = get_global_id(0);
-    if (i < (ulong)OUTPUT0_LENGTH) output0[i] = input0[i];
-}
-
+// From the host: the constants of dynrt/ocl_scatter.cl, TUPLE_LEN, FIRST_DIM,
+// TUPLES and INNER.
 KERNEL(scatter_nd_apply)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT1_TYPE* input1, __global const ELEM_T* input2,
                          __global ELEM_T* output0) {
     const ulong inner = (ulong)(INNER);
