@@ -15,6 +15,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_block.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 
@@ -26,35 +27,12 @@ constexpr const char* kOp = "depth_to_space";
 const std::vector<std::string> kModes = {"DCR", "CRD"};
 enum Mode : size_t { kDcr, kCrd };
 
-int64_t blocksize_of(const Attributes& a, const std::string& node) {
-    const int64_t b = a.get_int("blocksize");
-    if (b < 1)
-        throw Error("blocksize " + std::to_string(b) + " must be at least 1", node_context(node, kOp, "blocksize"));
-    return b;
-}
-
-// Dim `d` times `f`, bounds scaled; `what` names the product in the error.
-Dimension scaled(const Dimension& d, int64_t f, const ErrorContext& where, const std::string& what) {
-    const auto mul = [&](int64_t v) {
-        if (v > static_cast<int64_t>(kMaxElements) / f) throw Error(what + " has more than 2^60 elements", where);
-        return v * f;
-    };
-    if (d.is_static()) return Dimension(mul(d.get_length()));
-    return Dimension(mul(d.min()), d.max() == Dimension::kUnbounded ? Dimension::kUnbounded : mul(d.max()));
-}
-
-// Dim `d` divided by `f` (static dims are multiples of f), bounds narrowed to the multiples.
-Dimension divided(const Dimension& d, int64_t f) {
-    if (d.is_static()) return Dimension(d.get_length() / f);
-    return Dimension((d.min() + f - 1) / f, d.max() == Dimension::kUnbounded ? Dimension::kUnbounded : d.max() / f);
-}
-
 std::vector<Layout> infer_depth_to_space(const ShapeInferContext& ctx) {
     const Layout& x = ctx.inputs.at(0);
     const ErrorContext where = node_context(ctx.node, kOp, "blocksize");
     if (x.shape.rank() != 4)
         throw Error("the input must be 4-D [N, C, H, W], got " + x.to_string(), node_context(ctx.node, kOp, "input"));
-    const int64_t b = blocksize_of(ctx.attrs, ctx.node);
+    const int64_t b = blocksize_attr(ctx.attrs, kOp, ctx.node);
     mode_index(kOp, kModes, ctx.attrs.get_string("mode"));
     const int64_t bb = checked_mul(b, b, "blocksize * blocksize");
     const Dimension& c = x.shape[1];
@@ -62,8 +40,8 @@ std::vector<Layout> infer_depth_to_space(const ShapeInferContext& ctx) {
         throw Error("the channels of " + x.to_string() + " are not a multiple of blocksize^2 = " + std::to_string(bb),
                     where);
     const std::string what = "depth_to_space of " + x.to_string() + " by " + std::to_string(b);
-    return {Layout(PartialShape({x.shape[0], divided(c, bb), scaled(x.shape[2], b, where, what),
-                                 scaled(x.shape[3], b, where, what)}),
+    return {Layout(PartialShape({x.shape[0], dim_over(c, bb), dim_times(x.shape[2], b, where, what),
+                                 dim_times(x.shape[3], b, where, what)}),
                    x.dtype)};
 }
 

@@ -13,6 +13,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_block.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "space_to_depth_cl.hpp"
@@ -23,29 +24,12 @@ using namespace dynrt;
 
 constexpr const char* kOp = "space_to_depth";
 
-// Dim `d` times `f`, bounds scaled; `what` names the product in the error.
-Dimension scaled(const Dimension& d, int64_t f, const ErrorContext& where, const std::string& what) {
-    const auto mul = [&](int64_t v) {
-        if (v > static_cast<int64_t>(kMaxElements) / f) throw Error(what + " has more than 2^60 elements", where);
-        return v * f;
-    };
-    if (d.is_static()) return Dimension(mul(d.get_length()));
-    return Dimension(mul(d.min()), d.max() == Dimension::kUnbounded ? Dimension::kUnbounded : mul(d.max()));
-}
-
-// Dim `d` divided by `f` (static dims are multiples of f), bounds narrowed to the multiples.
-Dimension divided(const Dimension& d, int64_t f) {
-    if (d.is_static()) return Dimension(d.get_length() / f);
-    return Dimension((d.min() + f - 1) / f, d.max() == Dimension::kUnbounded ? Dimension::kUnbounded : d.max() / f);
-}
-
 std::vector<Layout> infer_space_to_depth(const ShapeInferContext& ctx) {
     const Layout& x = ctx.inputs.at(0);
     const ErrorContext where = node_context(ctx.node, kOp, "blocksize");
     if (x.shape.rank() != 4)
         throw Error("the input must be 4-D [N, C, H, W], got " + x.to_string(), node_context(ctx.node, kOp, "input"));
-    const int64_t b = ctx.attrs.get_int("blocksize");
-    if (b < 1) throw Error("blocksize " + std::to_string(b) + " must be at least 1", where);
+    const int64_t b = blocksize_attr(ctx.attrs, kOp, ctx.node);
     for (size_t d : {2, 3})
         if (x.shape[d].is_static() && x.shape[d].get_length() % b != 0)
             throw Error("spatial dim " + std::to_string(d) + " of " + x.to_string() +
@@ -53,9 +37,9 @@ std::vector<Layout> infer_space_to_depth(const ShapeInferContext& ctx) {
                         where);
     const int64_t bb = checked_mul(b, b, "blocksize * blocksize");
     const std::string what = "space_to_depth of " + x.to_string() + " by " + std::to_string(b);
-    return {Layout(
-        PartialShape({x.shape[0], scaled(x.shape[1], bb, where, what), divided(x.shape[2], b), divided(x.shape[3], b)}),
-        x.dtype)};
+    return {Layout(PartialShape({x.shape[0], dim_times(x.shape[1], bb, where, what), dim_over(x.shape[2], b),
+                                 dim_over(x.shape[3], b)}),
+                   x.dtype)};
 }
 
 // ---- reference ------------------------------------------------------------
