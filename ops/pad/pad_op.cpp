@@ -22,6 +22,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_index.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "pad_cl.hpp"
@@ -35,8 +36,6 @@ const std::vector<std::string> kModes = {"constant", "reflect", "edge", "wrap"};
 constexpr size_t kOclMaxRank = 8;
 
 PadMode pad_mode(const Attributes& a) { return static_cast<PadMode>(mode_index("pad", kModes, a.get_string("mode"))); }
-
-bool is_index_type(DataType t) { return t == DataType::i32 || t == DataType::i64; }
 
 Error pad_error(const std::string& node, const std::string& field, const std::string& message) {
     return Error(message, node_context(node, "pad", field));
@@ -262,12 +261,10 @@ OclKernelSpec pad_ocl_spec() {
 }
 
 std::string ocl_check(const KernelParams& p) {
-    if (p.inputs.at(0).shape.rank() > kOclMaxRank)
-        return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
+    std::string why = check_max_rank(p, kOclMaxRank);
     for (size_t k : {size_t{1}, size_t{3}})
-        if (k < p.inputs.size() && !is_index_type(p.inputs[k].dtype))
-            return "input " + std::to_string(k) + " type " + to_string(p.inputs[k].dtype) + " is not i32 or i64";
-    return {};
+        if (why.empty() && k < p.inputs.size()) why = check_index_input(p, k, "input " + std::to_string(k));
+    return why;
 }
 
 // ---- ONNX -----------------------------------------------------------------

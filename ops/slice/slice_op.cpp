@@ -21,6 +21,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_index.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "slice_cl.hpp"
@@ -31,8 +32,6 @@ using namespace dynrt;
 
 constexpr size_t kOclMaxRank = 8;                                    // dims the shape info and JIT constants hold
 const char* const kFields[] = {"starts", "ends", "axes", "steps"};   // inputs 1-4, in order
-
-bool is_index_type(DataType t) { return t == DataType::i32 || t == DataType::i64; }
 
 Error slice_error(const std::string& node, const std::string& field, const std::string& message) {
     return Error(message, node_context(node, "slice", field));
@@ -256,12 +255,9 @@ OclKernelSpec slice_ocl_spec() {
 }
 
 std::string ocl_check(const KernelParams& p) {
-    if (p.inputs.at(0).shape.rank() > kOclMaxRank)
-        return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
-    for (size_t k = 1; k < p.inputs.size(); ++k)
-        if (!is_index_type(p.inputs[k].dtype))
-            return std::string(kFields[k - 1]) + " type " + to_string(p.inputs[k].dtype) + " is not i32 or i64";
-    return {};
+    std::string why = check_max_rank(p, kOclMaxRank);
+    for (size_t k = 1; why.empty() && k < p.inputs.size(); ++k) why = check_index_input(p, k, kFields[k - 1]);
+    return why;
 }
 
 // ---- ONNX -----------------------------------------------------------------
