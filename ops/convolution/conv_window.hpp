@@ -18,15 +18,12 @@
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "dynrt/op_window.hpp"
 
 namespace conv {
 
-enum class AutoPad { explicit_pads, valid, same_upper, same_lower };
-
-inline const std::vector<std::string>& auto_pad_names() {
-    static const std::vector<std::string> kNames = {"explicit", "valid", "same_upper", "same_lower"};
-    return kNames;
-}
+using dynrt::auto_pad_names;
+using dynrt::AutoPad;
 
 // The validated attributes, one value per spatial axis (defaults filled in).
 struct ConvAttrs {
@@ -42,41 +39,22 @@ struct AxisWindow {
 };
 
 inline dynrt::Error attr_fault(const std::string& node, const std::string& attr, const std::string& message) {
-    return dynrt::Error("convolution: " + message, dynrt::node_context(node, "convolution", attr));
-}
-
-// Attribute `name` with one value per spatial axis: empty gives `fill` on every axis.
-inline std::vector<int64_t> per_axis(const dynrt::Attributes& a, const std::string& name, size_t rank, int64_t fill,
-                                     int64_t min, const std::string& node) {
-    std::vector<int64_t> v = a.get_ints(name);
-    if (v.empty()) v.assign(rank, fill);
-    if (v.size() != rank)
-        throw attr_fault(node, name,
-                         "attribute '" + name + "' " + dynrt::ints_to_string(v) + " needs " + std::to_string(rank) +
-                             " values, one per spatial axis");
-    for (int64_t x : v)
-        if (x < min)
-            throw attr_fault(
-                node, name,
-                "attribute '" + name + "' must be " + (min > 0 ? "> 0" : ">= 0") + ", got " + dynrt::ints_to_string(v));
-    return v;
+    return dynrt::window_attr_error("convolution", node, attr, message);
 }
 
 // Reads and checks the attributes for `rank` spatial axes.
 inline ConvAttrs read_attrs(const dynrt::Attributes& a, size_t rank, const std::string& node) {
     ConvAttrs r;
-    r.auto_pad = static_cast<AutoPad>(dynrt::mode_index("convolution", auto_pad_names(), a.get_string("auto_pad")));
-    r.strides = per_axis(a, "strides", rank, 1, 1, node);
-    r.dilations = per_axis(a, "dilations", rank, 1, 1, node);
-    r.pads_begin = per_axis(a, "pads_begin", rank, 0, 0, node);
-    r.pads_end = per_axis(a, "pads_end", rank, 0, 0, node);
+    r.auto_pad = dynrt::auto_pad_of("convolution", a);
+    r.strides = dynrt::per_axis_attr(a, "strides", rank, 1, 1, "convolution", node);
+    r.dilations = dynrt::per_axis_attr(a, "dilations", rank, 1, 1, "convolution", node);
+    r.pads_begin = dynrt::per_axis_attr(a, "pads_begin", rank, 0, 0, "convolution", node);
+    r.pads_end = dynrt::per_axis_attr(a, "pads_end", rank, 0, 0, "convolution", node);
     r.groups = a.get_int("groups");
     if (r.groups < 1)
         throw attr_fault(node, "groups", "attribute 'groups' must be >= 1, got " + std::to_string(r.groups));
     return r;
 }
-
-inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0); }
 
 // The window of spatial axis `i` for input extent `in` (>= 0) and kernel
 // extent `k` (>= 1). explicit/valid: out = floor((in + pb + pe - span) / s) + 1
@@ -88,30 +66,24 @@ inline AxisWindow axis_window(const ConvAttrs& a, size_t i, int64_t in, int64_t 
     const std::string at = "[" + std::to_string(i) + "]";
     AxisWindow w;
     w.in = in, w.k = k, w.s = a.strides[i], w.d = a.dilations[i];
-    const std::string span_what = "convolution: dilations" + at + " * (kernel extent - 1) + 1";
-    const int64_t span =
-        dynrt::checked_add(dynrt::checked_mul(w.d, k - 1, span_what.c_str()), int64_t{1}, span_what.c_str());
-    if (a.auto_pad == AutoPad::same_upper || a.auto_pad == AutoPad::same_lower) {
-        w.out = in / w.s + (in % w.s != 0 ? 1 : 0);
-        const std::string what = "convolution: auto_pad total padding of spatial axis " + at;
-        const int64_t reach =
-            w.out < 1 ? 0 : dynrt::checked_add(dynrt::checked_mul(w.out - 1, w.s, what.c_str()), span, what.c_str());
-        const int64_t total = reach > in ? reach - in : 0;
-        w.pb = a.auto_pad == AutoPad::same_upper ? total / 2 : total - total / 2;
-        w.pe = total - w.pb;
+    const int64_t span = dynrt::window_span(w.d, k, "convolution: dilations" + at + " * (kernel extent - 1) + 1");
+    if (dynrt::is_same_pad(a.auto_pad)) {
+        const dynrt::SamePads p =
+            dynrt::same_pads(in, w.s, span, a.auto_pad, "convolution: auto_pad total padding of spatial axis " + at);
+        w.out = p.out, w.pb = p.begin, w.pe = p.end;
         return w;
     }
     if (a.auto_pad == AutoPad::explicit_pads) w.pb = a.pads_begin[i], w.pe = a.pads_end[i];
     const std::string what = "convolution: input extent + pads_begin" + at + " + pads_end" + at;
     const int64_t padded = dynrt::checked_add(dynrt::checked_add(in, w.pb, what.c_str()), w.pe, what.c_str());
-    w.out = floor_div(padded - span, w.s) + 1;
+    w.out = dynrt::floor_div(padded - span, w.s) + 1;
     return w;
 }
 
 // The attribute to blame for an empty output of `w`: the dilation when the
 // undilated kernel would fit, else the padding (or auto_pad).
 inline std::string empty_output_field(const ConvAttrs& a, const AxisWindow& w) {
-    if (a.auto_pad == AutoPad::same_upper || a.auto_pad == AutoPad::same_lower) return "auto_pad";
+    if (dynrt::is_same_pad(a.auto_pad)) return "auto_pad";
     if (w.d > 1 && w.in + w.pb + w.pe >= w.k) return "dilations";
     return a.auto_pad == AutoPad::valid ? "auto_pad" : "pads_begin";
 }

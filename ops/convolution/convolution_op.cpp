@@ -21,6 +21,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/ocl_window.hpp"
 #include "dynrt/op_import.hpp"
 #include "dynrt/op_sdk.hpp"
 
@@ -187,13 +188,6 @@ void reference(dynrt::HostCall& call) {
 
 // ---- OpenCL ----------------------------------------------------------------------
 
-// The JIT name of spatial axis j (0: d, 1: h, 2: w) of tensor `t` of `rank`
-// dims, or "1" for the axes a lower rank lacks (dims are right-aligned over 8).
-std::string spatial_dim(const std::string& t, size_t rank, size_t j) {
-    if (j + (rank - 2) < 3) return "1";
-    return t + "_DIM" + std::to_string(8 - 3 + j);
-}
-
 // Attributes as JIT constants in both builds; dims are literals in the static
 // build and shape_info reads in the dynamic one. Pads that auto_pad same_*
 // derives from the extents are an expression of them (folded to a literal in
@@ -208,38 +202,20 @@ dynrt::JitDefines ocl_defines(const dynrt::KernelParams& p, bool) {
                            {"C_DIM", "INPUT0_DIM" + second},
                            {"O_DIM", "INPUT1_DIM" + lead},
                            {"CG_DIM", "INPUT1_DIM" + second}};
-    const char* axes[3] = {"D", "H", "W"};
-    const size_t skip = 3 - (rank - 2);
-    const bool same = a.auto_pad == AutoPad::same_upper || a.auto_pad == AutoPad::same_lower;
-    for (size_t j = 0; j < 3; ++j) {
-        const std::string ax = axes[j];
-        const bool real = j >= skip;
-        const auto attr = [&](const std::vector<int64_t>& v, int64_t unit) {
-            return std::to_string(real ? v[j - skip] : unit);
-        };
-        d.emplace_back("IN_" + ax, spatial_dim("INPUT0", rank, j));
-        d.emplace_back("OUT_" + ax, spatial_dim("OUTPUT0", rank, j));
-        d.emplace_back("K_" + ax, spatial_dim("INPUT1", rank, j));
-        d.emplace_back("STRIDE_" + ax, attr(a.strides, 1));
-        d.emplace_back("DILATION_" + ax, attr(a.dilations, 1));
-        std::string pad = a.auto_pad == AutoPad::explicit_pads ? attr(a.pads_begin, 0) : "0";
-        if (same && real)
-            pad = "SAME_PAD_BEGIN(IN_" + ax + ", OUT_" + ax + ", K_" + ax + ", STRIDE_" + ax + ", DILATION_" + ax +
-                  ", " + (a.auto_pad == AutoPad::same_lower ? "1" : "0") + ")";
-        d.emplace_back("PAD_" + ax, pad);
-    }
+    const std::vector<int64_t> pads = a.auto_pad == AutoPad::explicit_pads ? a.pads_begin : std::vector<int64_t>();
+    const auto same_pad = [&](const std::string& x, size_t) -> std::string {
+        if (!dynrt::is_same_pad(a.auto_pad)) return {};
+        return "SAME_PAD_BEGIN(IN_" + x + ", OUT_" + x + ", K_" + x + ", STRIDE_" + x + ", DILATION_" + x + ", " +
+               (a.auto_pad == AutoPad::same_lower ? "1" : "0") + ")";
+    };
+    const dynrt::JitDefines axes = dynrt::jit_window_axes(rank, a.strides, a.dilations, pads, same_pad);
+    d.insert(d.end(), axes.begin(), axes.end());
     return d;
 }
 
 // The kernel indexes with int: tensors and window attributes must fit.
 std::string ocl_validate(const dynrt::KernelParams& p) {
-    std::string why = dynrt::check_dtype_and_int_range(p, DataType::f32, false);
-    if (!why.empty()) return why;
-    const dynrt::Attributes& at = *p.attrs;
-    for (const char* name : {"strides", "dilations", "pads_begin", "pads_end"})
-        for (int64_t v : at.get_ints(name))
-            if (v > 0x3fffffff) return std::string("attribute ") + name + " exceeds the kernel's int range";
-    return std::string();
+    return dynrt::check_window_int_range(p, false, {"strides", "dilations", "pads_begin", "pads_end"});
 }
 
 dynrt::OclKernelSpec ocl_spec() {
@@ -261,47 +237,9 @@ dynrt::OclKernelSpec ocl_spec() {
 
 // ---- ONNX ----------------------------------------------------------------------
 
-// `pads` [b..., e...] (or auto_pad) of a node with `spatial` axes into
-// pads_begin / pads_end or auto_pad.
-bool onnx_pads(dynrt::ImportContext& c, size_t spatial) {
-    const std::string auto_pad = c.s("auto_pad", "NOTSET");
-    if (auto_pad == "NOTSET") {
-        const std::vector<int64_t> p = c.ints("pads");
-        if (p.empty()) return true;
-        if (p.size() != 2 * spatial)
-            return c.unsupported("pads " + dynrt::ints_to_string(p) + " not of length 2 * " + std::to_string(spatial));
-        const auto mid = p.begin() + static_cast<std::ptrdiff_t>(spatial);
-        c.set("pads_begin", std::vector<int64_t>(p.begin(), mid));
-        c.set("pads_end", std::vector<int64_t>(mid, p.end()));
-        return true;
-    }
-    const std::vector<std::string> onnx = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
-    const auto it = std::find(onnx.begin(), onnx.end(), auto_pad);
-    if (it == onnx.end()) return c.unsupported("auto_pad '" + auto_pad + "' is not an ONNX value");
-    c.set("auto_pad", conv::auto_pad_names()[static_cast<size_t>(it - onnx.begin())]);
-    return true;
-}
-
 bool onnx_conv(dynrt::ImportContext& c) {
     if (!c.only_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})) return false;
-    const size_t rank = c.rank(0);
-    if (rank < 3 || rank > 5 || c.rank(1) != rank)
-        return c.unsupported("dynrt convolves over 1 to 3 spatial axes; the input has rank " + std::to_string(rank) +
-                             ", the weights " + std::to_string(c.rank(1)));
-    const size_t spatial = rank - 2;
-    const dynrt::PartialShape& w = c.layout(1).shape;
-    const std::vector<int64_t> ks = c.ints("kernel_shape");
-    if (!ks.empty()) {
-        if (ks.size() != spatial) return c.unsupported("kernel_shape " + dynrt::ints_to_string(ks) + " not of rank R");
-        for (size_t i = 0; i < spatial; ++i)
-            if (w[2 + i].is_static() && w[2 + i].get_length() != ks[i])
-                return c.unsupported("kernel_shape " + dynrt::ints_to_string(ks) + " differs from the weights " +
-                                     w.to_string());
-    }
-    if (c.has("strides")) c.set("strides", c.ints("strides"));
-    if (c.has("dilations")) c.set("dilations", c.ints("dilations"));
-    if (!onnx_pads(c, spatial)) return false;
-    c.set("groups", c.i("group", 1));
+    if (!dynrt::onnx_weighted_window(c, "convolves")) return false;
     c.use_inputs({0, 1, 2});
     return true;
 }

@@ -22,8 +22,10 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/ocl_window.hpp"
 #include "dynrt/op_import.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "dynrt/op_window.hpp"
 
 namespace {
 
@@ -32,12 +34,7 @@ using dynrt::Dimension;
 using dynrt::PartialShape;
 using dynrt::Shape;
 
-enum class AutoPad { explicit_pads, valid, same_upper, same_lower };
-
-const std::vector<std::string>& auto_pad_names() {
-    static const std::vector<std::string> kNames = {"explicit", "valid", "same_upper", "same_lower"};
-    return kNames;
-}
+using dynrt::AutoPad;
 
 // The validated attributes, one value per spatial axis (defaults filled in);
 // output_shape is empty unless the output extents are fixed.
@@ -46,9 +43,7 @@ struct DeconvAttrs {
     std::vector<int64_t> strides, dilations, pads_begin, pads_end, output_padding, output_shape;
     int64_t groups = 1;
     // Pads derived from the extents (output_shape or same_*), not the attributes.
-    bool derived() const {
-        return !output_shape.empty() || auto_pad == AutoPad::same_upper || auto_pad == AutoPad::same_lower;
-    }
+    bool derived() const { return !output_shape.empty() || dynrt::is_same_pad(auto_pad); }
     // A derived odd pad goes to the begin (ONNX: every case but same_upper).
     bool lower_split() const { return auto_pad != AutoPad::same_upper; }
 };
@@ -61,28 +56,17 @@ struct AxisWindow {
 };
 
 dynrt::Error attr_fault(const std::string& node, const std::string& attr, const std::string& message) {
-    return dynrt::Error("deconvolution: " + message, dynrt::node_context(node, "deconvolution", attr));
+    return dynrt::window_attr_error("deconvolution", node, attr, message);
 }
 
 std::vector<int64_t> per_axis(const dynrt::Attributes& a, const std::string& name, size_t rank, int64_t fill,
                               int64_t min, const std::string& node) {
-    std::vector<int64_t> v = a.get_ints(name);
-    if (v.empty()) v.assign(rank, fill);
-    if (v.size() != rank)
-        throw attr_fault(node, name,
-                         "attribute '" + name + "' " + dynrt::ints_to_string(v) + " needs " + std::to_string(rank) +
-                             " values, one per spatial axis");
-    for (int64_t x : v)
-        if (x < min)
-            throw attr_fault(
-                node, name,
-                "attribute '" + name + "' must be " + (min > 0 ? "> 0" : ">= 0") + ", got " + dynrt::ints_to_string(v));
-    return v;
+    return dynrt::per_axis_attr(a, name, rank, fill, min, "deconvolution", node);
 }
 
 DeconvAttrs read_attrs(const dynrt::Attributes& a, size_t rank, const std::string& node) {
     DeconvAttrs r;
-    r.auto_pad = static_cast<AutoPad>(dynrt::mode_index("deconvolution", auto_pad_names(), a.get_string("auto_pad")));
+    r.auto_pad = dynrt::auto_pad_of("deconvolution", a);
     r.strides = per_axis(a, "strides", rank, 1, 1, node);
     r.dilations = per_axis(a, "dilations", rank, 1, 1, node);
     r.pads_begin = per_axis(a, "pads_begin", rank, 0, 0, node);
@@ -283,13 +267,6 @@ void reference(dynrt::HostCall& call) {
 
 // ---- OpenCL ----------------------------------------------------------------------
 
-// The JIT name of spatial axis j (0: d, 1: h, 2: w) of tensor `t` of `rank`
-// dims, or "1" for the axes a lower rank lacks (dims are right-aligned over 8).
-std::string spatial_dim(const std::string& t, size_t rank, size_t j) {
-    if (j + (rank - 2) < 3) return "1";
-    return t + "_DIM" + std::to_string(8 - 3 + j);
-}
-
 // Attributes as JIT constants in both builds; derived begin pads are an
 // expression of the dims (a literal once folded in the static build).
 dynrt::JitDefines ocl_defines(const dynrt::KernelParams& p, bool) {
@@ -302,37 +279,21 @@ dynrt::JitDefines ocl_defines(const dynrt::KernelParams& p, bool) {
                            {"C_DIM", "INPUT0_DIM" + second},
                            {"O_DIM", "OUTPUT0_DIM" + second},
                            {"OG_DIM", "INPUT1_DIM" + second}};
-    const char* axes[3] = {"D", "H", "W"};
-    const size_t skip = 3 - (rank - 2);
-    for (size_t j = 0; j < 3; ++j) {
-        const std::string ax = axes[j];
-        const bool real = j >= skip;
-        const auto attr = [&](const std::vector<int64_t>& v, int64_t unit) {
-            return std::to_string(real ? v[j - skip] : unit);
-        };
-        d.emplace_back("IN_" + ax, spatial_dim("INPUT0", rank, j));
-        d.emplace_back("OUT_" + ax, spatial_dim("OUTPUT0", rank, j));
-        d.emplace_back("K_" + ax, spatial_dim("INPUT1", rank, j));
-        d.emplace_back("STRIDE_" + ax, attr(a.strides, 1));
-        d.emplace_back("DILATION_" + ax, attr(a.dilations, 1));
-        std::string pad = a.auto_pad == AutoPad::explicit_pads ? attr(a.pads_begin, 0) : "0";
-        if (a.derived() && real)
-            pad = "DERIVED_PAD_BEGIN(IN_" + ax + ", OUT_" + ax + ", K_" + ax + ", STRIDE_" + ax + ", DILATION_" + ax +
-                  ", " + attr(a.output_padding, 0) + ", " + (a.lower_split() ? "1" : "0") + ")";
-        d.emplace_back("PAD_" + ax, pad);
-    }
+    const std::vector<int64_t> pads = a.auto_pad == AutoPad::explicit_pads ? a.pads_begin : std::vector<int64_t>();
+    const auto derived_pad = [&](const std::string& x, size_t i) -> std::string {
+        if (!a.derived()) return {};
+        return "DERIVED_PAD_BEGIN(IN_" + x + ", OUT_" + x + ", K_" + x + ", STRIDE_" + x + ", DILATION_" + x + ", " +
+               std::to_string(a.output_padding[i]) + ", " + (a.lower_split() ? "1" : "0") + ")";
+    };
+    const dynrt::JitDefines axes = dynrt::jit_window_axes(rank, a.strides, a.dilations, pads, derived_pad);
+    d.insert(d.end(), axes.begin(), axes.end());
     return d;
 }
 
 // The kernel indexes with int: tensors (weights in storage) and window
 // attributes must fit.
 std::string ocl_validate(const dynrt::KernelParams& p) {
-    std::string why = dynrt::check_dtype_and_int_range(p, DataType::f32, true);
-    if (!why.empty()) return why;
-    for (const char* name : {"strides", "dilations", "pads_begin", "pads_end", "output_shape"})
-        for (int64_t v : p.attrs->get_ints(name))
-            if (v > 0x3fffffff) return std::string("attribute ") + name + " exceeds the kernel's int range";
-    return std::string();
+    return dynrt::check_window_int_range(p, true, {"strides", "dilations", "pads_begin", "pads_end", "output_shape"});
 }
 
 dynrt::OclKernelSpec ocl_spec() {
@@ -360,45 +321,14 @@ std::vector<int64_t> spatial_tail(const std::vector<int64_t>& v, size_t spatial)
     return std::vector<int64_t>(v.begin() + 2, v.end());
 }
 
-bool onnx_pads(dynrt::ImportContext& c, size_t spatial) {
-    const std::string auto_pad = c.s("auto_pad", "NOTSET");
-    const std::vector<std::string> onnx = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
-    const auto it = std::find(onnx.begin(), onnx.end(), auto_pad);
-    if (it == onnx.end()) return c.unsupported("auto_pad '" + auto_pad + "' is not an ONNX value");
-    c.set("auto_pad", auto_pad_names()[static_cast<size_t>(it - onnx.begin())]);
-    const std::vector<int64_t> p = c.ints("pads");
-    if (auto_pad != "NOTSET" || p.empty()) return true;
-    if (p.size() != 2 * spatial)
-        return c.unsupported("pads " + dynrt::ints_to_string(p) + " not of length 2 * " + std::to_string(spatial));
-    const auto mid = p.begin() + static_cast<std::ptrdiff_t>(spatial);
-    c.set("pads_begin", std::vector<int64_t>(p.begin(), mid));
-    c.set("pads_end", std::vector<int64_t>(mid, p.end()));
-    return true;
-}
-
 bool onnx_conv_transpose(dynrt::ImportContext& c) {
     if (!c.only_attrs(
             {"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"}))
         return false;
-    const size_t rank = c.rank(0);
-    if (rank < 3 || rank > 5 || c.rank(1) != rank)
-        return c.unsupported("dynrt transposes convolutions over 1 to 3 spatial axes; the input has rank " +
-                             std::to_string(rank) + ", the weights " + std::to_string(c.rank(1)));
-    const size_t spatial = rank - 2;
-    const dynrt::PartialShape& w = c.layout(1).shape;
-    const std::vector<int64_t> ks = c.ints("kernel_shape");
-    if (!ks.empty()) {
-        if (ks.size() != spatial) return c.unsupported("kernel_shape " + dynrt::ints_to_string(ks) + " not of rank R");
-        for (size_t i = 0; i < spatial; ++i)
-            if (w[2 + i].is_static() && w[2 + i].get_length() != ks[i])
-                return c.unsupported("kernel_shape " + dynrt::ints_to_string(ks) + " differs from the weights " +
-                                     w.to_string());
-    }
-    for (const char* name : {"strides", "dilations", "output_padding"})
-        if (c.has(name)) c.set(name, c.ints(name));
+    if (!dynrt::onnx_weighted_window(c, "transposes convolutions")) return false;
+    const size_t spatial = c.rank(0) - 2;
+    if (c.has("output_padding")) c.set("output_padding", c.ints("output_padding"));
     if (c.has("output_shape")) c.set("output_shape", spatial_tail(c.ints("output_shape"), spatial));
-    if (!onnx_pads(c, spatial)) return false;
-    c.set("groups", c.i("group", 1));
     c.use_inputs({0, 1, 2});
     return true;
 }
@@ -423,7 +353,7 @@ std::vector<dynrt::AttrSpec> deconv_attrs() {
             dynrt::attr_ints("output_shape", none,
                              "fixed output extent per spatial axis (empty: none); pads derived from the input extent"),
             dynrt::attr_int("groups", 1, "channel groups; C must be divisible by it"),
-            dynrt::attr_string("auto_pad", std::string("explicit"), auto_pad_names(),
+            dynrt::attr_string("auto_pad", std::string("explicit"), dynrt::auto_pad_names(),
                                "explicit (pads_*), valid (none) or same_upper/same_lower (output = in*stride, pads "
                                "derived, the odd one at the end/begin)")};
 }

@@ -8,9 +8,7 @@
 // for dynamic dims), the reference kernel and the OpenCL impls' pad scalars
 // recompute it for each concrete shape. Max pooling may also give the flat
 // input index of each maximum (output 1, i64; `indices`).
-#include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -23,6 +21,7 @@
 #include "dynrt/op_import.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "dynrt/op_window.hpp"
 #include "pooling_cl.hpp"
 #include "pooling_window.hpp"
 
@@ -222,23 +221,7 @@ bool onnx_window(ImportContext& c, const std::string& mode) {
     c.set("kernel", k);
     if (c.has("strides")) c.set("strides", c.ints("strides"));
     if (c.has("dilations")) c.set("dilations", c.ints("dilations"));
-    const std::string auto_pad = c.s("auto_pad", "NOTSET");
-    if (auto_pad == "NOTSET") {
-        const std::vector<int64_t> pads = c.ints("pads");
-        if (!pads.empty()) {
-            if (pads.size() != 2 * spatial) return c.unsupported("pads " + ints_to_string(pads) + " not of length 2R");
-            c.set("pads_begin",
-                  std::vector<int64_t>(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(spatial)));
-            c.set("pads_end", std::vector<int64_t>(pads.begin() + static_cast<std::ptrdiff_t>(spatial), pads.end()));
-        }
-    } else if (auto_pad == "VALID" || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        std::string lower = auto_pad;
-        std::transform(lower.begin(), lower.end(), lower.begin(),
-                       [](char ch) { return static_cast<char>(std::tolower(ch)); });
-        c.set("auto_pad", lower);
-    } else {
-        return c.unsupported("auto_pad '" + auto_pad + "' is not an ONNX value");
-    }
+    if (!onnx_window_pads(c, spatial)) return false;
     c.set("ceil_mode", c.i("ceil_mode", 0) != 0);
     c.use_inputs({0});
     return true;

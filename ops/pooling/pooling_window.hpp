@@ -19,18 +19,17 @@
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "dynrt/op_window.hpp"
 
 namespace pooling {
 
+using dynrt::auto_pad_names;
+using dynrt::AutoPad;
+
 enum class Mode { max, avg, lp };
-enum class AutoPad { explicit_pads, valid, same_upper, same_lower };
 
 inline const std::vector<std::string>& mode_names() {
     static const std::vector<std::string> kNames = {"max", "avg", "lp"};
-    return kNames;
-}
-inline const std::vector<std::string>& auto_pad_names() {
-    static const std::vector<std::string> kNames = {"explicit", "valid", "same_upper", "same_lower"};
     return kNames;
 }
 
@@ -50,31 +49,19 @@ struct AxisWindow {
 };
 
 inline dynrt::Error attr_fault(const std::string& node, const std::string& attr, const std::string& message) {
-    return dynrt::Error("pooling: " + message, dynrt::node_context(node, "pooling", attr));
+    return dynrt::window_attr_error("pooling", node, attr, message);
 }
 
-// `v` with one value per spatial axis: empty gives `fill` on every axis.
 inline std::vector<int64_t> per_axis(const dynrt::Attributes& a, const std::string& name, size_t rank, int64_t fill,
                                      int64_t min, const std::string& node) {
-    std::vector<int64_t> v = a.get_ints(name);
-    if (v.empty()) v.assign(rank, fill);
-    if (v.size() != rank)
-        throw attr_fault(node, name,
-                         "attribute '" + name + "' " + dynrt::ints_to_string(v) + " needs " + std::to_string(rank) +
-                             " values, one per spatial axis");
-    for (int64_t x : v)
-        if (x < min)
-            throw attr_fault(
-                node, name,
-                "attribute '" + name + "' " + dynrt::ints_to_string(v) + " must hold values >= " + std::to_string(min));
-    return v;
+    return dynrt::per_axis_attr(a, name, rank, fill, min, "pooling", node);
 }
 
 // Reads and checks the attributes for `rank` spatial axes.
 inline PoolAttrs read_attrs(const dynrt::Attributes& a, size_t rank, const std::string& node) {
     PoolAttrs r;
     r.mode = static_cast<Mode>(dynrt::mode_index("pooling", mode_names(), a.get_string("mode")));
-    r.auto_pad = static_cast<AutoPad>(dynrt::mode_index("pooling", auto_pad_names(), a.get_string("auto_pad")));
+    r.auto_pad = dynrt::auto_pad_of("pooling", a);
     r.global = a.get_bool("global");
     r.ceil_mode = a.get_bool("ceil_mode");
     r.count_include_pad = a.get_bool("count_include_pad");
@@ -99,8 +86,6 @@ inline PoolAttrs read_attrs(const dynrt::Attributes& a, size_t rank, const std::
     r.pads_end = per_axis(a, "pads_end", rank, 0, 0, node);
     return r;
 }
-
-inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0); }
 
 // True when a window of `w` covers no input element. Only possible when taps
 // lie further apart than the input is long (then at most one tap can hit).
@@ -127,20 +112,14 @@ inline AxisWindow axis_window(const PoolAttrs& a, size_t i, int64_t in, const st
         return w;
     }
     w.k = a.kernel[i], w.s = a.strides[i], w.d = a.dilations[i];
-    const std::string span_what = "pooling: dilations" + at + " * (kernel" + at + " - 1) + 1";
-    const int64_t span =
-        dynrt::checked_add(dynrt::checked_mul(w.d, w.k - 1, span_what.c_str()), int64_t{1}, span_what.c_str());
+    const int64_t span = dynrt::window_span(w.d, w.k, "pooling: dilations" + at + " * (kernel" + at + " - 1) + 1");
     const std::string shape = "input extent " + std::to_string(in) + ", kernel " + std::to_string(w.k) + ", dilation " +
                               std::to_string(w.d) + ", stride " + std::to_string(w.s);
-    if (a.auto_pad == AutoPad::same_upper || a.auto_pad == AutoPad::same_lower) {
-        w.out = in / w.s + (in % w.s != 0 ? 1 : 0);
-        if (w.out < 1) throw attr_fault(node, "auto_pad", "empty output along spatial axis " + at + " (" + shape + ")");
-        // total <= span - 1 < span: a window always reaches the input.
-        const std::string what = "pooling: auto_pad total of axis " + at;
-        const int64_t reach = dynrt::checked_add(dynrt::checked_mul(w.out - 1, w.s, what.c_str()), span, what.c_str());
-        const int64_t total = reach > in ? reach - in : 0;
-        w.pb = a.auto_pad == AutoPad::same_upper ? total / 2 : total - total / 2;
-        w.pe = total - w.pb;
+    if (dynrt::is_same_pad(a.auto_pad)) {
+        // total pads <= span - 1 < span: a window always reaches the input.
+        const dynrt::SamePads p = dynrt::same_pads(in, w.s, span, a.auto_pad, "pooling: auto_pad total of axis " + at);
+        if (p.out < 1) throw attr_fault(node, "auto_pad", "empty output along spatial axis " + at + " (" + shape + ")");
+        w.out = p.out, w.pb = p.begin, w.pe = p.end;
     } else {
         if (a.auto_pad == AutoPad::explicit_pads) w.pb = a.pads_begin[i], w.pe = a.pads_end[i];
         if (w.pb >= span || w.pe >= span)
@@ -156,7 +135,7 @@ inline AxisWindow axis_window(const PoolAttrs& a, size_t i, int64_t in, const st
                                  ", pads " + std::to_string(w.pb) + "/" + std::to_string(w.pe) +
                                  "): the output would be empty");
         const bool ceil = a.ceil_mode && a.auto_pad == AutoPad::explicit_pads;
-        w.out = (ceil ? -floor_div(-(padded - span), w.s) : (padded - span) / w.s) + 1;
+        w.out = (ceil ? -dynrt::floor_div(-(padded - span), w.s) : (padded - span) / w.s) + 1;
         // Ceil mode: a last window starting in the end padding is dropped.
         if (ceil && w.out > 1 && dynrt::checked_mul(w.out - 1, w.s, what.c_str()) >= in + w.pb) --w.out;
     }

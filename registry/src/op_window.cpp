@@ -33,7 +33,7 @@ std::vector<int64_t> per_axis_attr(const Attributes& a, const std::string& name,
         if (x < min)
             throw window_attr_error(
                 op, node, name,
-                "attribute '" + name + "' " + ints_to_string(v) + " must hold values >= " + std::to_string(min));
+                "attribute '" + name + "' must be >= " + std::to_string(min) + ", got " + ints_to_string(v));
     return v;
 }
 
