@@ -32,9 +32,11 @@ inline ACC_T position(ACC_T g, long size) {
     if (MODE == 0) v = rint(v);   // half to even, as on the host
     const ACC_T lo = ALIGN_CORNERS ? (ACC_T)0 : (ACC_T)-0.5, hi = ALIGN_CORNERS ? n - 1 : n - (ACC_T)0.5;
     if (v >= lo && v <= hi) return v;
-    if (PADDING == 1) return clamp(v, (ACC_T)0, n - 1);
-    if (PADDING == 2) return reflect(v, lo, hi);
-    return v;
+    if (PADDING == 1) v = clamp(v, (ACC_T)0, n - 1);
+    if (PADDING == 2) v = reflect(v, lo, hi);
+    // Far outside (or NaN): 4 outside has the same zero neighbours and converts safely.
+    if (!(v > (ACC_T)-4)) return (ACC_T)-4;
+    return v < n + 4 ? v : n + 4;
 }
 
 // Index of neighbour i along an axis of `size`, or -1 for a zero.

@@ -91,6 +91,14 @@ double reflect(double v, double lo, double hi) {
     return from_low ? lo + r : hi - r;
 }
 
+// v where every neighbour lies inside or within reach (cubic: 2) of x, else
+// a position 4 outside that has the same (zero) neighbours: a NaN or a huge
+// coordinate then never reaches an integer conversion.
+double far_outside(double v, double n) {
+    if (!(v > -4)) return -4;
+    return v < n + 4 ? v : n + 4;
+}
+
 // The position of normalised coordinate g along an axis of `size` elements,
 // moved into the borders as padding_mode says.
 double position(const Sampling& s, double g, int64_t size) {
@@ -99,9 +107,9 @@ double position(const Sampling& s, double g, int64_t size) {
     if (s.mode == kNearest) v = std::nearbyint(v);   // half to even, as the ONNX test data has it
     const double lo = s.align ? 0.0 : -0.5, hi = s.align ? n - 1 : n - 0.5;
     if (v >= lo && v <= hi) return v;
-    if (s.padding == kBorder) return std::min(std::max(v, 0.0), n - 1);
-    if (s.padding == kReflection) return reflect(v, lo, hi);
-    return v;
+    if (s.padding == kBorder) v = std::min(std::max(v, 0.0), n - 1);
+    if (s.padding == kReflection) v = reflect(v, lo, hi);
+    return far_outside(v, n);
 }
 
 // Element index of neighbour i along an axis of `size`, or -1 for a zero.

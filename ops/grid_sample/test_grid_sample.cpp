@@ -3,6 +3,7 @@
 // 3-D to 5-D x, and one instance fed changing shapes.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -111,11 +112,21 @@ TEST(GridSampleValues, CubicUsesKeysWeightsOfFourNeighbours) {
     expect_values(y, {2.125, 1});
 }
 
+TEST(GridSampleValues, HugeAndNanCoordinatesSampleNothingOrTheBorder) {
+    const float nan = std::nanf(""), huge = 1e30f;
+    expect_values(sample({huge, 0, -huge, 0, 0, nan}, sampling("cubic", "zeros", false)), {0, 0, 0});
+    // border: x = huge clamps to column 1, row 0.5: (2 + 4) / 2.
+    expect_values(sample({huge, 0, -huge, -1, 0, 1}, sampling("linear", "border", true)), {3, 1, 3.5});
+}
+
 TEST(GridSampleValues, DeviceAgreesWithHandValues) {
     if (!test::ocl_engine()) GTEST_SKIP() << "no ocl engine";
     expect_values(sample({0, 0, -1, -1, 1, -1, 0, 1}, sampling("linear", "zeros", true), "ocl"), {2.5, 1, 2, 3.5});
     expect_values(sample({3, -0.5, -2.5, 0.5}, sampling("linear", "reflection", false), "ocl"), {1, 4});
     expect_values(sample({0, -1, 0.02f, -1, 0, 1}, sampling("nearest", "zeros", true), "ocl"), {1, 2, 3});
+    const float nan = std::nanf(""), huge = 1e30f;
+    expect_values(sample({huge, 0, -huge, 0, 0, nan}, sampling("cubic", "zeros", false), "ocl"), {0, 0, 0});
+    expect_values(sample({huge, 0, -huge, -1, 0, 1}, sampling("linear", "border", true), "ocl"), {3, 1, 3.5});
 }
 
 // ---- 2. every impl against the reference ---------------------------------------
