@@ -7,7 +7,7 @@
 // error instead: the device cannot report one without a read-back).
 //
 // From the host: POOLED_H, POOLED_W, SAMPLING_RATIO (0: adaptive),
-// SPATIAL_SCALE, HALF_PIXEL, MAX_MODE, DATA_F16 (x, rois and y share the
+// SPATIAL_SCALE, HALF_PIXEL, MAX_MODE, MAX_SAMPLES, DATA_F16 (x, rois and y share the
 // type); x [N, C, H, W] is INPUT0_DIM4..7.
 
 #define ACC_T FLOAT_ACC
@@ -15,7 +15,7 @@
 // The low neighbour and fraction of a sample along an axis of `size`; false
 // when the sample lies more than one element outside.
 inline bool sample_axis(ACC_T v, long size, long* low, ACC_T* frac) {
-    if (v < (ACC_T)-1 || v > (ACC_T)size) return false;
+    if (!(v >= (ACC_T)-1 && v <= (ACC_T)size)) return false;   // NaN too
     v = max(v, (ACC_T)0);
     *low = (long)v;
     if (*low >= size - 1) {
@@ -24,6 +24,13 @@ inline bool sample_axis(ACC_T v, long size, long* low, ACC_T* frac) {
     }
     *frac = v - (ACC_T)*low;
     return true;
+}
+
+// ceil(per_bin) adaptive samples, none for an empty or inverted roi, and none
+// past MAX_SAMPLES or for a non-finite box (where the host impls raise an error).
+inline long adaptive_samples(ACC_T per_bin) {
+    const ACC_T s = ceil(per_bin);
+    return s > (ACC_T)0 && s <= (ACC_T)MAX_SAMPLES ? (long)s : 0;
 }
 
 KERNEL(roi_align_ref)
@@ -48,8 +55,8 @@ KERNEL(roi_align_ref)
         h = max(h, (ACC_T)1);
     }
     const ACC_T bin_h = h / POOLED_H, bin_w = w / POOLED_W;
-    const long samples_h = SAMPLING_RATIO > 0 ? SAMPLING_RATIO : (long)ceil(h / POOLED_H);
-    const long samples_w = SAMPLING_RATIO > 0 ? SAMPLING_RATIO : (long)ceil(w / POOLED_W);
+    const long samples_h = SAMPLING_RATIO > 0 ? SAMPLING_RATIO : adaptive_samples(h / POOLED_H);
+    const long samples_w = SAMPLING_RATIO > 0 ? SAMPLING_RATIO : adaptive_samples(w / POOLED_W);
     const ACC_T count = (ACC_T)max(samples_h * samples_w, 1L);
     const ulong plane = (ulong)(b * channels + c) * (ulong)(height * width);
     ACC_T sum = 0, best = 0;

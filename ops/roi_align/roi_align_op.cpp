@@ -76,11 +76,21 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
 
 // ---- reference ------------------------------------------------------------
 
+// Samples per bin and axis at most: a bin far wider than any image, and a
+// count that a non-finite or absurd box cannot push past int64.
+constexpr double kMaxSamples = 65536;
+
 // One roi's bins: the first bin's corner, the bin extents and the samples per bin and axis.
 struct RoiGrid {
     double y0, x0, bin_h, bin_w;
-    int64_t samples_h, samples_w;
+    double samples_h, samples_w;
 };
+
+// Adaptive samples along one axis: ceil(extent / bins), none for an empty or inverted roi.
+double adaptive_samples(double extent, double bins) {
+    const double s = std::ceil(extent / bins);
+    return s <= 0 ? 0 : s;   // NaN stays NaN: an error, not 0 samples
+}
 
 RoiGrid roi_grid(const Attributes& a, const double box[4]) {
     const bool half_pixel = a.get_string("coordinate_transformation_mode") == "half_pixel";
@@ -93,20 +103,20 @@ RoiGrid roi_grid(const Attributes& a, const double box[4]) {
     }
     const auto oh = static_cast<double>(a.get_int("output_height"));
     const auto ow = static_cast<double>(a.get_int("output_width"));
-    const int64_t ratio = a.get_int("sampling_ratio");
+    const auto ratio = static_cast<double>(a.get_int("sampling_ratio"));
     return {y0,
             x0,
             h / oh,
             w / ow,
-            ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(h / oh)),
-            ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(w / ow))};
+            ratio > 0 ? ratio : adaptive_samples(h, oh),
+            ratio > 0 ? ratio : adaptive_samples(w, ow)};
 }
 
 // Position of a sample along an axis of `size` elements: false when it lies
 // more than one element outside; else the low neighbour and the fraction
 // towards the high one (clamped at the edges).
 bool sample_axis(double v, int64_t size, int64_t& low, double& frac) {
-    if (v < -1.0 || v > static_cast<double>(size)) return false;
+    if (!(v >= -1.0 && v <= static_cast<double>(size))) return false;   // NaN too
     v = std::max(v, 0.0);
     low = static_cast<int64_t>(v);
     if (low >= size - 1) {
@@ -115,6 +125,13 @@ bool sample_axis(double v, int64_t size, int64_t& low, double& frac) {
     }
     frac = v - static_cast<double>(low);
     return true;
+}
+
+Error samples_error(const HostCall& call, size_t roi, const RoiGrid& g) {
+    return Error("roi " + std::to_string(roi) + " needs " + std::to_string(g.samples_h) + " x " +
+                     std::to_string(g.samples_w) + " samples per bin (at most " + std::to_string(kMaxSamples) +
+                     " per axis): its box or spatial_scale is too large or not finite",
+                 node_context(call.node(), kOp, "rois"));
 }
 
 Error batch_error(const HostCall& call, int64_t value, size_t roi) {
@@ -136,7 +153,9 @@ void reference(HostCall& call) {
         const double box[4] = {call.get(1, r * 4), call.get(1, r * 4 + 1), call.get(1, r * 4 + 2),
                                call.get(1, r * 4 + 3)};
         const RoiGrid g = roi_grid(call.attrs(), box);
-        const double count = static_cast<double>(std::max<int64_t>(g.samples_h * g.samples_w, 1));
+        if (!(g.samples_h <= kMaxSamples && g.samples_w <= kMaxSamples)) throw samples_error(call, r, g);
+        const auto samples_h = static_cast<int64_t>(g.samples_h), samples_w = static_cast<int64_t>(g.samples_w);
+        const double count = static_cast<double>(std::max<int64_t>(samples_h * samples_w, 1));
         for (int64_t c = 0; c < channels; ++c) {
             const size_t plane = static_cast<size_t>((batch[r] * channels + c) * height * width);
             const auto at = [&](int64_t y, int64_t x) {
@@ -146,8 +165,8 @@ void reference(HostCall& call) {
                 for (int64_t pw = 0; pw < ow; ++pw, ++o) {
                     double sum = 0, best = 0;
                     bool any = false;
-                    for (int64_t iy = 0; iy < g.samples_h; ++iy)
-                        for (int64_t ix = 0; ix < g.samples_w; ++ix) {
+                    for (int64_t iy = 0; iy < samples_h; ++iy)
+                        for (int64_t ix = 0; ix < samples_w; ++ix) {
                             const double y = g.y0 + (ph + (iy + 0.5) / g.samples_h) * g.bin_h;
                             const double x = g.x0 + (pw + (ix + 0.5) / g.samples_w) * g.bin_w;
                             int64_t yl = 0, xl = 0;
@@ -191,6 +210,7 @@ OclKernelSpec ocl_spec() {
                           {"SPATIAL_SCALE", jit_float_literal(a.get_float("spatial_scale"))},
                           {"HALF_PIXEL", a.get_string("coordinate_transformation_mode") == "half_pixel" ? "1" : "0"},
                           {"MAX_MODE", a.get_string("mode") == "max" ? "1" : "0"},
+                          {"MAX_SAMPLES", std::to_string(static_cast<int64_t>(kMaxSamples))},
                           jit_data_f16(p.inputs.at(0).dtype)};
     };
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {

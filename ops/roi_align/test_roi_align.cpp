@@ -4,6 +4,7 @@
 // sampling ratios x dtypes, and one instance fed changing roi counts.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,18 @@ TEST(RoiAlignValues, BatchIndexOutOfRangeIsAnErrorNamingTheInput) {
         EXPECT_NE(msg.find("'node'"), std::string::npos) << msg;
         EXPECT_NE(msg.find("batch_indices[1] = " + std::to_string(bad)), std::string::npos) << msg;
     }
+}
+
+TEST(RoiAlignValues, AdaptiveSamplingOfAnAbsurdBoxIsAnErrorNamingRois) {
+    // A 1e6-wide bin would take 1e6 x 1e6 samples; a NaN box none that can be counted.
+    const float nan = std::nanf("");
+    for (const std::vector<float>& box : {std::vector<float>{0, 0, 1e6f, 1e6f}, std::vector<float>{0, 0, nan, 2}}) {
+        const std::string msg = test::error_of([&] { pool(box, {0}, roi_attrs("avg", "half_pixel", 1, 1, 0)); });
+        EXPECT_NE(msg.find("field 'rois'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("samples per bin"), std::string::npos) << msg;
+    }
+    // A fixed sampling_ratio samples such a box as any other: all of it lies outside but a corner.
+    EXPECT_EQ(pool({0, 0, 1e6f, 1e6f}, {0}, roi_attrs("avg", "half_pixel", 1, 1, 1)).shape(), (Shape{1, 1, 1, 1}));
 }
 
 // The device cannot raise an error: a batch index out of range writes 0 there.
