@@ -15,6 +15,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_index.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 
@@ -97,12 +98,6 @@ OclMultiKernelSpec det_ocl_spec() {
     return spec;
 }
 
-std::string check_ocl(const KernelParams& p) {
-    if (p.inputs.at(0).shape.rank() > kOclMaxRank)
-        return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
-    return {};
-}
-
 void register_det(ModuleRegistrar& reg) {
     OpDefinition def =
         op_def(kOp, "Determinant of each [M, M] matrix in the last two dims (ONNX Det)", 1, 1, {}, infer_det);
@@ -110,7 +105,8 @@ void register_det(ModuleRegistrar& reg) {
     reg.add_op(def);
     const std::vector<DataType> floats{DataType::f32, DataType::f16, DataType::f64};
     add_host_impls(reg, kOp, det_kernel, host_options(floats));
-    add_ocl_multi_impls(reg, kOp, det_ocl_spec(), ocl_options(floats, check_ocl));
+    add_ocl_multi_impls(reg, kOp, det_ocl_spec(),
+                        ocl_options(floats, [](const KernelParams& p) { return check_max_rank(p, kOclMaxRank); }));
 }
 
 }   // namespace

@@ -24,6 +24,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_index.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "einsum_cl.hpp"
@@ -376,13 +377,10 @@ std::string check_ocl(const KernelParams& p) {
     if (p.inputs.size() > kOclMaxInputs)
         return std::to_string(p.inputs.size()) + " inputs run on the host impl (the kernel takes at most " +
                std::to_string(kOclMaxInputs) + ")";
-    for (const Layout& l : p.inputs)
-        if (l.shape.rank() > kOclMaxRank)
-            return "input rank " + std::to_string(l.shape.rank()) + " is above " + std::to_string(kOclMaxRank);
     if (p.outputs.at(0).shape.rank() > kOclMaxRank)
         return "output rank " + std::to_string(p.outputs.at(0).shape.rank()) + " is above " +
                std::to_string(kOclMaxRank);
-    return {};
+    return check_max_rank(p, kOclMaxRank);
 }
 
 // ONNX ops this op implements (dynrt/op_import.hpp).

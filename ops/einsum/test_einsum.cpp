@@ -156,13 +156,17 @@ const std::vector<Case>& cases() {
 TEST(EinsumImpls, EveryImplMatchesTheReferenceOverEquationsAndDtypes) {
     for (const Case& c : cases()) {
         for (DataType t : {DataType::f32, DataType::f16, DataType::f64, DataType::i32, DataType::i64}) {
-            if (t != DataType::f32 && c.equation != "bij,bjk->bik" && c.equation != "...ii->...i") continue;
+            // Every dtype on batched matmul, its tails and an empty sum: a static OpenCL build per
+            // shape, so the matrix is kept small.
+            if (t != DataType::f32 && c.equation != "bij,bjk->bik") continue;
             SCOPED_TRACE(c.equation + " " + to_string(t));
             std::vector<Layout> in;
             for (size_t r : c.ranks) in.emplace_back(dyn_rank(r), t);
+            const std::vector<std::vector<Shape>> shapes =
+                t == DataType::f32 ? c.shapes : std::vector<std::vector<Shape>>{c.shapes[1], c.shapes[2], c.shapes[4]};
             const bool integer = t == DataType::i32 || t == DataType::i64;
             test::expect_impls_match_reference({"einsum", eq(c.equation), in, {}},
-                                               test::random_runs(t, c.shapes, 3, integer ? -8 : -1, integer ? 8 : 1));
+                                               test::random_runs(t, shapes, 3, integer ? -8 : -1, integer ? 8 : 1));
         }
     }
 }

@@ -20,8 +20,10 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_index.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
+#include "dynrt/op_window.hpp"
 #include "max_unpool_cl.hpp"
 
 namespace {
@@ -30,31 +32,14 @@ using namespace dynrt;
 
 constexpr const char* kOp = "max_unpool";
 
-bool is_index_type(DataType t) { return t == DataType::i32 || t == DataType::i64; }
-
 struct Window {
     std::vector<int64_t> kernel, strides, pads_begin, pads_end;
 };
 
-// One value per spatial axis: `v`, or `fill` for each axis when empty.
-std::vector<int64_t> per_axis(const Attributes& a, const char* name, size_t spatial, int64_t fill, int64_t min,
-                              const std::string& node) {
-    std::vector<int64_t> v = a.get_ints(name);
-    if (v.empty() && fill >= 0) v.assign(spatial, fill);
-    if (v.size() != spatial)
-        throw Error(std::string(name) + " " + ints_to_string(v) + " must have one value per spatial axis (" +
-                        std::to_string(spatial) + ")",
-                    node_context(node, kOp, name));
-    for (const int64_t x : v)
-        if (x < min)
-            throw Error(std::string(name) + " " + ints_to_string(v) + " has a value below " + std::to_string(min),
-                        node_context(node, kOp, name));
-    return v;
-}
-
 Window read_window(const Attributes& a, size_t spatial, const std::string& node) {
-    return {per_axis(a, "kernel", spatial, -1, 1, node), per_axis(a, "strides", spatial, 1, 1, node),
-            per_axis(a, "pads_begin", spatial, 0, 0, node), per_axis(a, "pads_end", spatial, 0, 0, node)};
+    return {per_axis_attr(a, "kernel", spatial, 0, 1, kOp, node), per_axis_attr(a, "strides", spatial, 1, 1, kOp, node),
+            per_axis_attr(a, "pads_begin", spatial, 0, 0, kOp, node),
+            per_axis_attr(a, "pads_end", spatial, 0, 0, kOp, node)};
 }
 
 // The unpooled extent of spatial axis i for input extent `in` (0 for an empty
@@ -225,21 +210,12 @@ OclMultiKernelSpec max_unpool_ocl_spec() {
     return spec;
 }
 
-std::string check_inputs(const KernelParams& p) {
-    if (!is_index_type(p.inputs.at(1).dtype))
-        return std::string("indices type ") + to_string(p.inputs.at(1).dtype) + " is not i32 or i64";
-    return {};
-}
-
 constexpr size_t kOclMaxInputs = UINT32_MAX - 1;   // claims are 1-based uints
 
 std::string check_ocl(const KernelParams& p) {
-    for (const Layout& l : {p.inputs.at(0), p.outputs.at(0)})
-        if (l.shape.rank() > kOclMaxRank)
-            return "rank " + std::to_string(l.shape.rank()) + " is above " + std::to_string(kOclMaxRank);
     if (p.inputs.at(0).is_static() && p.inputs.at(0).count() > kOclMaxInputs)
         return "more than 2^32 - 2 input elements";
-    return check_inputs(p);
+    return check_index_input(p, 1, "indices", kOclMaxRank);   // the output has the input's rank
 }
 
 // ONNX ops this op implements (dynrt/op_import.hpp).
@@ -272,7 +248,8 @@ void register_max_unpool(ModuleRegistrar& reg) {
                              "`kernel_shape` -> `kernel`, `strides`, `pads` [b..., e...] -> `pads_begin`/`pads_end`; "
                              "output_shape as input 2 (read by value)")};
     reg.add_op(def);
-    add_host_impls(reg, kOp, max_unpool_kernel, host_options({}, check_inputs));
+    add_host_impls(reg, kOp, max_unpool_kernel,
+                   host_options({}, [](const KernelParams& p) { return check_index_input(p, 1, "indices"); }));
     // OpenCL: an index out of range is dropped (max_unpool.cl); the host impls report it.
     add_ocl_multi_impls(reg, kOp, max_unpool_ocl_spec(), ocl_options({}, check_ocl));
 }

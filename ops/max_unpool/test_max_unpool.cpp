@@ -57,9 +57,9 @@ TEST(MaxUnpoolShape, BadInputsAndAttributesAreErrorsNamingNodeAndField) {
         {
             {{test::f32({2, 2}), i64({2, 2})}, window({2}, {2}), {}, {"node 'node'", "input", "rank >= 3"}},
             {{test::f32({1, 1, 2, 2}), i64({1, 1, 2, 2})}, window({2}, {2, 2}), {}, {"kernel", "[2]", "per spatial"}},
-            {{test::f32({1, 1, 2, 2}), i64({1, 1, 2, 2})}, window({2, 0}, {}), {}, {"kernel", "below 1"}},
-            {{test::f32({1, 1, 2, 2}), i64({1, 1, 2, 2})}, window({2, 2}, {1, 0}), {}, {"strides", "below 1"}},
-            {{test::f32({1, 1, 2, 2}), i64({1, 1, 2, 2})}, window({2, 2}, {}, {-1, 0}), {}, {"pads_begin", "below 0"}},
+            {{test::f32({1, 1, 2, 2}), i64({1, 1, 2, 2})}, window({2, 0}, {}), {}, {"kernel", ">= 1"}},
+            {{test::f32({1, 1, 2, 2}), i64({1, 1, 2, 2})}, window({2, 2}, {1, 0}), {}, {"strides", ">= 1"}},
+            {{test::f32({1, 1, 2, 2}), i64({1, 1, 2, 2})}, window({2, 2}, {}, {-1, 0}), {}, {"pads_begin", ">= 0"}},
             {{test::f32({1, 1, 1, 2}), i64({1, 1, 1, 2})},
              window({1, 1}, {}, {1, 0}, {1, 0}),
              {},

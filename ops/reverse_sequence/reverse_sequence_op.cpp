@@ -12,6 +12,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
+#include "dynrt/op_index.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "reverse_sequence_cl.hpp"
@@ -21,8 +22,6 @@ namespace {
 using namespace dynrt;
 
 constexpr const char* kOp = "reverse_sequence";
-
-bool is_index_type(DataType t) { return t == DataType::i32 || t == DataType::i64; }
 
 struct Axes {
     size_t batch = 1, time = 0;
@@ -116,18 +115,6 @@ OclKernelSpec reverse_sequence_ocl_spec() {
     return spec;
 }
 
-std::string check_inputs(const KernelParams& p) {
-    if (!is_index_type(p.inputs.at(1).dtype))
-        return std::string("sequence_lens type ") + to_string(p.inputs.at(1).dtype) + " is not i32 or i64";
-    return {};
-}
-
-std::string check_ocl(const KernelParams& p) {
-    if (p.inputs.at(0).shape.rank() > kOclMaxRank)
-        return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
-    return check_inputs(p);
-}
-
 // ONNX ops this op implements (dynrt/op_import.hpp).
 bool onnx_reverse_sequence(ImportContext& c) {
     if (!c.only_attrs({"batch_axis", "time_axis"})) return false;
@@ -146,10 +133,13 @@ void register_reverse_sequence(ModuleRegistrar& reg) {
         infer_reverse_sequence);
     def.imports = {onnx_rule("ReverseSequence", 2, 2, onnx_reverse_sequence, "`batch_axis`, `time_axis`")};
     reg.add_op(def);
-    add_host_impls(reg, kOp, reverse_sequence_kernel, host_options({}, check_inputs));
+    add_host_impls(reg, kOp, reverse_sequence_kernel,
+                   host_options({}, [](const KernelParams& p) { return check_index_input(p, 1, "sequence_lens"); }));
     // OpenCL: a batch entry whose length is out of range is written as zeros
     // (reverse_sequence.cl); the host impls report it.
-    add_ocl_impls(reg, kOp, reverse_sequence_ocl_spec(), ocl_options({}, check_ocl));
+    add_ocl_impls(reg, kOp, reverse_sequence_ocl_spec(), ocl_options({}, [](const KernelParams& p) {
+                      return check_index_input(p, 1, "sequence_lens", kOclMaxRank);
+                  }));
 }
 
 }   // namespace
