@@ -6,10 +6,7 @@
 // product of the pivots, negated per row swap, 0 once the best pivot is 0.
 // M is the last input dim (INPUT0_DIM7, right-aligned: a literal in the
 // static build, a shape_info read in the shape-agnostic one).
-// No fused multiply-adds: each product and sum rounds as on the host, so f64
-// results match the reference exactly.
-#pragma OPENCL FP_CONTRACT OFF
-
+#pragma OPENCL FP_CONTRACT OFF   // no fused multiply-adds: f64 rounds as on the host, exactly
 #if USES_F64 && !defined(cl_khr_fp64)
 #error "det of f64 data needs a device with cl_khr_fp64"
 #endif
