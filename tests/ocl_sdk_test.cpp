@@ -170,6 +170,17 @@ SdkEnv& sdk_env() {
     return e;
 }
 
+// The params of an impl made directly (create_ocl_impl) for node "node".
+KernelParams direct_params(Engine& eng, const char* op, const Layout& in, const Layout& out) {
+    KernelParams p;
+    p.node = "node";
+    p.op = &sdk_env().registry->op(op).def;
+    p.inputs = {in};
+    p.outputs = {out};
+    p.engine = &eng;
+    return p;
+}
+
 // Small integers: every partial and total sum is exact in float.
 HostTensor int_valued(const Shape& s, uint64_t seed) {
     HostTensor t = test::random_tensor(DataType::f32, s, seed, -8.0, 8.0);
@@ -220,12 +231,8 @@ TEST(OclSdk, TwoKernelsWithScratch_RunWithoutStateOrScratchFromTheCaller) {
     if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
     Engine& eng = *sdk_env().engine;
     auto stream = eng.create_stream();
-    KernelParams p;
-    p.node = "node";
-    p.op = &sdk_env().registry->op("t_rowsum").def;
-    p.inputs = {Layout(PartialShape{Dimension(), Dimension()}, DataType::f32)};
-    p.outputs = {Layout(PartialShape{Dimension()}, DataType::f32)};
-    p.engine = &eng;
+    KernelParams p = direct_params(eng, "t_rowsum", Layout(PartialShape{Dimension(), Dimension()}, DataType::f32),
+                                   Layout(PartialShape{Dimension()}, DataType::f32));
     auto impl = create_ocl_impl(p, rowsum_spec(), true);
     uint64_t seed = 100;
     for (const Shape& s : kRowSumShapes) {
@@ -252,12 +259,8 @@ TEST(OclSdk, ForeignStateOrShortScratch_IsAnErrorNotGarbage) {
     if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
     Engine& eng = *sdk_env().engine;
     auto stream = eng.create_stream();
-    KernelParams p;
-    p.node = "node";
-    p.op = &sdk_env().registry->op("t_rowsum").def;
-    p.inputs = {Layout(PartialShape{4, 64}, DataType::f32)};
-    p.outputs = {Layout(PartialShape{4}, DataType::f32)};
-    p.engine = &eng;
+    KernelParams p = direct_params(eng, "t_rowsum", Layout(PartialShape{4, 64}, DataType::f32),
+                                   Layout(PartialShape{4}, DataType::f32));
     auto a = create_ocl_impl(p, rowsum_spec(), false);
     auto b = create_ocl_impl(p, rowsum_spec(), false);
     auto in = std::make_shared<Memory>(eng.allocate(p.inputs[0].bytes()), p.inputs[0]);
@@ -323,12 +326,8 @@ TEST(OclSdk, DataDependentOutput_ReportBeyondTheBoundOrWithoutTheTrait_IsAnError
     if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
     Engine& eng = *sdk_env().engine;
     auto stream = eng.create_stream();
-    KernelParams p;
-    p.node = "node";
-    p.op = &sdk_env().registry->op("t_keep_positive").def;
-    p.inputs = {Layout(PartialShape{8}, DataType::f32)};
-    p.outputs = {Layout(PartialShape{8}, DataType::f32)};
-    p.engine = &eng;
+    KernelParams p = direct_params(eng, "t_keep_positive", Layout(PartialShape{8}, DataType::f32),
+                                   Layout(PartialShape{8}, DataType::f32));
     OclMultiKernelSpec lying = to_multi_kernel_spec(keep_positive_spec());
     lying.report_shapes = [](const KernelParams&, const std::vector<int32_t>& r) {
         return std::vector<Shape>{{r[0] + 9}};

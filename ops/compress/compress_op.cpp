@@ -115,7 +115,9 @@ OclMultiKernelSpec ocl_spec() {
         runs[0].dispatch = dispatch_1d(slice_count(p) ? 1 : 0, l);
         runs[1].dispatch = dispatch_1d(p.inputs[0].count(), l);
     };
-    spec.scratch_bytes = [](const KernelParams& p) { return std::vector<size_t>{slice_count(p) * sizeof(int32_t)}; };
+    spec.scratch_bytes = [](const KernelParams& p) {
+        return std::vector<size_t>{checked_mul(slice_count(p), sizeof(int32_t), "compress scratch bytes")};
+    };
     spec.report_ints = 1;
     spec.report_shapes = [](const KernelParams& p, const std::vector<int32_t>& r) {
         return std::vector<Shape>{compressed_shape(*p.attrs, p.inputs[0].get_shape(), static_cast<size_t>(r[0]))};

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -153,7 +154,7 @@ OclMultiKernelSpec ocl_spec() {
         runs[0].dispatch = dispatch_1d(slice_count(p) ? 1 : 0, l);
     };
     spec.scratch_bytes = [](const KernelParams& p) {
-        const size_t bytes = slice_count(p) * sizeof(int32_t);
+        const size_t bytes = checked_mul(slice_count(p), sizeof(int32_t), "unique scratch bytes");
         return std::vector<size_t>{bytes, bytes, bytes};
     };
     spec.report_ints = 1;
