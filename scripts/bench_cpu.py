@@ -304,15 +304,16 @@ def run_measured(cmd, log, env=None):
     return code, rss
 
 
-def failure(path):
-    """The log's error lines (or its last lines): why an engine could not run."""
+def failure(code, path):
+    """The exit code or signal and the log's error lines (or its last lines): why an engine could not run."""
+    how = "killed by signal %d" % (code - 128) if code > 128 else "exit %d" % code
     try:
         with open(path) as f:
-            lines = [line.strip() for line in f if line.strip() and not line.startswith("Command exited")]
+            lines = [line.strip() for line in f if line.strip() and not line.startswith("Command ")]
     except OSError:
-        return ""
+        lines = []
     errors = [line for line in lines if "error" in line.lower()]
-    return " | ".join((errors or lines)[-3:])
+    return " | ".join([how] + (errors or lines)[-3:])
 
 
 def yaml_list(v):
@@ -374,7 +375,7 @@ def run_dynrt(args, wl, threads, repeat, tmp, save=None):
         os.remove(report)
     code, rss = run_measured(cmd, log, env)
     if code != 0:
-        return {"error": "exit %d: %s" % (code, failure(log))}
+        return {"error": failure(code, log)}
     with open(report) as f:
         r = json.load(f)
     ms = [run["host_ms"] for run in r["runs"]]
@@ -395,7 +396,7 @@ def run_peer(args, engine, wl, threads, repeat, tmp):
     cmd = [sys.executable, os.path.abspath(__file__), "--no-venv", "--worker", engine, "--plan", plan, "--out", out]
     code, rss = run_measured(cmd, log)
     if code != 0:
-        return {"error": "exit %d: %s" % (code, failure(log))}
+        return {"error": failure(code, log)}
     with open(out) as f:
         r = json.load(f)
     return summarize(r["ms"], wl["entries"], repeat, r["setup_ms"], rss)
