@@ -11,11 +11,11 @@ set(DYNRT_EMBED_KERNEL_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/EmbedKernel.cmake)
 function(dynrt_add_module target)
   cmake_parse_arguments(ARG "" "OUTPUT_NAME;OUTPUT_DIR" "SOURCES" ${ARGN})
   add_library(${target} MODULE ${ARG_SOURCES})
-  # The SDK: core, registry and the OpenCL op SDK (never the runtime).
+  # The SDK: core, registry and the device op SDKs (OpenCL, cpu), never the runtime.
   if(TARGET dynrt_registry)
-    target_link_libraries(${target} PRIVATE dynrt_registry dynrt_ocl_sdk)
+    target_link_libraries(${target} PRIVATE dynrt_registry dynrt_ocl_sdk dynrt_cpu_sdk)
   else()
-    target_link_libraries(${target} PRIVATE dynrt::registry dynrt::ocl_sdk)
+    target_link_libraries(${target} PRIVATE dynrt::registry dynrt::ocl_sdk dynrt::cpu_sdk)
   endif()
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"

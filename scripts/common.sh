@@ -5,7 +5,8 @@ DYNRT_PACKAGES=(g++ clang clang-tidy clang-format cmake make pkg-config python3
   libboost-dev libboost-program-options-dev libyaml-cpp-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libgtest-dev libbenchmark-dev libclblast-dev
-  libonnx-dev libprotobuf-dev libonnx-testdata protobuf-compiler)
+  libonnx-dev libprotobuf-dev libonnx-testdata protobuf-compiler
+  libdnnl-dev libomp-dev)
 
 dynrt_install_packages() {
   local missing=()

@@ -16,6 +16,8 @@
 
 #include "activation_cl.hpp"
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_parallel.hpp"
+#include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_fused_ops.hpp"
@@ -463,6 +465,125 @@ dynrt::ImportFn typed(dynrt::ImportFn map) {
     };
 }
 
+// ---- cpu: vectorised f32 loops over the engine's threads -------------------
+//
+// The functions common in models, in float with dynrt/cpu_vec_math.hpp
+// (built for AVX-512, AVX2 and the baseline); the rest, and f16 and integers,
+// run on the reference impl.
+
+bool has_fast_loop(Func f) {
+    switch (f) {
+        case Func::relu:
+        case Func::gelu:
+        case Func::gelu_tanh:
+        case Func::silu:
+        case Func::sigmoid:
+        case Func::tanh_:
+        case Func::exp_:
+        case Func::abs_:
+        case Func::neg:
+        case Func::elu:
+        case Func::leaky_relu:
+        case Func::clamp:
+        case Func::hswish:
+        case Func::softplus:
+        case Func::identity:
+        case Func::reciprocal:
+        case Func::erf_:
+        case Func::hard_sigmoid:
+        case Func::softsign: return true;
+        default: return false;
+    }
+}
+
+// One loop per function, so that each vectorises on its own.
+DYNRT_CPU_CLONES void fast_loop(Func f, const float* x, float* y, size_t n, float alpha, float beta) {
+    namespace v = dynrt::vec;
+    switch (f) {
+        case Func::relu:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+            break;
+        case Func::gelu:
+            for (size_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + v::erf(x[i] * 0.70710678118654752f));
+            break;
+        case Func::gelu_tanh:
+            for (size_t i = 0; i < n; ++i)
+                y[i] = 0.5f * x[i] * (1.0f + v::tanh(0.7978845608028654f * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+            break;
+        case Func::silu:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] * v::sigmoid(x[i]);
+            break;
+        case Func::sigmoid:
+            for (size_t i = 0; i < n; ++i) y[i] = v::sigmoid(x[i]);
+            break;
+        case Func::tanh_:
+            for (size_t i = 0; i < n; ++i) y[i] = v::tanh(x[i]);
+            break;
+        case Func::exp_:
+            for (size_t i = 0; i < n; ++i) y[i] = v::exp(x[i]);
+            break;
+        case Func::abs_:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? -x[i] : x[i];
+            break;
+        case Func::neg:
+            for (size_t i = 0; i < n; ++i) y[i] = -x[i];
+            break;
+        case Func::elu:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : alpha * (v::exp(x[i]) - 1.0f);
+            break;
+        case Func::leaky_relu:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i];
+            break;
+        case Func::clamp:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] < alpha ? alpha : (x[i] > beta ? beta : x[i]);
+            break;
+        case Func::hswish:
+            for (size_t i = 0; i < n; ++i) {
+                const float t = x[i] + 3.0f;
+                y[i] = x[i] * (t < 0.0f ? 0.0f : (t > 6.0f ? 6.0f : t)) / 6.0f;
+            }
+            break;
+        case Func::softplus:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] > 30.0f ? x[i] : v::log(1.0f + v::exp(x[i]));
+            break;
+        case Func::reciprocal:
+            for (size_t i = 0; i < n; ++i) y[i] = 1.0f / x[i];
+            break;
+        case Func::erf_:
+            for (size_t i = 0; i < n; ++i) y[i] = v::erf(x[i]);
+            break;
+        case Func::hard_sigmoid:
+            for (size_t i = 0; i < n; ++i) {
+                const float t = alpha * x[i] + beta;
+                y[i] = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+            }
+            break;
+        case Func::softsign:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + (x[i] < 0.0f ? -x[i] : x[i]));
+            break;
+        default:
+            for (size_t i = 0; i < n; ++i) y[i] = x[i];
+            break;
+    }
+}
+
+void fast_kernel(dynrt::HostCall& call) {
+    const Func f = parse_func(call.attrs().get_string("func"), call.node());
+    const float alpha = static_cast<float>(call.attrs().get_float("alpha"));
+    const float beta = static_cast<float>(call.attrs().get_float("beta"));
+    const float* x = call.in<float>(0);
+    float* y = call.out<float>(0);
+    const dynrt::CpuThreads threads(call.params().engine);
+    dynrt::parallel_for(threads, call.in_shape(0).count(), 16384,
+                        [&](size_t b, size_t e) { fast_loop(f, x + b, y + b, e - b, alpha, beta); });
+}
+
+std::string fast_supported(const dynrt::KernelParams& p) {
+    const std::string& name = p.attrs->get_string("func");
+    if (!has_fast_loop(parse_func(name, p.node))) return "no vectorised loop for func " + name;
+    return {};
+}
+
 void add_rule(std::vector<dynrt::ImportRule>& rules, const std::string& onnx, size_t max_inputs, dynrt::ImportFn map,
               const std::string& doc) {
     rules.push_back(dynrt::onnx_rule(onnx, 1, max_inputs, typed(std::move(map)), doc));
@@ -546,6 +667,8 @@ void register_activation(dynrt::ModuleRegistrar& reg) {
     std::vector<DataType> dtypes = kFloatTypes;
     dtypes.insert(dtypes.end(), kIntTypes.begin(), kIntTypes.end());
     dynrt::add_host_impls(reg, "activation", kernel, dynrt::host_options(dtypes));
+    dynrt::add_host_impls(reg, "activation", fast_kernel,
+                          dynrt::optimised_host_options({DataType::f32}, fast_supported));
     dynrt::add_ocl_impls(reg, "activation", ocl_spec(), dynrt::ocl_options(dtypes));
 }
 

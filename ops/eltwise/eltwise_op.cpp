@@ -10,6 +10,7 @@
 // divisor is an error), a shift by the type's width or more gives 0, and pow
 // goes through double and truncates, saturating to the int64 range.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_parallel.hpp"
+#include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_fused_ops.hpp"
@@ -279,6 +282,141 @@ void kernel(dynrt::HostCall& call) {
     }
 }
 
+// ---- cpu: vectorised f32 loops over the engine's threads -------------------
+//
+// Two f32 inputs in the modes models use, broadcast as rows: the output is
+// split into rows over the longest run of trailing dims along which each input
+// either follows the output element by element or holds one value, so every
+// row is a contiguous loop (vector against vector, or against a scalar).
+// Everything else runs on the reference impl.
+
+bool has_fast_loop(Mode m) {
+    switch (m) {
+        case Mode::add:
+        case Mode::sub:
+        case Mode::mul:
+        case Mode::div:
+        case Mode::min:
+        case Mode::max:
+        case Mode::squared_diff:
+        case Mode::prelu: return true;
+        default: return false;
+    }
+}
+
+// y[i] = op(a[i or 0], b[i or 0]) for one row; inlined into each build of row_loop.
+template <class Op>
+[[gnu::always_inline]] inline void row(Op op, const float* a, bool a_one, const float* b, bool b_one, float* y,
+                                       size_t n) {
+    if (!a_one && !b_one) {
+        for (size_t i = 0; i < n; ++i) y[i] = op(a[i], b[i]);
+    } else if (!a_one) {
+        const float bv = b[0];
+        for (size_t i = 0; i < n; ++i) y[i] = op(a[i], bv);
+    } else if (!b_one) {
+        const float av = a[0];
+        for (size_t i = 0; i < n; ++i) y[i] = op(av, b[i]);
+    } else {
+        const float v = op(a[0], b[0]);
+        for (size_t i = 0; i < n; ++i) y[i] = v;
+    }
+}
+
+DYNRT_CPU_CLONES void row_loop(Mode m, const float* a, bool a_one, const float* b, bool b_one, float* y, size_t n) {
+    switch (m) {
+        case Mode::add: return row([](float x, float z) { return x + z; }, a, a_one, b, b_one, y, n);
+        case Mode::sub: return row([](float x, float z) { return x - z; }, a, a_one, b, b_one, y, n);
+        case Mode::mul: return row([](float x, float z) { return x * z; }, a, a_one, b, b_one, y, n);
+        case Mode::div: return row([](float x, float z) { return x / z; }, a, a_one, b, b_one, y, n);
+        case Mode::min: return row([](float x, float z) { return z < x ? z : x; }, a, a_one, b, b_one, y, n);
+        case Mode::max: return row([](float x, float z) { return z > x ? z : x; }, a, a_one, b, b_one, y, n);
+        case Mode::squared_diff:
+            return row([](float x, float z) { return (x - z) * (x - z); }, a, a_one, b, b_one, y, n);
+        default: return row([](float x, float z) { return x < 0.0f ? x * z : x; }, a, a_one, b, b_one, y, n);
+    }
+}
+
+// The output as rows: `inner` elements per row, and per input whether it holds
+// one value per row and its element strides over the leading (row) dims.
+struct Rows {
+    size_t inner = 1;
+    std::vector<int64_t> lead;                    // the output's leading dims
+    std::array<std::vector<size_t>, 2> strides;   // per input, over `lead` (0 where it broadcasts)
+    std::array<bool, 2> one{false, false};
+};
+
+Rows plan_rows(const Shape& out, const Shape& a, const Shape& b) {
+    const size_t r = out.rank();
+    const Shape* in[2] = {&a, &b};
+    // dim d of input k, right-aligned (1 where the input has fewer dims)
+    auto dim = [&](size_t k, size_t d) {
+        const size_t lead = r - in[k]->rank();
+        return d < lead ? int64_t{1} : (*in[k])[d - lead];
+    };
+    Rows rows;
+    size_t split = r;                  // dims [split, r) form the rows
+    std::array<int, 2> kind{-1, -1};   // per input: -1 unknown yet, 0 follows the output, 1 one value
+    for (; split > 0; --split) {
+        const size_t d = split - 1;
+        if (out[d] == 1) continue;
+        bool fits = true;
+        std::array<int, 2> k2 = kind;
+        for (size_t k = 0; k < 2; ++k) {
+            const int here = dim(k, d) == 1 ? 1 : 0;
+            if (k2[k] == -1) k2[k] = here;
+            fits = fits && k2[k] == here;
+        }
+        if (!fits) break;
+        kind = k2;
+        rows.inner *= static_cast<size_t>(out[d]);
+    }
+    for (size_t k = 0; k < 2; ++k) rows.one[k] = kind[k] == 1;
+    rows.lead.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(split));
+    for (size_t k = 0; k < 2; ++k) {
+        // Element strides of input k over its own dims, then over the leading ones.
+        std::vector<size_t> st(r, 0);
+        size_t stride = 1;
+        for (size_t d = r; d-- > 0;) {
+            const int64_t n = dim(k, d);
+            st[d] = n == 1 ? 0 : stride;
+            stride *= static_cast<size_t>(n);
+        }
+        rows.strides[k].assign(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(split));
+    }
+    return rows;
+}
+
+void fast_kernel(dynrt::HostCall& call) {
+    const Mode m = mode_of(call.attrs());
+    const Rows rows = plan_rows(call.out_shape(0), call.in_shape(0), call.in_shape(1));
+    const float* a = call.in<float>(0);
+    const float* b = call.in<float>(1);
+    float* y = call.out<float>(0);
+    const size_t n_rows = call.out_shape(0).count() / std::max<size_t>(1, rows.inner);
+    const dynrt::CpuThreads threads(call.params().engine);
+    const size_t grain = std::max<size_t>(1, 16384 / std::max<size_t>(1, rows.inner));
+    dynrt::parallel_for(threads, n_rows, grain, [&](size_t begin, size_t end) {
+        for (size_t r = begin; r < end; ++r) {
+            size_t rest = r, oa = 0, ob = 0;
+            for (size_t d = rows.lead.size(); d-- > 0;) {
+                const size_t i = rest % static_cast<size_t>(rows.lead[d]);
+                rest /= static_cast<size_t>(rows.lead[d]);
+                oa += i * rows.strides[0][d];
+                ob += i * rows.strides[1][d];
+            }
+            row_loop(m, a + oa, rows.one[0], b + ob, rows.one[1], y + r * rows.inner, rows.inner);
+        }
+    });
+}
+
+std::string fast_supported(const dynrt::KernelParams& p) {
+    if (p.inputs.size() != 2) return "the vectorised loops take 2 inputs";
+    for (const dynrt::Layout& l : p.inputs)
+        if (l.dtype != DataType::f32) return "the vectorised loops take f32 inputs";
+    if (!has_fast_loop(mode_of(*p.attrs))) return "no vectorised loop for mode " + p.attrs->get_string("mode");
+    return {};
+}
+
 // ---- OpenCL ---------------------------------------------------------------
 
 // The operation as an OpenCL C expression of two values `a` and `b`; nullptr
@@ -489,6 +627,7 @@ void register_eltwise(dynrt::ModuleRegistrar& reg) {
     def.imports = onnx_rules();
     reg.add_op(def);
     dynrt::add_host_impls(reg, "eltwise", kernel, dynrt::host_options(kDtypes));
+    dynrt::add_host_impls(reg, "eltwise", fast_kernel, dynrt::optimised_host_options({DataType::f32}, fast_supported));
     dynrt::add_ocl_impls(reg, "eltwise", ocl_spec(), dynrt::ocl_options(kDtypes, ocl_supported));
 }
 

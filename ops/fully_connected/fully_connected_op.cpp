@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_matmul.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_matmul.hpp"
@@ -86,6 +87,14 @@ bool fake_align(std::vector<dynrt::Layout>& in, std::vector<dynrt::Layout>& out,
     return true;
 }
 
+// The product fully_connected is: rows of x times w [N, K] transposed, plus the bias.
+dynrt::MatmulVariant variant(const dynrt::KernelParams&) {
+    dynrt::MatmulVariant v;
+    v.fc = true;
+    v.tb = true;
+    return v;
+}
+
 void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def =
         dynrt::op_def("fully_connected", "y[..., N] = x[..., K] * w[N, K]^T + bias[N]", 2, 3, {}, infer);
@@ -106,6 +115,8 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     reg.add_op(def);
 
     dynrt::add_host_impls(reg, "fully_connected", kernel, dynrt::host_options({DataType::f32, DataType::f16}));
+    // cpu: oneDNN's matmul (dynrt/cpu_matmul.hpp), one primitive for every M.
+    dynrt::add_dnnl_matmul_impls(reg, "fully_connected", variant);
 
     // OpenCL: the SDK's matrix-product kernels (dynrt/ocl_matmul.hpp) with
     // FC=1: the leading dims of x collapse into M, w [N, K] is op(b)
@@ -113,12 +124,7 @@ void register_fully_connected(dynrt::ModuleRegistrar& reg) {
     // skinny kernel.
     dynrt::OclMatmulHooks hooks;
     hooks.fake_align_rows = 8;   // rows rounded up to 8 (fake alignment)
-    hooks.variant = [](const dynrt::KernelParams&) {
-        dynrt::OclMatmulVariant v;
-        v.fc = true;
-        v.tb = true;
-        return v;
-    };
+    hooks.variant = variant;
     hooks.sizes = [](const dynrt::KernelParams& p) {
         // Reads the dims without building Shapes.
         const dynrt::PartialShape& xs = p.inputs[0].shape;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_matmul.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_matmul.hpp"
@@ -171,6 +172,16 @@ std::vector<dynrt::ImportRule> onnx_rules() {
             dynrt::onnx_rule("MatMul", 2, 2, onnx_matmul, "batch dims broadcast; 1-D operands unsupported")};
 }
 
+// The product gemm's attributes make.
+dynrt::MatmulVariant variant(const dynrt::KernelParams& p) {
+    dynrt::MatmulVariant v;
+    v.ta = p.attrs->get_bool("transpose_a");
+    v.tb = p.attrs->get_bool("transpose_b");
+    v.alpha = p.attrs->get_float("alpha");
+    v.beta = p.attrs->get_float("beta");
+    return v;
+}
+
 void register_gemm(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def = dynrt::op_def(
         "gemm", "Batched matrix product y = alpha * op(a) @ op(b) + beta * c", 2, 3,
@@ -197,18 +208,13 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
     reg.add_op(def);
 
     dynrt::add_host_impls(reg, "gemm", kernel, dynrt::host_options({DataType::f32, DataType::f16}));
+    // cpu: oneDNN's matmul (dynrt/cpu_matmul.hpp), one primitive for every shape.
+    dynrt::add_dnnl_matmul_impls(reg, "gemm", variant);
 
     // OpenCL: the SDK's matrix-product kernels (tiled for large M, skinny for
     // decode shapes; dynrt/ocl_matmul.hpp); f16 falls back to the host impls.
     dynrt::OclMatmulHooks hooks;
-    hooks.variant = [](const dynrt::KernelParams& p) {
-        dynrt::OclMatmulVariant v;
-        v.ta = p.attrs->get_bool("transpose_a");
-        v.tb = p.attrs->get_bool("transpose_b");
-        v.alpha = p.attrs->get_float("alpha");
-        v.beta = p.attrs->get_float("beta");
-        return v;
-    };
+    hooks.variant = variant;
     hooks.sizes = [](const dynrt::KernelParams& p) {
         // Reads the dims without building Shapes.
         const bool ta = p.attrs->get_bool("transpose_a");

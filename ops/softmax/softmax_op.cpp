@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_parallel.hpp"
+#include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -94,6 +96,66 @@ void kernel(dynrt::HostCall& call) {
     }
 }
 
+// ---- cpu: vectorised f32 rows over the engine's threads ---------------------
+//
+// softmax and log_softmax over contiguous rows (the normalised dims are the
+// last ones, as in attention), in float with dynrt/cpu_vec_math.hpp; other
+// layouts, hardmax, f16 and f64 run on the reference impl.
+
+// Sums in 16 lanes so the loop vectorises without reassociating a scalar sum.
+constexpr size_t kLanes = 16;
+
+DYNRT_CPU_CLONES void fast_row(Mode mode, const float* x, float* y, size_t n) {
+    float mx = x[0];
+    for (size_t k = 1; k < n; ++k) mx = x[k] > mx ? x[k] : mx;
+    float lanes[kLanes] = {};
+    size_t k = 0;
+    for (; k + kLanes <= n; k += kLanes)
+        for (size_t l = 0; l < kLanes; ++l) {
+            const float e = dynrt::vec::exp(x[k + l] - mx);
+            if (mode == Mode::softmax) y[k + l] = e;
+            lanes[l] += e;
+        }
+    for (; k < n; ++k) {
+        const float e = dynrt::vec::exp(x[k] - mx);
+        if (mode == Mode::softmax) y[k] = e;
+        lanes[0] += e;
+    }
+    float sum = 0.0f;
+    for (float l : lanes) sum += l;
+    if (mode == Mode::softmax) {
+        const float inv = 1.0f / sum;
+        for (size_t i = 0; i < n; ++i) y[i] *= inv;
+    } else {
+        const float shift = mx + dynrt::vec::log(sum);
+        for (size_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+    }
+}
+
+void fast_kernel(dynrt::HostCall& call) {
+    const dynrt::Shape& s = call.in_shape(0);
+    const Mode mode = mode_of(call.attrs());
+    const RowDims r = row_dims(call.attrs(), s.rank());
+    const size_t len = dynrt::dims_product(s, r.begin, r.end);
+    if (len == 0) return;
+    const size_t rows = s.count() / len;
+    const float* x = call.in<float>(0);
+    float* y = call.out<float>(0);
+    const dynrt::CpuThreads threads(call.params().engine);
+    dynrt::parallel_for(threads, rows, std::max<size_t>(1, 16384 / len), [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) fast_row(mode, x + i * len, y + i * len, len);
+    });
+}
+
+std::string fast_supported(const dynrt::KernelParams& p) {
+    const Mode mode = mode_of(*p.attrs);
+    if (mode == Mode::hardmax) return "no vectorised loop for hardmax";
+    const size_t rank = p.inputs.at(0).shape.rank();
+    if (rank == 0) return "a scalar input";
+    if (row_dims(*p.attrs, rank).end != rank) return "the rows are not contiguous (axis is not the last)";
+    return {};
+}
+
 // ---- OpenCL ---------------------------------------------------------------
 
 using dynrt::JitDefines;
@@ -163,6 +225,7 @@ void register_softmax(dynrt::ModuleRegistrar& reg) {
     reg.add_op(def);
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16, DataType::f64};
     dynrt::add_host_impls(reg, "softmax", kernel, dynrt::host_options(dtypes));
+    dynrt::add_host_impls(reg, "softmax", fast_kernel, dynrt::optimised_host_options({DataType::f32}, fast_supported));
     dynrt::add_ocl_impls(reg, "softmax", softmax_ocl_spec(), dynrt::ocl_options(dtypes));
 }
 

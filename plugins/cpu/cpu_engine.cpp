@@ -3,15 +3,20 @@
 // Buffers are 64-byte aligned heap blocks (a cache line, and wide enough for any
 // SIMD load a host impl may use); map() hands out the storage itself, so host
 // impls run on buffers without copies. Work runs synchronously on the calling
-// thread, so Stream::finish() has nothing to wait for.
+// thread, so Stream::finish() has nothing to wait for; the optimised impls
+// spread one call over DeviceInfo::threads threads (the cpu op SDK,
+// dynrt/cpu_parallel.hpp): `--threads`, else the physical cores.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <new>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "dynrt/error.hpp"
 #include "dynrt/memory.hpp"
@@ -66,12 +71,30 @@ size_t physical_memory() {
     return static_cast<size_t>(pages) * static_cast<size_t>(page);
 }
 
+// Physical cores: distinct (package, core) pairs of the online CPUs, so a
+// hyper-threaded machine counts each core once (two threads on one core share
+// its vector units, which is what the compute loops use). The hardware thread
+// count when sysfs does not say.
+unsigned physical_cores() {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    std::set<std::pair<int, int>> cores;
+    for (unsigned cpu = 0; cpu < hw; ++cpu) {
+        const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+        std::ifstream pkg(dir + "physical_package_id"), core(dir + "core_id");
+        int p = -1, c = -1;
+        if (!(pkg >> p) || !(core >> c)) return hw;
+        cores.insert({p, c});
+    }
+    return cores.empty() ? hw : static_cast<unsigned>(cores.size());
+}
+
 class CpuEngine : public Engine {
 public:
-    CpuEngine() {
+    explicit CpuEngine(const EngineConfig& cfg) {
         info_.type = "cpu";
-        const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-        info_.name = "host (" + std::to_string(threads) + " threads)";
+        const unsigned threads = cfg.threads ? cfg.threads : physical_cores();
+        info_.threads = threads;
+        info_.name = "host (" + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
         info_.global_mem_bytes = physical_memory();
         info_.max_alloc_bytes = info_.global_mem_bytes;
     }
@@ -86,7 +109,7 @@ private:
 };
 
 void register_cpu(ModuleRegistrar& registrar) {
-    registrar.add_engine("cpu", [](const EngineConfig&) -> EnginePtr { return std::make_shared<CpuEngine>(); });
+    registrar.add_engine("cpu", [](const EngineConfig& cfg) -> EnginePtr { return std::make_shared<CpuEngine>(cfg); });
 }
 
 }   // namespace

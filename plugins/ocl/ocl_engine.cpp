@@ -455,6 +455,7 @@ public:
         info_.name = ctx_->name;
         info_.max_alloc_bytes = ctx_->limits.max_alloc_bytes;
         info_.global_mem_bytes = ctx_->limits.global_mem_bytes;
+        info_.accelerator = ctx_->limits.is_gpu;
     }
 
     // Engine

@@ -168,6 +168,34 @@ std::vector<int64_t> HostCall::get_ints(size_t input) const {
     return out;
 }
 
+void apply_fused_host_ops(ExecContext& ctx) {
+    const MemoryPtr& out = ctx.outputs.at(0);
+    size_t extra = 0;
+    for (const FusedOpDesc& f : ctx.params.fused_ops) {
+        if (!f.host_impl) throw Error("fused op '" + f.node + "' has no host impl");
+        KernelParams p;
+        p.node = f.node;
+        p.op = f.op;
+        p.attrs = f.attrs;
+        p.inputs = f.inputs;
+        p.outputs = {f.output};
+        p.engine = ctx.params.engine;
+        std::vector<MemoryPtr> ins(f.inputs.size());
+        for (size_t i = 0; i < f.inputs.size(); ++i) {
+            if (i == f.main_input) {
+                ins[i] = out->reinterpret(f.inputs[i]);
+            } else {
+                if (!ctx.fused_inputs || extra >= ctx.fused_inputs->size())
+                    throw Error("fused op '" + f.node + "': missing input " + std::to_string(i));
+                ins[i] = (*ctx.fused_inputs)[extra++];
+            }
+        }
+        std::vector<MemoryPtr> outs{out->reinterpret(f.output)};
+        ExecContext fc{ctx.stream, p, ins, outs};
+        f.host_impl->execute(fc);
+    }
+}
+
 // ---- cpu reference impls ----------------------------------------------------
 
 namespace {
@@ -194,7 +222,7 @@ public:
             HostCall call(ctx);
             kernel_(call);
         }
-        if (!ctx.params.fused_ops.empty()) apply_fused_ops(ctx);
+        if (!ctx.params.fused_ops.empty()) apply_fused_host_ops(ctx);
     }
     std::string name() const override { return name_; }
     bool is_dynamic() const override { return dynamic_; }
@@ -207,37 +235,6 @@ private:
         s += ") -> (";
         for (size_t i = 0; i < out.size(); ++i) s += (i ? ", " : "") + out[i].to_string();
         return s + ")";
-    }
-
-    // Post-ops run one after another in place on output 0: each is elementwise
-    // through its main input (OpTraits::fusable), so reading and writing one
-    // buffer is safe.
-    static void apply_fused_ops(ExecContext& ctx) {
-        const MemoryPtr& out = ctx.outputs.at(0);
-        size_t extra = 0;
-        for (const FusedOpDesc& f : ctx.params.fused_ops) {
-            if (!f.host_impl) throw Error("fused op '" + f.node + "' has no host impl");
-            KernelParams p;
-            p.node = f.node;
-            p.op = f.op;
-            p.attrs = f.attrs;
-            p.inputs = f.inputs;
-            p.outputs = {f.output};
-            p.engine = ctx.params.engine;
-            std::vector<MemoryPtr> ins(f.inputs.size());
-            for (size_t i = 0; i < f.inputs.size(); ++i) {
-                if (i == f.main_input) {
-                    ins[i] = out->reinterpret(f.inputs[i]);
-                } else {
-                    if (!ctx.fused_inputs || extra >= ctx.fused_inputs->size())
-                        throw Error("fused op '" + f.node + "': missing input " + std::to_string(i));
-                    ins[i] = (*ctx.fused_inputs)[extra++];
-                }
-            }
-            std::vector<MemoryPtr> outs{out->reinterpret(f.output)};
-            ExecContext fc{ctx.stream, p, ins, outs};
-            f.host_impl->execute(fc);
-        }
     }
 
     std::string name_;
@@ -262,8 +259,8 @@ std::string host_validate(const KernelParams& p, const HostImplOptions& options)
 
 ImplEntry host_entry(const std::string& op, const HostKernel& kernel, const HostImplOptions& options, bool dynamic) {
     ImplEntry e;
-    e.name = dynamic ? "cpu_ref_dynamic" : "cpu_ref_static";
-    e.reference = true;
+    e.name = "cpu_" + options.name + (dynamic ? "_dynamic" : "_static");
+    e.reference = options.reference;
     e.impl_type = "cpu";
     e.shape_type = dynamic ? ShapeType::dynamic_shape : ShapeType::static_shape;
     e.dtypes = options.dtypes;
@@ -281,6 +278,16 @@ ImplEntry host_entry(const std::string& op, const HostKernel& kernel, const Host
 }
 
 }   // namespace
+
+HostImplOptions optimised_host_options(std::vector<DataType> dtypes,
+                                       std::function<std::string(const KernelParams&)> validate) {
+    HostImplOptions o;
+    o.dtypes = std::move(dtypes);
+    o.validate = std::move(validate);
+    o.name = "opt";
+    o.reference = false;
+    return o;
+}
 
 void add_host_impls(ModuleRegistrar& reg, const std::string& op, HostKernel kernel, HostImplOptions options) {
     if (!kernel) throw Error("add_host_impls: op '" + op + "' has no host kernel");

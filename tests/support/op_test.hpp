@@ -143,6 +143,11 @@ std::vector<HostTensor> reference_outputs(const OpSetup& s, const Run& run);
 // impl rejects (validate) is skipped; an impl that takes no run at all fails
 // unless it is listed in `may_skip` (e.g. an f32-only device impl tested with
 // integers). Returns the names of the impls that ran at least one run.
+// The optimised cpu impls (dynrt::optimised_host_options): they cover part of
+// an op's dtypes and modes, so a test of what they decline lists them in
+// `may_skip` (and a test of what they cover does not: there they must run).
+inline const std::vector<std::string> kOptimisedCpuImpls = {"cpu_opt_dynamic", "cpu_opt_static"};
+
 std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const std::vector<Run>& runs,
                                                       std::optional<Tolerance> tol = {},
                                                       const std::vector<std::string>& may_skip = {});

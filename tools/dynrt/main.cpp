@@ -233,7 +233,10 @@ int cmd_run(const std::vector<std::string>& args) {
         "summary table.\n\noptions");
     std::vector<std::string> modules_dirs, shapes, feeds, ranges;
     desc.add_options()("help,h", "show this help")(
-        "device", po::value<std::string>(), "auto|cpu|ocl|ocl:N (default: the pipeline's run.device, else auto)")(
+        "device", po::value<std::string>(),
+        "auto|cpu|ocl|ocl:N (default: the pipeline's run.device, else auto: a GPU OpenCL device, else cpu)")(
+        "threads", po::value<std::string>(),
+        "cpu engine compute threads (default: the pipeline's run.threads, else the physical cores)")(
         "report", po::value<std::string>(), "write the JSON run report (docs/report.md) to this file")(
         "save-outputs", po::value<std::string>(), "write DIR/run_<k>/<output>.npy for every run k")(
         "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
@@ -270,6 +273,14 @@ int cmd_run(const std::vector<std::string>& args) {
         opt.repeat = static_cast<size_t>(k);
     }
     if (vm.count("device")) opt.device = vm["device"].as<std::string>();
+    if (vm.count("threads")) {
+        const std::string text = vm["threads"].as<std::string>();
+        int64_t n = 0;
+        if (!tools::parse_int64(text, n) || n < 1 || n > pipeline::kMaxThreads)
+            throw UsageError("--threads must be an integer in 1.." + std::to_string(pipeline::kMaxThreads) + ", got '" +
+                             text + "'");
+        opt.threads = static_cast<size_t>(n);
+    }
     if (vm.count("prealloc")) {
         opt.prealloc = vm["prealloc"].as<std::string>();
         try {

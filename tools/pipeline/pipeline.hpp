@@ -89,6 +89,7 @@ struct RunSettings {
     size_t async_compile_after = 2;   // NetworkOptions::async_compile_after
     bool dynamic_impls = true;
     size_t compile_threads = 1;
+    size_t threads = 0;                  // EngineConfig::threads: cpu compute threads (0 = physical cores)
     bool inplace_concat = true;          // NetworkOptions::inplace_concat
     bool views = true;                   // NetworkOptions::views
     bool memory_pool = true;             // NetworkOptions::memory_pool
@@ -119,8 +120,10 @@ struct Pipeline {
 // (schedule x --repeat): beyond, loading or running is an error naming the
 // field and this cap, before anything is expanded.
 inline constexpr size_t kMaxRuns = 1000000;
-// run.compile_threads is 1..kMaxCompileThreads.
+// run.compile_threads is 1..kMaxCompileThreads, run.threads and --threads
+// 1..kMaxThreads.
 inline constexpr int64_t kMaxCompileThreads = 256;
+inline constexpr int64_t kMaxThreads = 1024;
 
 // A model file's graph (docs/onnx.md): the built program, one InputSpec per
 // graph input (dynamic dims are symbols named by their dim_param, or
@@ -160,11 +163,13 @@ ShapePredictor::Settings resolve_prealloc(const std::optional<std::string>& cli,
                                           const std::optional<std::string>& yaml, std::string* source = nullptr);
 
 // Picks and creates the engine for `device` ("auto", "cpu", "ocl", "ocl:N").
-// auto = ocl when an ocl engine can be created and every op in `needed_ops`
-// has an ocl impl, else cpu. `chosen` receives the device string actually
-// used; `note` a line saying why (for -v).
+// auto = ocl when an ocl engine can be created on an accelerator (a GPU) and
+// every op in `needed_ops` has an ocl impl, else cpu. `chosen` receives the
+// device string actually used; `note` a line saying why (for -v). `threads`:
+// EngineConfig::threads (0 = the physical cores).
 EnginePtr create_device(const Registry& registry, const std::string& device, bool verbose, std::string* chosen,
-                        std::string* note = nullptr, const std::vector<std::string>& needed_ops = {});
+                        std::string* note = nullptr, const std::vector<std::string>& needed_ops = {},
+                        unsigned threads = 0);
 
 struct RunRecord {
     size_t index = 0;                      // over the whole execution
@@ -179,6 +184,7 @@ struct RunResult;
 
 struct RunOptions {
     std::optional<std::string> device;     // overrides run.device
+    std::optional<size_t> threads;         // overrides run.threads
     std::optional<std::string> prealloc;   // --prealloc
     bool use_env_prealloc = true;          // read DYNRT_MEM_PREALLOC
     size_t repeat = 1;                     // the whole schedule K times

@@ -44,7 +44,7 @@ ShapePredictor::Settings resolve_prealloc(const std::optional<std::string>& cli,
 }
 
 EnginePtr create_device(const Registry& registry, const std::string& device, bool verbose, std::string* chosen,
-                        std::string* note, const std::vector<std::string>& needed_ops) {
+                        std::string* note, const std::vector<std::string>& needed_ops, unsigned threads) {
     std::string dev = device.empty() ? "auto" : device;
     std::string why;
     if (dev == "auto") {
@@ -57,13 +57,16 @@ EnginePtr create_device(const Registry& registry, const std::string& device, boo
             why = "no ocl impls for: " + missing;
         } else if (registry.has_engine("ocl")) {
             try {
-                EnginePtr e = registry.create_engine("ocl", EngineConfig{"ocl", verbose});
-                if (e) {
+                EnginePtr e = registry.create_engine("ocl", EngineConfig{"ocl", verbose, threads});
+                if (e && e->info().accelerator) {
                     if (chosen) *chosen = "ocl";
                     if (note) *note = "device auto -> ocl (" + e->info().name + ")";
                     return e;
                 }
-                why = "the ocl engine returned nothing";
+                // OpenCL on the host's own cores (PoCL) runs the same work
+                // slower than the cpu engine's native impls.
+                why = e ? "the OpenCL device is not an accelerator (" + e->info().name + ")"
+                        : "the ocl engine returned nothing";
             } catch (const std::exception& ex) {
                 why = std::string("the ocl engine failed: ") + ex.what();
             }
@@ -86,7 +89,7 @@ EnginePtr create_device(const Registry& registry, const std::string& device, boo
     }
     EnginePtr e;
     try {
-        e = registry.create_engine(type, EngineConfig{dev, verbose});
+        e = registry.create_engine(type, EngineConfig{dev, verbose, threads});
     } catch (const Error& ex) {
         if (type == "ocl") throw Error("no OpenCL device module/platform: " + ex.message(), ex.context());
         throw;
@@ -237,8 +240,8 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
             std::find(ops.begin(), ops.end(), n.op) == ops.end())
             ops.push_back(n.op);
     std::string note;
-    EnginePtr engine =
-        create_device(registry, options.device.value_or(p.run.device), options.verbose, &result.device, &note, ops);
+    EnginePtr engine = create_device(registry, options.device.value_or(p.run.device), options.verbose, &result.device,
+                                     &note, ops, static_cast<unsigned>(options.threads.value_or(p.run.threads)));
     result.device_name = engine->info().name;
     if (options.verbose) std::fprintf(stderr, "dynrt: %s\n", note.c_str());
 

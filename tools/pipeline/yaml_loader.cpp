@@ -159,7 +159,7 @@ struct Loader {
         detail::check_keys(
             src, n,
             {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "async_compile_after",
-             "dynamic_impls", "compile_threads", "inplace_concat", "views", "memory_pool", "memory_budget",
+             "dynamic_impls", "compile_threads", "threads", "inplace_concat", "views", "memory_pool", "memory_budget",
              "max_tensor_bytes", "reset_state", "fusion", "fake_alignment", "weights_cache"},
             "run");
         auto& r = p.run;
@@ -192,6 +192,7 @@ struct Loader {
         };
         count("impl_cache_capacity", r.impl_cache_capacity, 1);
         count("compile_threads", r.compile_threads, 1, kMaxCompileThreads);
+        count("threads", r.threads, 1, kMaxThreads);
         count("async_compile_after", r.async_compile_after, 1);
         if (n["async_compile"]) r.async_compile = detail::read_bool(src, n["async_compile"], "run.async_compile");
         if (n["dynamic_impls"]) r.dynamic_impls = detail::read_bool(src, n["dynamic_impls"], "run.dynamic_impls");

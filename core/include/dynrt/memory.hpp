@@ -97,6 +97,12 @@ struct DeviceInfo {
     std::string name;              // human-readable device name
     size_t max_alloc_bytes = 0;    // largest single allocation (0 = unknown)
     size_t global_mem_bytes = 0;   // device memory (0 = unknown)
+    // A GPU or another accelerator: `--device auto` prefers such an OpenCL
+    // device to the cpu engine, and a CPU OpenCL device (PoCL) to nothing.
+    bool accelerator = false;
+    // Host threads the engine computes on (the cpu engine); 0 for devices
+    // that run their own work.
+    unsigned threads = 0;
 };
 
 class Engine {

@@ -92,6 +92,11 @@ using HostKernel = std::function<void(HostCall&)>;
 
 struct HostImplOptions {
     std::vector<DataType> dtypes;   // empty = any
+    // The impls' names: "cpu_<name>_dynamic", "cpu_<name>_static". The
+    // reference impls ("ref") are the oracle and the last resort; other host
+    // impls (optimised loops, optimised_host_options()) rank as device impls.
+    std::string name = "ref";
+    bool reference = true;
     bool register_static = true;
     bool register_dynamic = true;
     // Extra check (empty string = ok), e.g. unsupported attribute combinations.
@@ -111,6 +116,19 @@ struct HostImplOptions {
 // elements in. Host impls accept such outputs: that is how a producer writes
 // straight into an in-place concat's buffer.
 bool dense_block_in_padding(const Layout& l, size_t* offset = nullptr);
+
+// Runs the params' fused post-ops (KernelParams::fused_ops) one after another
+// in place on output 0, each through its own host impl: each is elementwise
+// through its main input (OpTraits::fusable), so reading and writing one buffer
+// is safe. For host impls that take fused ops (ImplEntry::fused_ops) and do not
+// apply them in their own loops.
+void apply_fused_host_ops(ExecContext& ctx);
+
+// Options of an optimised host impl next to the reference: "cpu_opt_dynamic" and
+// "cpu_opt_static", ranked above the reference; `validate` says what the fast
+// loops do not cover (the reference serves it).
+HostImplOptions optimised_host_options(std::vector<DataType> dtypes,
+                                       std::function<std::string(const KernelParams&)> validate = {});
 
 // Registers the cpu reference impls of `op` (dynamic first, then static). Both
 // apply fused post-ops (KernelParams::fused_ops) after the kernel: each fused

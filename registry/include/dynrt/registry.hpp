@@ -23,6 +23,9 @@ namespace dynrt {
 struct EngineConfig {
     std::string device;   // full device string, e.g. "cpu", "ocl:1"
     bool verbose = false;
+    // Compute threads of a host engine (`--threads`, run.threads); 0 = the
+    // machine's physical cores. Devices that run their own work ignore it.
+    unsigned threads = 0;
 };
 using EngineFactory = std::function<EnginePtr(const EngineConfig&)>;
 

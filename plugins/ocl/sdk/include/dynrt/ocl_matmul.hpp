@@ -20,16 +20,13 @@
 #include <string>
 
 #include "dynrt/implementation_map.hpp"
+#include "dynrt/op_matmul.hpp"
 #include "dynrt/registry.hpp"
 
 namespace dynrt {
 
 // What the op's attributes make of the kernels; fixed per node.
-struct OclMatmulVariant {
-    bool fc = false;               // fully_connected: every leading dim of input 0 is a row, weights [N, K], bias [N]
-    bool ta = false, tb = false;   // op(a), op(b) transposed over their last two dims
-    double alpha = 1.0, beta = 1.0;
-};
+using OclMatmulVariant = MatmulVariant;
 
 // Sizes of the product for the runtime layouts: [batches] x M x N.
 struct OclMatmulSizes {

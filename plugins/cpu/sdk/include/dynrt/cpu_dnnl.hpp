@@ -1,0 +1,86 @@
+// cpu impls on oneDNN primitives: static and shape-agnostic.
+//
+// An op describes how its params make a oneDNN primitive (DnnlSpec::plan) and
+// add_dnnl_impls() registers, next to its reference impls:
+//   - "cpu_<name>_static": the primitive built once for one set of layouts,
+//     kept in the impl cache like any static impl;
+//   - "cpu_<name>_dynamic": one impl for every shape. With a shape-agnostic
+//     plan (oneDNN runtime dims: matmul) one primitive serves every run and
+//     only the memory descriptors follow the runtime layouts; otherwise the
+//     request's state rebuilds the plan when the layouts change, which
+//     oneDNN's primitive cache makes cheap for a shape seen before.
+// Both run on the engine's threads (dynrt/cpu_parallel.hpp), use a scratchpad
+// owned by the request's state (the primitives stay immutable and shared by
+// every request), and apply fused post-ops through the fused ops' host impls.
+// What oneDNN cannot take (a dtype, a padded or blocked tensor, an attribute
+// combination) is refused by validate() with the reason, and the reference
+// impl serves it: `-v` and `dynrt ops` show the reason.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dynrt/implementation_map.hpp"
+#include "dynrt/registry.hpp"
+
+namespace dynrt {
+
+// Which run buffer a primitive argument is bound to.
+struct DnnlArgRef {
+    int arg = 0;           // DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, ...
+    bool output = false;   // an output of the node, else an input
+    size_t index = 0;
+};
+
+// One primitive and how a run binds it.
+struct DnnlPlan {
+    dnnl::primitive primitive;
+    std::vector<DnnlArgRef> args;
+    // The memory descriptor of each arg (in args order) for the layouts the
+    // plan was built for; a shape-agnostic plan gets them per run from
+    // DnnlSpec::runtime_descs instead.
+    std::vector<dnnl::memory::desc> descs;
+    // Arguments bound to memory the plan owns (e.g. a constant scale).
+    std::vector<std::pair<int, dnnl::memory>> fixed;
+    size_t scratchpad_bytes = 0;   // from the primitive descriptor (user scratchpad)
+};
+
+struct DnnlSpec {
+    std::string name = "dnnl";   // impl names cpu_<name>_static / cpu_<name>_dynamic
+    std::vector<DataType> dtypes{DataType::f32};
+    // Empty string: oneDNN can run these params; otherwise why not.
+    std::function<std::string(const KernelParams&)> validate;
+    // The plan for these (static) layouts.
+    std::function<DnnlPlan(const KernelParams&)> plan;
+    // Optional: a plan that serves every shape of the node (runtime dims),
+    // built once from the node's params (none: this node's shapes need a plan
+    // per shape), and the descriptors of each run.
+    std::function<std::optional<DnnlPlan>(const KernelParams&)> shape_agnostic_plan;
+    std::function<std::vector<dnnl::memory::desc>(const KernelParams&)> runtime_descs;
+    bool register_static = true;
+    bool register_dynamic = true;
+};
+
+void add_dnnl_impls(ModuleRegistrar& reg, const std::string& op, DnnlSpec spec);
+
+// The process's oneDNN cpu engine (host memory, as the cpu engine's buffers).
+const dnnl::engine& dnnl_cpu_engine();
+// Attributes every plan starts from: a user scratchpad (the request's).
+dnnl::primitive_attr dnnl_attr();
+dnnl::memory::data_type dnnl_type(DataType t);
+// A dense row-major descriptor of `dims` (int64 dims; an empty list is a scalar [1]).
+dnnl::memory::desc dnnl_plain_desc(const std::vector<int64_t>& dims, DataType t);
+// A plan of `primitive`, made from a primitive descriptor whose scratchpad
+// is `scratchpad` (pd.scratchpad_desc()).
+DnnlPlan dnnl_plan(dnnl::primitive primitive, const dnnl::memory::desc& scratchpad, std::vector<DnnlArgRef> args,
+                   std::vector<dnnl::memory::desc> descs);
+// Empty when every input and output is plain and unpadded (what the plans
+// bind), else the reason.
+std::string dnnl_check_dense(const KernelParams& p);
+
+}   // namespace dynrt

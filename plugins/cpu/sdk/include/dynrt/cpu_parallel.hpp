@@ -1,0 +1,39 @@
+// The cpu engine's compute threads, shared by every optimised cpu impl.
+//
+// The engine has a thread budget (DeviceInfo::threads: `--threads`, else the
+// physical cores). One call of an optimised impl spreads its work over the
+// budget; when several requests run at once, each call takes an equal share
+// (budget / calls running, at least one), so two requests on two cores run
+// one thread each instead of four threads fighting over two cores. oneDNN's
+// primitives and parallel_for() run on the same OpenMP threads.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace dynrt {
+
+class Engine;
+
+// The threads one call may use, for as long as it lives. Nested scopes on one
+// thread (an impl calling another) keep the outer share.
+class CpuThreads {
+public:
+    explicit CpuThreads(const Engine* engine);
+    ~CpuThreads();
+    CpuThreads(const CpuThreads&) = delete;
+    CpuThreads& operator=(const CpuThreads&) = delete;
+    int count() const { return count_; }
+
+private:
+    int count_ = 1;
+    bool outer_ = false;
+};
+
+// body(begin, end) over [0, n) in chunks of at least `grain` items, on the
+// calling scope's threads (one chunk per thread, contiguous; a call with
+// fewer than two chunks runs inline).
+void parallel_for(const CpuThreads& threads, size_t n, size_t grain,
+                  const std::function<void(size_t begin, size_t end)>& body);
+
+}   // namespace dynrt

@@ -1,0 +1,88 @@
+// The cpu op SDK: the engine's thread budget, its parallel loop, and the
+// optimised impls' place next to the references.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "dynrt/cpu_parallel.hpp"
+#include "dynrt/memory.hpp"
+#include "dynrt/registry.hpp"
+#include "test_support.hpp"
+
+namespace dynrt {
+namespace {
+
+EnginePtr cpu_engine(unsigned threads) {
+    return test::registry()->create_engine("cpu", EngineConfig{"cpu", false, threads});
+}
+
+TEST(CpuEngine, ThreadsComeFromTheConfigElseThePhysicalCores) {
+    EXPECT_EQ(cpu_engine(3)->info().threads, 3u);
+    EXPECT_NE(cpu_engine(3)->info().name.find("3 threads"), std::string::npos);
+    const unsigned cores = cpu_engine(0)->info().threads;
+    EXPECT_GE(cores, 1u);
+    EXPECT_LE(cores, std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_FALSE(cpu_engine(1)->info().accelerator);
+}
+
+TEST(CpuThreads, OneCallTakesTheWholeBudgetAndNestedScopesKeepIt) {
+    const EnginePtr e = cpu_engine(4);
+    const CpuThreads outer(e.get());
+    EXPECT_EQ(outer.count(), 4);
+    const CpuThreads inner(e.get());
+    EXPECT_EQ(inner.count(), 4);
+}
+
+TEST(CpuThreads, CallsRunningAtOnceShareTheBudget) {
+    const EnginePtr e = cpu_engine(4);
+    std::atomic<int> entered{0}, done{0}, sum{0};
+    auto wait_for = [](const std::atomic<int>& n) {
+        while (n.load() < 2) std::this_thread::yield();
+    };
+    auto call = [&] {
+        const CpuThreads t(e.get());
+        ++entered;
+        wait_for(entered);   // both scopes alive at once
+        sum += t.count();
+        ++done;
+        wait_for(done);
+    };
+    std::thread a(call), b(call);
+    a.join();
+    b.join();
+    // The second call to start sees two running and takes half; the first
+    // keeps what it took. Never more than budget + the first's share.
+    EXPECT_LE(sum.load(), 4 + 2);
+    EXPECT_GE(sum.load(), 2);
+    const CpuThreads after(e.get());
+    EXPECT_EQ(after.count(), 4) << "a finished call gives its share back";
+}
+
+TEST(ParallelFor, CoversTheRangeOnceInContiguousChunks) {
+    const EnginePtr e = cpu_engine(3);
+    const CpuThreads t(e.get());
+    for (size_t n : {0u, 1u, 2u, 7u, 1000u, 100001u}) {
+        std::vector<std::atomic<int>> hits(n);
+        parallel_for(t, n, 10, [&](size_t b, size_t end) {
+            ASSERT_LE(b, end);
+            for (size_t i = b; i < end; ++i) hits[i]++;
+        });
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+    }
+}
+
+// The optimised impls rank above the reference, which stays registered as the
+// oracle (and the fallback for what they refuse).
+TEST(CpuImpls, OptimisedImplsRankAboveTheReference) {
+    for (const char* op : {"fully_connected", "gemm", "activation", "eltwise", "softmax"}) {
+        const auto impls = test::registry()->impls(op, "cpu");
+        ASSERT_GE(impls.size(), 3u) << op;
+        EXPECT_FALSE(impls.front()->entry.reference) << op << ": first is " << impls.front()->entry.name;
+        EXPECT_TRUE(impls.back()->entry.reference) << op << ": last is " << impls.back()->entry.name;
+    }
+}
+
+}   // namespace
+}   // namespace dynrt
