@@ -20,8 +20,8 @@ the script writes under build/bench-cpu-work:
   conv_small   configs/conv_net.yaml: conv3x3+relu, stride-2 conv3x3 next to a
                stride-2 1x1 shortcut, add, silu; batch 1,2,4 x size
                8,16,13,32,17, then revisits
-  decode1024   the decode block 1024 wide, MLP 4x wide (40 MiB of weights), seq 1..64
-  decode2048   the same 2048 wide (160 MiB of weights), seq 1..64
+  decode1024   the decode block 1024 wide, MLP 4x wide (40 MiB of weights), seq 1..64 step 3
+  decode2048   the same 2048 wide (160 MiB of weights), seq 1..64 step 7
   conv64       x [1, 64, s, s]: conv3x3+relu, conv3x3, residual add, relu,
                conv3x3+relu (64 channels), s = 56, 72, 96, 112
   corpus/*     (--corpus) the models of tests/models, each data set's inputs
