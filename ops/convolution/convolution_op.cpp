@@ -18,6 +18,7 @@
 #include "convolution_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_conv.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -265,6 +266,23 @@ std::vector<dynrt::AttrSpec> conv_attrs() {
                                "pads from the input extent, the odd one at the end/begin)")};
 }
 
+// The window of the runtime shapes (auto_pad resolved) for the cpu's oneDNN impls.
+dynrt::ConvGeometry dnnl_geometry(const dynrt::KernelParams& p) {
+    const dynrt::Shape x = p.inputs.at(0).get_shape(), w = p.inputs.at(1).get_shape();
+    const size_t spatial = x.rank() - 2;
+    const conv::ConvAttrs a = conv::read_attrs(*p.attrs, spatial, p.node);
+    dynrt::ConvGeometry g;
+    g.groups = a.groups;
+    for (size_t i = 0; i < spatial; ++i) {
+        const conv::AxisWindow win = conv::axis_window(a, i, x[2 + i], w[2 + i]);
+        g.strides.push_back(win.s);
+        g.dilations.push_back(win.d);
+        g.pads_begin.push_back(win.pb);
+        g.pads_end.push_back(win.pe);
+    }
+    return g;
+}
+
 void register_convolution(dynrt::ModuleRegistrar& reg) {
     dynrt::OpDefinition def = dynrt::op_def(
         "convolution", "grouped convolution over 1-3 spatial axes: x[N,C,S...] * w[O,C/groups,k...] + bias[O]", 2, 3,
@@ -292,6 +310,8 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     // The static flavour reads osv16 weights (reordered once by the flow).
     opts.static_weights_format = dynrt::Format::osv16;
     dynrt::add_host_impls(reg, "convolution", reference, opts);
+    // cpu: oneDNN's convolution (dynrt/cpu_conv.hpp), f32.
+    dynrt::add_dnnl_convolution_impls(reg, "convolution", dnnl_geometry);
 
     // OpenCL: a direct kernel (convolution.cl), f32; f16 and f64 run on the host impls.
     dynrt::OclImplOptions ocl;

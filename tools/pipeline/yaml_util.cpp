@@ -114,10 +114,18 @@ struct SplitMix {
 
 void fill_random(HostTensor& t, uint64_t seed, double low, double high) {
     SplitMix rng{seed};
-    for (size_t i = 0; i < t.count(); ++i) {
+    const size_t n = t.count();
+    const DataType type = t.dtype();
+    if (type == DataType::f32) {   // the common case, without a per-element dtype switch
+        float* p = t.as<float>();
+        for (size_t i = 0; i < n; ++i) p[i] = static_cast<float>(low + rng.uniform() * (high - low));
+        return;
+    }
+    const bool boolean = type == DataType::boolean, floating = is_floating(type);
+    for (size_t i = 0; i < n; ++i) {
         const double u = rng.uniform();
-        if (t.dtype() == DataType::boolean) t.set_from_double(i, u < 0.5 ? 0.0 : 1.0);
-        else if (is_floating(t.dtype())) t.set_from_double(i, low + u * (high - low));
+        if (boolean) t.set_from_double(i, u < 0.5 ? 0.0 : 1.0);
+        else if (floating) t.set_from_double(i, low + u * (high - low));
         else t.set_from_double(i, std::floor(low + u * (high - low)));
     }
 }
