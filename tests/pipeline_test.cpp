@@ -763,19 +763,20 @@ TEST(PipelineCli, OclHostFallback_IsSaidOncePerNodeOnStderrAndInTheReport) {
     if (!have_ocl) GTEST_SKIP() << "no OpenCL device";
     TempDir dir;
     const std::string yaml = dir / "fallback.yaml", report = dir / "report.json";
+    // Integer pow stays on the host impl (saturating double math no kernel promises).
     std::ofstream(yaml) << R"(
 inputs:
-  x: {dtype: f32, shape: [n]}
+  x: {dtype: i32, shape: [n]}
 nodes:
   - {name: act, op: activation, inputs: [x], attrs: {func: relu}}
-  - {name: nz, op: nonzero, inputs: [act]}
+  - {name: nz, op: eltwise, inputs: [act, act], attrs: {mode: pow}}
 outputs: [nz]
 schedule:
   - {n: [3, 5, 8, 5]}
 )";
     const Proc p = dynrt_cli("run " + yaml + " --device ocl --report " + report + modules_arg());
     ASSERT_EQ(p.code, 0) << p.out;
-    EXPECT_EQ(count_of(p.out, "node 'nz' (nonzero) has no impl on this device"), 1u) << p.out;
+    EXPECT_EQ(count_of(p.out, "node 'nz' (eltwise) has no impl on this device"), 1u) << p.out;
     EXPECT_EQ(count_of(p.out, "node 'act'"), 0u) << p.out;
     EXPECT_NE(slurp(report).find("\"host_fallback\": [\"nz\"]"), std::string::npos) << slurp(report);
     // On the cpu nothing is a fallback.

@@ -78,6 +78,7 @@ struct LruCounts {
 LruCounts alternate_impls(size_t capacity) {
     const HostTensor w = test::random_tensor(DataType::f32, Shape{20, 3, 3, 3}, 3);
     NetworkOptions opt;
+    opt.host_reference_only = true;   // the cpu reference reads osv16 weights: the reorder path
     opt.weights_cache_capacity = capacity;
     opt.async_compile_after = 1;   // each size's static build queued on its first run
     auto net = Network::create(conv_program(w, 1), test::engine("cpu"), opt);
@@ -109,6 +110,7 @@ TEST(WeightsReorder, CacheOfThree_ReordersOnceAndHitsAfterwards) {
 TEST(WeightsReorder, StaticImplsOnly_ReorderOnceForEveryShape) {
     const HostTensor w = test::random_tensor(DataType::f32, Shape{17, 2, 3, 3}, 4);
     NetworkOptions opt;
+    opt.host_reference_only = true;   // the cpu reference reads osv16 weights: the reorder path
     opt.use_dynamic_impls = false;
     InferRequest req(Network::create(conv_program(w, 1), test::engine("cpu"), opt));
     for (int64_t h : {4, 6, 4, 9}) run_size(req, w, h, 1);
@@ -120,6 +122,7 @@ TEST(WeightsReorder, StaticImplsOnly_ReorderOnceForEveryShape) {
 TEST(WeightsReorder, NoReorderOp_RunsOnTheWeightsAsTheyAre) {
     const HostTensor w = test::random_tensor(DataType::f32, Shape{17, 2, 3, 3}, 5);
     NetworkOptions opt;
+    opt.host_reference_only = true;   // the cpu reference reads osv16 weights: the reorder path
     opt.use_dynamic_impls = false;
     opt.reorder_weights = false;
     InferRequest req(Network::create(conv_program(w, 1), test::engine("cpu"), opt));
@@ -133,6 +136,7 @@ TEST(WeightsReorder, CompatibleLayout_IsReinterpretedNotCopied) {
     // osv16 stores the elements exactly where plain does.
     const HostTensor w = test::random_tensor(DataType::f32, Shape{32, 1, 1, 1}, 6);
     NetworkOptions opt;
+    opt.host_reference_only = true;   // the cpu reference reads osv16 weights: the reorder path
     opt.use_dynamic_impls = false;
     auto net = Network::create(conv_program(w, 0), test::engine("cpu"), opt);
     InferRequest req(net);
@@ -147,6 +151,7 @@ TEST(WeightsReorder, CompatibleLayout_IsReinterpretedNotCopied) {
 TEST(WeightsReorder, TwoRequests_EachReorderItsOwnCopyOnce) {
     const HostTensor w = test::random_tensor(DataType::f32, Shape{20, 3, 3, 3}, 8);
     NetworkOptions opt;
+    opt.host_reference_only = true;   // the cpu reference reads osv16 weights: the reorder path
     opt.use_dynamic_impls = false;
     auto net = Network::create(conv_program(w, 1), test::engine("cpu"), opt);
     InferRequest a(net), b(net);

@@ -1,6 +1,7 @@
 // update_impl: the impl cache, the choice between the shape-agnostic impl and a
 // static build (synchronous, or in the background for critical ops), and
 // picking finished background builds up on later runs.
+#include <algorithm>
 #include <cstdio>
 
 #include "dynrt/compilation_context.hpp"
@@ -98,6 +99,11 @@ std::vector<const RegisteredImpl*> PrimitiveInst::impl_candidates() const {
         const bool host_first = node_.in_shape_of_subgraph || node_.def->def.traits.shape_of_like;
         candidates.insert(host_first ? candidates.begin() : candidates.end(), host.begin(), host.end());
     }
+    if (network_.options().host_reference_only)
+        candidates.erase(
+            std::remove_if(candidates.begin(), candidates.end(),
+                           [](const RegisteredImpl* c) { return c->entry.impl_type == "cpu" && !c->entry.reference; }),
+            candidates.end());
     return candidates;
 }
 

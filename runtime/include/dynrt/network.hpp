@@ -33,7 +33,11 @@ struct RegisteredImpl;
 struct NetworkOptions {
     size_t impl_cache_capacity = 300;   // entries of the LRU impl cache
     bool use_dynamic_impls = true;      // false: always build static impls
-    bool async_compile = true;          // critical ops: background static build
+    // Host impls: only the reference impls (ImplEntry::reference), the oracle,
+    // never the optimised ones (debugging a result; tests of flow mechanisms
+    // built around the references, e.g. their blocked weights).
+    bool host_reference_only = false;
+    bool async_compile = true;   // critical ops: background static build
     size_t compile_threads = 1;
     // The run of a shape on which its background static build is queued: 1 =
     // its first run; 2 (default) = when the shape runs a second time, in a row

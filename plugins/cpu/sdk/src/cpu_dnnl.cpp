@@ -106,15 +106,19 @@ class DnnlImpl final : public Impl {
 public:
     DnnlImpl(std::string name, std::shared_ptr<const DnnlSpec> spec, const KernelParams& p, bool dynamic)
         : name_(std::move(name)), spec_(std::move(spec)), dynamic_(dynamic) {
-        if (!dynamic) {
-            plan_ = spec_->plan(p);
-            inputs_ = p.inputs;
-            outputs_ = p.outputs;
-        } else if (spec_->shape_agnostic_plan) {
+        // A static impl of a node that has a shape-agnostic plan runs that
+        // plan too: one JIT kernel for all of the node's shapes (the static
+        // builds cost no code), and the same bits as the dynamic impl.
+        if (spec_->shape_agnostic_plan) {
             if (std::optional<DnnlPlan> plan = spec_->shape_agnostic_plan(p)) {
                 plan_ = std::move(*plan);
                 agnostic_ = true;
             }
+        }
+        if (!dynamic) {
+            if (!agnostic_) plan_ = spec_->plan(p);
+            inputs_ = p.inputs;
+            outputs_ = p.outputs;
         }
     }
 

@@ -3,7 +3,9 @@
 // An op describes how its params make a oneDNN primitive (DnnlSpec::plan) and
 // add_dnnl_impls() registers, next to its reference impls:
 //   - "cpu_<name>_static": the primitive built once for one set of layouts,
-//     kept in the impl cache like any static impl;
+//     kept in the impl cache like any static impl (with a shape-agnostic
+//     plan: that plan, so the two impls share one kernel and give the same
+//     bits);
 //   - "cpu_<name>_dynamic": one impl for every shape. With a shape-agnostic
 //     plan (oneDNN runtime dims: matmul) one primitive serves every run and
 //     only the memory descriptors follow the runtime layouts; otherwise the
