@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
 #include "dynrt/cpu_parallel.hpp"
+#include "dynrt/error.hpp"
 #include "dynrt/memory.hpp"
 #include "dynrt/registry.hpp"
 #include "test_support.hpp"
@@ -19,12 +21,24 @@ EnginePtr cpu_engine(unsigned threads) {
 }
 
 TEST(CpuEngine, ThreadsComeFromTheConfigElseThePhysicalCores) {
+    ::unsetenv("DYNRT_CPU_THREADS");
     EXPECT_EQ(cpu_engine(3)->info().threads, 3u);
     EXPECT_NE(cpu_engine(3)->info().name.find("3 threads"), std::string::npos);
     const unsigned cores = cpu_engine(0)->info().threads;
     EXPECT_GE(cores, 1u);
     EXPECT_LE(cores, std::max(1u, std::thread::hardware_concurrency()));
     EXPECT_FALSE(cpu_engine(1)->info().accelerator);
+}
+
+TEST(CpuEngine, DynrtCpuThreadsSetsTheDefaultAndABadValueIsAnError) {
+    ::setenv("DYNRT_CPU_THREADS", "3", 1);
+    EXPECT_EQ(cpu_engine(0)->info().threads, 3u);
+    EXPECT_EQ(cpu_engine(2)->info().threads, 2u) << "the config wins";
+    ::setenv("DYNRT_CPU_THREADS", "0", 1);
+    EXPECT_THROW(cpu_engine(0), Error);
+    ::setenv("DYNRT_CPU_THREADS", "2x", 1);
+    EXPECT_THROW(cpu_engine(0), Error);
+    ::unsetenv("DYNRT_CPU_THREADS");
 }
 
 TEST(CpuThreads, OneCallTakesTheWholeBudgetAndNestedScopesKeepIt) {

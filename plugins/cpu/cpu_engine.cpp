@@ -88,11 +88,23 @@ unsigned physical_cores() {
     return cores.empty() ? hw : static_cast<unsigned>(cores.size());
 }
 
+// The default when the config names none: DYNRT_CPU_THREADS (1..1024), else
+// the physical cores.
+unsigned default_threads() {
+    if (const char* env = std::getenv("DYNRT_CPU_THREADS")) {
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(env, &end, 10);
+        if (end != env && *end == '\0' && n >= 1 && n <= 1024) return static_cast<unsigned>(n);
+        throw Error(std::string("DYNRT_CPU_THREADS must be an integer in 1..1024, got '") + env + "'");
+    }
+    return physical_cores();
+}
+
 class CpuEngine : public Engine {
 public:
     explicit CpuEngine(const EngineConfig& cfg) {
         info_.type = "cpu";
-        const unsigned threads = cfg.threads ? cfg.threads : physical_cores();
+        const unsigned threads = cfg.threads ? cfg.threads : default_threads();
         info_.threads = threads;
         info_.name = "host (" + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
         info_.global_mem_bytes = physical_memory();
