@@ -1,8 +1,11 @@
 // transpose: shape-inference table (default and given perms, rank 0 and 1,
 // size-1, empty and dynamic dims, bad perms), hand-computed values, every impl
 // against the reference for every dtype and every rank up to 8 (and rank 9,
-// which only the host serves), and one instance fed changing shapes.
+// which only the host serves), the optimised impls' runs and tiles paths, and
+// one instance fed changing shapes.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "layout_op_test.hpp"
 #include "op_test.hpp"
@@ -92,6 +95,51 @@ TEST(TransposeImpls, EveryImplMatchesTheReferenceForEveryRankAndDtype) {
             test::expect_impls_match_reference(
                 {"transpose", perm(c.perm), {Layout(PartialShape::dynamic_of_rank(rank), t)}, {}},
                 test::random_runs(t, c.shapes, 41, -100, 100));
+        }
+    }
+}
+
+// The optimised impls collapse dims, then either copy contiguous runs (the
+// input's last non-1 dim stays last) or walk 2-D tiles (it moves). Each setup
+// below is one dynamic network fed shapes that land on both sides of the tile
+// size (16 to 128 elements by width), size-1 dims that change the collapse,
+// and empty tensors; the cpu_opt impls must take every run.
+TEST(TransposeImpls, OptimisedImplsCoverRunsTilesRanksAndWidths) {
+    struct Case {
+        std::vector<int64_t> perm;
+        std::vector<Shape> shapes;
+    };
+    const std::vector<Case> cases = {
+        // rank 1 and 2: a plain copy, then a matrix transpose with tails.
+        {{0}, {Shape{1}, Shape{300}, Shape{0}, Shape{7}}},
+        {{1, 0},
+         {Shape{1, 1}, Shape{17, 33}, Shape{129, 257}, Shape{1, 300}, Shape{300, 1}, Shape{0, 9}, Shape{16, 16},
+          Shape{5, 200}}},
+        // [1,S,H,D] -> [1,H,S,D]: D-long runs; D = 1 turns it into tiles.
+        {{0, 2, 1, 3},
+         {Shape{1, 7, 4, 16}, Shape{1, 1, 4, 16}, Shape{2, 33, 3, 5}, Shape{1, 7, 4, 1}, Shape{1, 0, 4, 16},
+          Shape{1, 130, 2, 8}}},
+        // rank 3 with the last dim moved to the front and to the middle.
+        {{2, 0, 1}, {Shape{3, 17, 33}, Shape{1, 129, 5}, Shape{4, 1, 1}, Shape{2, 3, 0}, Shape{5, 40, 131}}},
+        {{0, 2, 1}, {Shape{2, 19, 35}, Shape{1, 1, 300}, Shape{3, 130, 1}, Shape{3, 130, 2}}},
+        // rank 5 and 6: mixed merges, the last dim kept or moved.
+        {{1, 0, 2, 4, 3}, {Shape{2, 3, 4, 5, 6}, Shape{1, 3, 1, 17, 19}, Shape{2, 1, 3, 1, 1}, Shape{2, 3, 0, 5, 6}}},
+        {{3, 4, 0, 1, 2}, {Shape{2, 3, 4, 5, 6}, Shape{1, 17, 3, 2, 1}, Shape{3, 1, 1, 1, 33}}},
+        {{4, 5, 1, 0, 2, 3}, {Shape{2, 3, 2, 3, 4, 5}, Shape{1, 2, 1, 17, 1, 3}, Shape{2, 2, 2, 2, 2, 0}}},
+        {{0, 1, 4, 2, 3, 5}, {Shape{2, 3, 2, 3, 4, 5}, Shape{1, 1, 5, 7, 3, 1}, Shape{1, 2, 3, 4, 5, 6}}},
+    };
+    for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::u8, DataType::boolean}) {
+        for (size_t k = 0; k < cases.size(); ++k) {
+            const Case& c = cases[k];
+            const size_t rank = c.perm.size();
+            SCOPED_TRACE(std::string(to_string(t)) + " case " + std::to_string(k));
+            std::vector<std::vector<Shape>> runs;
+            for (const Shape& s : c.shapes) runs.push_back({s});
+            const std::vector<std::string> ran = test::expect_impls_match_reference(
+                {"transpose", perm(c.perm), {Layout(PartialShape::dynamic_of_rank(rank), t)}, {}},
+                test::random_runs(t, runs, 7, -100, 100));
+            for (const std::string& name : test::kOptimisedCpuImpls)
+                EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
         }
     }
 }
