@@ -22,6 +22,10 @@ if [ "${1:-}" = "--sanitize" ]; then
   # when LeakSanitizer stops the world at exit, which can crash its tracer; the
   # single-threaded "basic" device avoids that (same kernels, same results).
   export POCL_DEVICES="${POCL_DEVICES:-basic}"
+  # The same for OpenMP's worker threads (the cpu engine's optimised impls):
+  # the cpu engine computes on one thread here, so none are alive at exit.
+  # cpu_sdk_test still runs the parallel loop on several threads.
+  export DYNRT_CPU_THREADS="${DYNRT_CPU_THREADS:-1}"
   export LSAN_OPTIONS="suppressions=$DYNRT_ROOT/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
   # The sanitizers check host code, so the tests whose time goes into OpenCL
