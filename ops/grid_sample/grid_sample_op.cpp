@@ -124,10 +124,10 @@ int64_t neighbour(const Sampling& s, int64_t i, int64_t size) {
 
 // Keys' cubic convolution weights (a = -0.75) of the 4 neighbours at t in [0, 1).
 std::array<double, 4> cubic_weights(double t) {
-    constexpr double a = -0.75;
+    constexpr double kA = -0.75;
     const double t1 = t + 1, u = 1 - t, u1 = 2 - t;
-    return {((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
-            ((a + 2) * u - (a + 3)) * u * u + 1, ((a * u1 - 5 * a) * u1 + 8 * a) * u1 - 4 * a};
+    return {((kA * t1 - 5 * kA) * t1 + 8 * kA) * t1 - 4 * kA, ((kA + 2) * t - (kA + 3)) * t * t + 1,
+            ((kA + 2) * u - (kA + 3)) * u * u + 1, ((kA * u1 - 5 * kA) * u1 + 8 * kA) * u1 - 4 * kA};
 }
 
 // The neighbours of one position along one axis: the first one's index and each one's weight.

@@ -50,8 +50,8 @@ void register_nll_loss(ModuleRegistrar& reg) {
     def.imports = {onnx_rule("NegativeLogLikelihoodLoss", 2, 3, onnx_loss, "`reduction`, `ignore_index`")};
     reg.add_op(def);
     // OpenCL: dynrt/ocl_loss.cl, then nll_loss.cl.
-    static const std::string source = ocl_loss_source(nll_loss_cl);
-    add_loss_impls(reg, kOp, kernel, source.c_str(), "nll_loss_ref", "target");
+    static const std::string kSource = ocl_loss_source(nll_loss_cl);
+    add_loss_impls(reg, kOp, kernel, kSource.c_str(), "nll_loss_ref", "target");
 }
 
 }   // namespace

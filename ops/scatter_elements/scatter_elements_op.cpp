@@ -75,9 +75,9 @@ void scatter_elements_kernel(HostCall& call) {
 constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
 
 OclMultiKernelSpec scatter_elements_ocl_spec() {
-    static const std::string source = ocl_scatter_source(scatter_elements_cl);
+    static const std::string kSource = ocl_scatter_source(scatter_elements_cl);
     OclMultiKernelSpec spec;
-    spec.source = source.c_str();
+    spec.source = kSource.c_str();
     spec.defines = [](const KernelParams& p, bool) {
         const size_t rank = p.inputs.at(0).shape.rank();
         JitDefines d = jit_scatter_defines(p.inputs.at(0).dtype, scatter_reduction_of(kOp, *p.attrs));

@@ -104,9 +104,9 @@ void scatter_nd_kernel(HostCall& call) {
 constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
 
 OclMultiKernelSpec scatter_nd_ocl_spec() {
-    static const std::string source = ocl_scatter_source(scatter_nd_cl);
+    static const std::string kSource = ocl_scatter_source(scatter_nd_cl);
     OclMultiKernelSpec spec;
-    spec.source = source.c_str();
+    spec.source = kSource.c_str();
     spec.defines = [](const KernelParams& p, bool) {
         const size_t r = p.inputs.at(0).shape.rank(), q = p.inputs.at(1).shape.rank();
         const auto k = static_cast<size_t>(tuple_length(r, q, p.inputs.at(2).shape.rank()));

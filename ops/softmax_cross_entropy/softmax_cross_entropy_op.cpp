@@ -74,8 +74,8 @@ void register_sce(ModuleRegistrar& reg) {
         onnx_rule("SoftmaxCrossEntropyLoss", 2, 3, onnx_loss, "`reduction`, `ignore_index`; output log_prob", 2)};
     reg.add_op(def);
     // OpenCL: dynrt/ocl_loss.cl, then softmax_cross_entropy.cl.
-    static const std::string source = ocl_loss_source(softmax_cross_entropy_cl);
-    add_loss_impls(reg, kOp, kernel, source.c_str(), "softmax_cross_entropy_ref", "labels");
+    static const std::string kSource = ocl_loss_source(softmax_cross_entropy_cl);
+    add_loss_impls(reg, kOp, kernel, kSource.c_str(), "softmax_cross_entropy_ref", "labels");
 }
 
 }   // namespace

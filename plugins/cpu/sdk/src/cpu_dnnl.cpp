@@ -14,8 +14,8 @@
 namespace dynrt {
 
 const dnnl::engine& dnnl_cpu_engine() {
-    static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-    return engine;
+    static const dnnl::engine kEngine(dnnl::engine::kind::cpu, 0);
+    return kEngine;
 }
 
 dnnl::primitive_attr dnnl_attr() {
