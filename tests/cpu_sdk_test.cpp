@@ -49,6 +49,13 @@ TEST(CpuThreads, OneCallTakesTheWholeBudgetAndNestedScopesKeepIt) {
     EXPECT_EQ(inner.count(), 4);
 }
 
+TEST(CpuThreads, SmallWorkTakesOneThreadPerChunkOfBytes) {
+    const EnginePtr e = cpu_engine(4);
+    EXPECT_EQ(CpuThreads(e.get(), 1000).count(), 1);
+    EXPECT_EQ(CpuThreads(e.get(), CpuThreads::kBytesPerThread).count(), 2);
+    EXPECT_EQ(CpuThreads(e.get(), 100 * CpuThreads::kBytesPerThread).count(), 4);
+}
+
 TEST(CpuThreads, CallsRunningAtOnceShareTheBudget) {
     const EnginePtr e = cpu_engine(4);
     std::atomic<int> entered{0}, done{0}, sum{0};

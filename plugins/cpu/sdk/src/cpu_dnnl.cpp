@@ -165,7 +165,10 @@ public:
                             dnnl::memory(sd, dnnl_cpu_engine(), s->scratchpad.reserve(plan.scratchpad_bytes)));
         }
         {
-            CpuThreads threads(p.engine);
+            size_t bytes = 0;
+            for (const Layout& l : p.inputs) bytes += l.bytes();
+            for (const Layout& l : p.outputs) bytes += l.bytes();
+            CpuThreads threads(p.engine, bytes);
             try {
                 plan.primitive.execute(s->stream, s->args);
                 s->stream.wait();

@@ -18,7 +18,7 @@ thread_local int t_share = 0;   // the outer scope's share on this thread (0: no
 
 }   // namespace
 
-CpuThreads::CpuThreads(const Engine* engine) {
+CpuThreads::CpuThreads(const Engine* engine, size_t work_bytes) {
     if (t_share > 0) {
         count_ = t_share;
         return;
@@ -26,7 +26,9 @@ CpuThreads::CpuThreads(const Engine* engine) {
     outer_ = true;
     const int budget = engine && engine->info().threads ? static_cast<int>(engine->info().threads) : 1;
     const int running = g_running.fetch_add(1) + 1;
+    const size_t by_work = work_bytes / kBytesPerThread + 1;
     count_ = std::max(1, budget / running);
+    if (by_work < static_cast<size_t>(count_)) count_ = static_cast<int>(by_work);
     t_share = count_;
     // oneDNN's OpenMP runtime sizes its parallel regions from this thread's
     // max-threads setting.

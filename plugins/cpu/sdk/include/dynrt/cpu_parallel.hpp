@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace dynrt {
@@ -16,10 +17,14 @@ namespace dynrt {
 class Engine;
 
 // The threads one call may use, for as long as it lives. Nested scopes on one
-// thread (an impl calling another) keep the outer share.
+// thread (an impl calling another) keep the outer share. `work_bytes` (the
+// bytes the call reads and writes) caps the count at one thread per
+// kBytesPerThread: waking a second thread for a small tensor costs more than
+// it saves, and far more when another process holds that core.
 class CpuThreads {
 public:
-    explicit CpuThreads(const Engine* engine);
+    static constexpr size_t kBytesPerThread = size_t{256} << 10;
+    explicit CpuThreads(const Engine* engine, size_t work_bytes = SIZE_MAX);
     ~CpuThreads();
     CpuThreads(const CpuThreads&) = delete;
     CpuThreads& operator=(const CpuThreads&) = delete;
