@@ -5,7 +5,9 @@
 // giving the results of sequential runs (shared impls keep no per-run state);
 // OpenCL impl entries that list their formats, so a blocked input to eltwise
 // gets a clear error or a reorder, never garbage; data-dependent outputs
-// reported by a kernel (the count of kept elements), within their bound.
+// reported by a kernel (the count of kept elements), within their bound; a
+// check of data reported by a kernel (report_check) on an op with static
+// output shapes.
 // Skips without an ocl engine.
 #include <gtest/gtest.h>
 
@@ -24,6 +26,7 @@
 #include "dynrt/primitive_inst.hpp"
 #include "dynrt/registry.hpp"
 #include "ocl_sweep.hpp"
+#include "op_test.hpp"
 #include "test_support.hpp"
 
 namespace dynrt {
@@ -113,14 +116,20 @@ KERNEL(keep_positive)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __gl
 }
 )CL";
 
-OclKernelSpec keep_positive_spec() {
+// One work-item walks the whole input (none for an empty one) and reports `ints`.
+OclKernelSpec one_item_spec(const char* source, const std::string& kernel, size_t ints) {
     OclKernelSpec s;
-    s.source = kKeepPositiveSource;
-    s.kernel_name = "keep_positive";
+    s.source = source;
+    s.kernel_name = kernel;
     s.dispatch = [](const KernelParams& p, const OclDeviceLimits& lim) {
         return dispatch_1d(p.inputs[0].count() ? 1 : 0, lim);
     };
-    s.report_ints = 1;
+    s.report_ints = ints;
+    return s;
+}
+
+OclKernelSpec keep_positive_spec() {
+    OclKernelSpec s = one_item_spec(kKeepPositiveSource, "keep_positive", 1);
     s.report_shapes = [](const KernelParams&, const std::vector<int32_t>& r) { return std::vector<Shape>{{r[0]}}; };
     return s;
 }
@@ -142,6 +151,45 @@ void register_keep_positive(ModuleRegistrar& reg) {
     add_ocl_impls(reg, "t_keep_positive", keep_positive_spec(), o);
 }
 
+// ---- a check of data ---------------------------------------------------------------
+
+// y = x, an op with static output shapes that refuses a negative element: the
+// kernel copies and reports the first negative element (index + 1, value),
+// report_check raises the error naming it. Without the check the copy would
+// pass silently.
+const char kNonNegativeSource[] = R"CL(
+KERNEL(non_negative)(OPTIONAL_SHAPE_INFO_ARG __global const float* input0, __global float* output0,
+                     __global int* report) {
+    for (int i = 0; i < (int)INPUT0_LENGTH; ++i) {
+        output0[i] = input0[i];
+        if (input0[i] < 0.0f && report[0] == 0) {
+            report[0] = i + 1;
+            report[1] = (int)input0[i];
+        }
+    }
+}
+)CL";
+
+OclKernelSpec non_negative_spec() {
+    OclKernelSpec s = one_item_spec(kNonNegativeSource, "non_negative", 2);
+    s.report_check = [](const KernelParams& p, const std::vector<int32_t>& r) {
+        if (r[0] != 0)
+            throw Error("x[" + std::to_string(r[0] - 1) + "] = " + std::to_string(r[1]) + " is negative",
+                        node_context(p.node, "t_non_negative", "x"));
+    };
+    return s;
+}
+
+void register_non_negative(ModuleRegistrar& reg) {
+    OpDefinition def;
+    def.name = "t_non_negative";
+    def.infer = [](const ShapeInferContext& ctx) { return std::vector<Layout>{ctx.inputs.at(0)}; };
+    reg.add_op(def);
+    OclImplOptions o;
+    o.dtypes = {DataType::f32};
+    add_ocl_impls(reg, "t_non_negative", non_negative_spec(), o);
+}
+
 struct SdkEnv {
     std::shared_ptr<Registry> registry = std::make_shared<Registry>();
     EnginePtr engine;
@@ -154,6 +202,7 @@ struct SdkEnv {
         ModuleRegistrar r(*registry, rec);
         register_rowsum(r);
         register_keep_positive(r);
+        register_non_negative(r);
         r.commit();
         try {
             EngineConfig cfg;
@@ -290,18 +339,23 @@ std::vector<float> positives(const HostTensor& x) {
     return y;
 }
 
+// x [?] -> node of `op` -> output, on the ocl engine.
+std::shared_ptr<Network> one_node_network(const std::string& op, bool dynamic_impls) {
+    auto program = std::make_shared<Program>(sdk_env().registry, op);
+    program->add_input("x", Layout(PartialShape{Dimension()}, DataType::f32));
+    program->add_node("node", op, {"x"});
+    program->add_output("node");
+    program->build();
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic_impls;
+    return Network::create(program, sdk_env().engine, opts);
+}
+
 TEST(OclSdk, DataDependentOutput_KernelReportsTheLengthOverChangingShapesAndData) {
     if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
     for (bool dynamic : {true, false}) {
         SCOPED_TRACE(dynamic ? "shape-agnostic" : "static");
-        auto program = std::make_shared<Program>(sdk_env().registry, "keep_positive");
-        program->add_input("x", Layout(PartialShape{Dimension()}, DataType::f32));
-        program->add_node("node", "t_keep_positive", {"x"});
-        program->add_output("node");
-        program->build();
-        NetworkOptions opts;
-        opts.use_dynamic_impls = dynamic;
-        InferRequest req(Network::create(program, sdk_env().engine, opts));
+        InferRequest req(one_node_network("t_keep_positive", dynamic));
         // Same shape with other data (another count), an empty input, revisits.
         const std::vector<int64_t> lengths = {17, 17, 1, 0, 300, 17, 0, 5};
         uint64_t seed = 40;
@@ -357,6 +411,47 @@ TEST(OclSdk, DataDependentOutput_ReportBeyondTheBoundOrWithoutTheTrait_IsAnError
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("does not declare data_dependent_output"), std::string::npos) << e.what();
     }
+}
+
+// The check raises on the run whose data is bad, static and shape-agnostic,
+// and the next runs (other shapes, an empty input) start from a zeroed report.
+TEST(OclSdk, ReportCheck_RaisesOnBadDataWithStaticOutputShapes) {
+    if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "shape-agnostic" : "static");
+        InferRequest req(one_node_network("t_non_negative", dynamic));
+        const auto run = [&](const std::vector<float>& v) {
+            const HostTensor x = HostTensor::from_floats(Shape{int64_t(v.size())}, v);
+            req.set_input("x", x);
+            req.infer();
+            const HostTensor y = req.get_output(0);
+            EXPECT_EQ(y.shape(), x.shape());
+            for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(y.as<float>()[i], v[i]);
+        };
+        run({1, 2, 3});
+        const std::string msg = test::error_of([&] { run({4, 0, -7, -2}); });
+        EXPECT_NE(msg.find("x[2] = -7 is negative"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'node'"), std::string::npos) << msg;
+        run({4, 0, 7, 2});
+        run({});
+        run({5});
+    }
+}
+
+// report_ints comes with report_shapes or report_check; either alone is no report.
+TEST(OclSdk, ReportIntsWithoutShapesOrCheck_IsRefused) {
+    if (!sdk_env().engine) GTEST_SKIP() << "no ocl engine";
+    Engine& eng = *sdk_env().engine;
+    const Layout l(PartialShape{4}, DataType::f32);
+    const KernelParams p = direct_params(eng, "t_non_negative", l, l);
+    OclMultiKernelSpec none = to_multi_kernel_spec(non_negative_spec());
+    none.report_check = nullptr;
+    EXPECT_NE(test::error_of([&] { create_ocl_impl(p, none, false); }).find("report_ints goes with"),
+              std::string::npos);
+    OclMultiKernelSpec unbound = to_multi_kernel_spec(non_negative_spec());
+    unbound.report_ints = 0;
+    EXPECT_NE(test::error_of([&] { create_ocl_impl(p, unbound, false); }).find("report_ints goes with"),
+              std::string::npos);
 }
 
 // ---- two requests, two threads ------------------------------------------------

@@ -1,14 +1,20 @@
-// roi_align on OpenCL: one work-item per output element (roi, c, ph, pw).
+// roi_align on OpenCL, two stages.
 //
-// The work-item reads its roi and batch index, derives the bin grid as the
+// roi_align_check: one work-group finds the first roi whose batch index lies
+// outside [0, N) and writes roi + 1 and the index's low and high 32 bits
+// into the report (left zero when every index is good); the host raises the
+// error after the run, as the host impls do.
+//
+// roi_align_ref: one work-item per output element (roi, c, ph, pw). The
+// work-item reads its roi and batch index, derives the bin grid as the
 // host reference does (in ACC_T, FLOAT_ACC: double where the device has fp64,
 // so that adaptive sample counts agree) and walks the bin's samples. A batch
-// index out of range writes 0 and reads nothing (the host impls raise an
-// error instead: the device cannot report one without a read-back).
+// index out of range writes 0 and reads nothing (the check reports it).
 //
 // From the host: POOLED_H, POOLED_W, SAMPLING_RATIO (0: adaptive),
-// SPATIAL_SCALE, HALF_PIXEL, MAX_MODE, MAX_SAMPLES, DATA_F16 (x, rois and y share the
-// type); x [N, C, H, W] is INPUT0_DIM4..7.
+// SPATIAL_SCALE, HALF_PIXEL, MAX_MODE, MAX_SAMPLES, CHECK_GROUP (the check's
+// local buffer, at least its work-group size, a power of two), DATA_F16 (x,
+// rois and y share the type); x [N, C, H, W] is INPUT0_DIM4..7.
 
 #define ACC_T FLOAT_ACC
 
@@ -31,6 +37,34 @@ inline bool sample_axis(ACC_T v, long size, long* low, ACC_T* frac) {
 inline long adaptive_samples(ACC_T per_bin) {
     const ACC_T s = ceil(per_bin);
     return s > (ACC_T)0 && s <= (ACC_T)MAX_SAMPLES ? (long)s : 0;
+}
+
+// Consecutive work-items read consecutive indices; each keeps the first bad
+// roi of its stride, and a local-memory min reduction gives the group's.
+KERNEL(roi_align_check)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT2_TYPE* input2, __global int* report) {
+    __local long first[CHECK_GROUP];
+    const long rois = (long)INPUT2_LENGTH;
+    const uint lid = get_local_id(0), step = get_local_size(0);
+    long mine = rois;
+    for (long r = lid; r < rois; r += step) {
+        const long b = (long)input2[r];
+        if (b < 0 || b >= (long)INPUT0_DIM4) {
+            mine = r;
+            break;
+        }
+    }
+    first[lid] = mine;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = step / 2; s > 0; s >>= 1) {
+        if (lid < s) first[lid] = min(first[lid], first[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0 && first[0] < rois) {
+        const long b = (long)input2[first[0]];
+        report[0] = (int)(first[0] + 1);
+        report[1] = (int)(b & 0xffffffffL);
+        report[2] = (int)(b >> 32);
+    }
 }
 
 KERNEL(roi_align_ref)

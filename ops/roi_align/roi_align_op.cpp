@@ -134,10 +134,11 @@ Error samples_error(const HostCall& call, size_t roi, const RoiGrid& g) {
                  node_context(call.node(), kOp, "rois"));
 }
 
-Error batch_error(const HostCall& call, int64_t value, size_t roi) {
-    return Error("batch_indices[" + std::to_string(roi) + "] = " + std::to_string(value) + " is out of range for x " +
-                     call.in_shape(0).to_string() + " of batch " + std::to_string(call.in_shape(0)[0]),
-                 node_context(call.node(), kOp, "batch_indices"));
+// The error of every impl for a batch index outside [0, N).
+Error batch_error(const std::string& node, const Shape& x, int64_t value, size_t roi) {
+    return Error("batch_indices[" + std::to_string(roi) + "] = " + std::to_string(value) + " is outside [0, " +
+                     std::to_string(x[0]) + ") for x " + x.to_string(),
+                 node_context(node, kOp, "batch_indices"));
 }
 
 void reference(HostCall& call) {
@@ -147,7 +148,7 @@ void reference(HostCall& call) {
     const bool max_mode = call.attrs().get_string("mode") == "max";
     const std::vector<int64_t> batch = call.get_ints(2);
     for (size_t r = 0; r < batch.size(); ++r)
-        if (batch[r] < 0 || batch[r] >= xs[0]) throw batch_error(call, batch[r], r);
+        if (batch[r] < 0 || batch[r] >= xs[0]) throw batch_error(call.node(), xs, batch[r], r);
     size_t o = 0;
     for (size_t r = 0; r < batch.size(); ++r) {
         const double box[4] = {call.get(1, r * 4), call.get(1, r * 4 + 1), call.get(1, r * 4 + 2),
@@ -198,10 +199,53 @@ std::string check_inputs(const KernelParams& p) {
     return {};
 }
 
-OclKernelSpec ocl_spec() {
-    OclKernelSpec spec;
+// The report of roi_align_check holds the first roi + 1 whose batch index is
+// bad (0: none) and that index's low and high 32 bits, so the roi count must
+// stay below 2^31 - 1.
+std::string check_ocl_inputs(const KernelParams& p) {
+    const Dimension& rois = p.inputs.at(2).shape[0];
+    if (rois.is_static() && rois.get_length() >= INT32_MAX) return "2^31 - 1 rois or more";
+    return check_inputs(p);
+}
+
+// The work-group of roi_align_check (a power of two, at most the kernel's
+// local buffer).
+constexpr size_t kCheckGroup = 64;
+
+OclDispatch check_dispatch(const KernelParams& p, const OclDeviceLimits& limits) {
+    OclDispatch d;
+    if (p.inputs.at(2).count() == 0) {
+        d.gws[0] = 0;   // no rois: nothing to check, the report stays zero
+        return d;
+    }
+    size_t g = kCheckGroup;
+    while (g > 1 && limits.max_work_group_size != 0 && g > limits.max_work_group_size) g /= 2;
+    d.gws[0] = d.lws[0] = g;
+    return d;
+}
+
+void check_report(const KernelParams& p, const std::vector<int32_t>& report) {
+    if (report.at(0) == 0) return;
+    const uint64_t bits = uint64_t(uint32_t(report.at(2))) << 32 | uint32_t(report.at(1));
+    throw batch_error(p.node, p.inputs.at(0).get_shape(), static_cast<int64_t>(bits), size_t(report[0]) - 1);
+}
+
+// Two stages: roi_align_check (one work-group finds the first bad batch index
+// and reports it, checked by the host after the run) and roi_align_ref (one
+// work-item per output element; a bad index writes 0 there and reads nothing).
+OclMultiKernelSpec ocl_spec() {
+    OclMultiKernelSpec spec;
     spec.source = roi_align_cl;
-    spec.kernel_name = "roi_align_ref";
+    spec.stages = [](const KernelParams&, bool) {
+        return std::vector<OclStage>{{"roi_align_check", {OclArgRef::input(2), OclArgRef::report()}},
+                                     {"roi_align_ref", {OclArgRef::inputs(), OclArgRef::outputs()}}};
+    };
+    spec.update = [](const KernelParams& p, const OclDeviceLimits& l, std::vector<OclStageRun>& runs) {
+        runs[0].dispatch = check_dispatch(p, l);
+        runs[1].dispatch = dispatch_1d(p.outputs.at(0).count(), l);
+    };
+    spec.report_ints = 3;
+    spec.report_check = check_report;
     spec.defines = [](const KernelParams& p, bool) {
         const Attributes& a = *p.attrs;
         return JitDefines{{"POOLED_H", std::to_string(a.get_int("output_height"))},
@@ -211,10 +255,8 @@ OclKernelSpec ocl_spec() {
                           {"HALF_PIXEL", a.get_string("coordinate_transformation_mode") == "half_pixel" ? "1" : "0"},
                           {"MAX_MODE", a.get_string("mode") == "max" ? "1" : "0"},
                           {"MAX_SAMPLES", std::to_string(static_cast<int64_t>(kMaxSamples))},
+                          {"CHECK_GROUP", std::to_string(kCheckGroup)},
                           jit_data_f16(p.inputs.at(0).dtype)};
-    };
-    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {
-        return dispatch_1d(p.outputs.at(0).count(), l);
     };
     return spec;
 }
@@ -256,8 +298,7 @@ void register_roi_align(ModuleRegistrar& reg) {
     reg.add_op(def);
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};
     add_host_impls(reg, kOp, reference, host_options(dtypes, check_inputs));
-    // OpenCL: a batch index out of range writes 0 (roi_align.cl); the host impls report it.
-    add_ocl_impls(reg, kOp, ocl_spec(), ocl_options(dtypes, check_inputs));
+    add_ocl_multi_impls(reg, kOp, ocl_spec(), ocl_options(dtypes, check_ocl_inputs));
 }
 
 }   // namespace

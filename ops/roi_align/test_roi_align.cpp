@@ -1,7 +1,8 @@
 // roi_align: shape-inference table, hand-computed values (avg and max modes,
-// both coordinate modes, samples outside x, batch indices out of range on the
-// host and on the device), every impl against the reference over modes x
-// sampling ratios x dtypes, and one instance fed changing roi counts.
+// both coordinate modes, samples outside x, batch indices out of range an
+// error on the host and on the device, static and shape-agnostic), every impl
+// against the reference over modes x sampling ratios x dtypes, and one
+// instance fed changing roi counts.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,12 +82,20 @@ const HostTensor kRamp = [] {
 }();
 
 HostTensor pool(const std::vector<float>& boxes, const std::vector<int64_t>& batch, const Attributes& a,
-                const std::string& engine = "cpu") {
+                const std::string& engine = "cpu", const NetworkOptions& options = {},
+                DataType index_type = DataType::i64) {
     const auto r = static_cast<int64_t>(batch.size());
     const HostTensor rois = HostTensor::from_floats(Shape{r, 4}, boxes);
-    const HostTensor idx = HostTensor::from_int64(DataType::i64, Shape{r}, batch);
+    const HostTensor idx = HostTensor::from_int64(index_type, Shape{r}, batch);
     return test::run_once(test::single_node_program("roi_align", {kRamp.layout(), rois.layout(), idx.layout()}, a),
-                          {kRamp, rois, idx}, NetworkOptions{}, engine);
+                          {kRamp, rois, idx}, options, engine);
+}
+
+NetworkOptions impls(bool dynamic) {
+    NetworkOptions o;
+    o.use_dynamic_impls = dynamic;
+    o.async_compile = false;
+    return o;
 }
 
 void expect_values(const HostTensor& got, const std::vector<double>& want) {
@@ -118,13 +127,20 @@ TEST(RoiAlignValues, SamplesFarOutsideAreZeroAndNearOnesClamp) {
     expect_values(pool({10, 10, 12, 12, -1, 0, 0, 1}, {0, 0}, roi_attrs("avg", "output_half_pixel", 1, 1, 1)), {0, 2});
 }
 
+void expect_batch_error(const std::string& msg, size_t roi, int64_t value) {
+    EXPECT_NE(msg.find("'node'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("field 'batch_indices'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("batch_indices[" + std::to_string(roi) + "] = " + std::to_string(value) + " is outside [0, 1)"),
+              std::string::npos)
+        << msg;
+}
+
 TEST(RoiAlignValues, BatchIndexOutOfRangeIsAnErrorNamingTheInput) {
     for (int64_t bad : {1, -1}) {
         const std::string msg = test::error_of([&] {
             pool({0, 0, 2, 2, 0, 0, 1, 1}, {0, bad}, roi_attrs("avg", "half_pixel", 1, 1, 0));
         });
-        EXPECT_NE(msg.find("'node'"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("batch_indices[1] = " + std::to_string(bad)), std::string::npos) << msg;
+        expect_batch_error(msg, 1, bad);
     }
 }
 
@@ -140,12 +156,67 @@ TEST(RoiAlignValues, AdaptiveSamplingOfAnAbsurdBoxIsAnErrorNamingRois) {
     EXPECT_EQ(pool({0, 0, 1e6f, 1e6f}, {0}, roi_attrs("avg", "half_pixel", 1, 1, 1)).shape(), (Shape{1, 1, 1, 1}));
 }
 
-// The device cannot raise an error: a batch index out of range writes 0 there.
-TEST(RoiAlignValues, DeviceAgreesWithHandValuesAndZeroesBadBatchIndices) {
+TEST(RoiAlignValues, DeviceAgreesWithHandValues) {
     if (!test::ocl_engine()) GTEST_SKIP() << "no ocl engine";
-    expect_values(pool({0, 0, 2, 2, 0, 0, 2, 2}, {0, 3}, roi_attrs("avg", "output_half_pixel", 1, 1, 2), "ocl"),
-                  {5, 0});
+    expect_values(pool({0, 0, 2, 2, 0, 0, 2, 2}, {0, 0}, roi_attrs("avg", "output_half_pixel", 1, 1, 2), "ocl"),
+                  {5, 5});
     expect_values(pool({0, 0, 2, 2}, {0}, roi_attrs("max", "output_half_pixel", 1, 1, 2), "ocl"), {2.5});
+}
+
+// The device's check stage reports the first bad index of any roi (past the
+// check work-group's first stride too), i32 and i64 indices beyond 32 bits,
+// with the host impls' error, on both OpenCL impls.
+TEST(RoiAlignValues, DeviceRaisesTheHostErrorForTheFirstBadBatchIndex) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no ocl engine";
+    struct Case {
+        size_t rois, roi;
+        int64_t value;
+        DataType type;
+        size_t later_bad;   // a second bad roi after the first (0: none)
+    };
+    const std::vector<Case> cases = {{2, 1, 3, DataType::i64, 0},
+                                     {1, 0, -1, DataType::i32, 0},
+                                     {300, 130, int64_t(1) << 40, DataType::i64, 250},
+                                     {300, 70, -5000000000, DataType::i64, 71},
+                                     {200, 199, 2, DataType::i32, 0}};
+    for (bool dynamic : {true, false})
+        for (const Case& c : cases) {
+            SCOPED_TRACE(std::string(dynamic ? "dynamic" : "static") + " roi " + std::to_string(c.roi));
+            std::vector<int64_t> batch(c.rois, 0);
+            batch[c.roi] = c.value;
+            if (c.later_bad) batch[c.later_bad] = 9;
+            const std::vector<float> boxes(c.rois * 4, 1.0f);
+            const std::string msg = test::error_of(
+                [&] { pool(boxes, batch, roi_attrs("avg", "half_pixel", 1, 1, 0), "ocl", impls(dynamic), c.type); });
+            expect_batch_error(msg, c.roi, c.value);
+        }
+}
+
+// One shape-agnostic instance: a bad run between good ones leaves no stale
+// report behind, also when the next run has no rois.
+TEST(RoiAlignValues, DeviceErrorOnOneRunLeavesTheNextRunsAlone) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no ocl engine";
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "dynamic" : "static");
+        const std::vector<Layout> in = {kRamp.layout(), f32({Dimension(), 4}), i64({Dimension()})};
+        InferRequest req(
+            Network::create(test::single_node_program("roi_align", in, roi_attrs("avg", "output_half_pixel", 1, 1, 2)),
+                            test::ocl_engine(), impls(dynamic)));
+        const auto run = [&](const std::vector<int64_t>& batch) {
+            const auto r = static_cast<int64_t>(batch.size());
+            req.set_input("in0", kRamp);
+            req.set_input("in1", HostTensor::from_floats(Shape{r, 4}, std::vector<float>(batch.size() * 4, 2.0f)));
+            req.set_input("in2", HostTensor::from_int64(DataType::i64, Shape{r}, batch));
+            req.infer();
+            return req.get_output(0);
+        };
+        EXPECT_EQ(run({0, 0}).shape(), (Shape{2, 1, 1, 1}));
+        expect_batch_error(test::error_of([&] { run({0, 0, 4}); }), 2, 4);
+        EXPECT_EQ(run({0, 0, 0}).shape(), (Shape{3, 1, 1, 1}));
+        EXPECT_EQ(run({}).shape(), (Shape{0, 1, 1, 1}));
+        expect_batch_error(test::error_of([&] { run({-3}); }), 0, -3);
+        EXPECT_EQ(run({0}).shape(), (Shape{1, 1, 1, 1}));
+    }
 }
 
 // ---- 2. every impl against the reference ---------------------------------------

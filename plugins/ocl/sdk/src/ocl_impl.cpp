@@ -29,7 +29,8 @@ public:
     std::vector<OclArg> args;   // rebuilt in place for every launch
     std::vector<size_t> scratch_sizes;
     std::vector<MemoryPtr> own_scratch;   // when the caller passes no scratch
-    // Data-dependent outputs: the report buffer, its zeros and what was read back.
+    // Report buffer (data-dependent outputs, checks of data): the buffer, its
+    // zeros and what was read back.
     MemoryPtr report;
     std::vector<int32_t> report_zeros, report_values;
 };
@@ -136,7 +137,7 @@ public:
             for (const OclArgRef& a : stages_[k].args) push_args(a, ctx, *s, run, scratch, args);
             device_->launch(ctx.stream, *kernels_[k], args, run.dispatch);
         }
-        if (reports_) report_actual_outputs(ctx, *s);
+        if (reports_) read_report(ctx, *s);
     }
 
     std::string name() const override { return op_ + (dynamic_ ? "_ocl_dynamic" : "_ocl_static"); }
@@ -199,19 +200,18 @@ private:
         return &s.own_scratch;
     }
 
-    // A report spec comes whole, on an op whose outputs are plain and that the
-    // stages can write to.
+    // A report spec comes whole (report_ints with report_shapes, report_check
+    // or both), bound by a stage; data-dependent outputs are plain.
     void check_report_spec(const OclMultiKernelSpec& spec) {
         bool bound = false;
         for (const OclStage& st : stages_)
             for (const OclArgRef& a : st.args) bound = bound || a.kind == OclArgRef::Kind::report;
         reports_ = spec.report_ints > 0;
-        if (reports_ != bool(spec.report_shapes))
-            throw Error("ocl impl of '" + op_ + "': report_ints and report_shapes go together");
-        if (reports_ && !bound)
-            throw Error("ocl impl of '" + op_ + "' reports output shapes but no stage binds report");
+        if (reports_ != (spec.report_shapes || spec.report_check))
+            throw Error("ocl impl of '" + op_ + "': report_ints goes with report_shapes or report_check");
+        if (reports_ && !bound) throw Error("ocl impl of '" + op_ + "' declares report_ints but no stage binds report");
         if (!reports_ && bound) throw Error("ocl impl of '" + op_ + "' binds report but declares no report_ints");
-        if (reports_ && spec.padded_outputs)
+        if (spec.report_shapes && spec.padded_outputs)
             throw Error("ocl impl of '" + op_ + "': data-dependent outputs cannot be padded");
     }
 
@@ -226,13 +226,20 @@ private:
         device_->write_async(ctx.stream, *s.report->buffer(), 0, s.report_zeros.data(), bytes);
     }
 
-    // Reads the report back (blocking: the host needs the shapes now) and
-    // writes the actual output layouts, each within its bound.
-    void report_actual_outputs(ExecContext& ctx, OclImplState& s) const {
-        if (!ctx.actual_outputs)
+    // Reads the report back (blocking: the host needs the verdict and the
+    // shapes now), checks it, then writes the actual output layouts.
+    void read_report(ExecContext& ctx, OclImplState& s) const {
+        const OclMultiKernelSpec& spec = built_->spec;
+        if (spec.report_shapes && !ctx.actual_outputs)
             throw Error("ocl impl '" + name() + "' reports its output shapes, but op '" + op_ +
                         "' does not declare data_dependent_output");
         s.report->buffer()->read(ctx.stream, s.report_values.data(), 0, s.report_values.size() * sizeof(int32_t));
+        if (spec.report_check) spec.report_check(ctx.params, s.report_values);
+        if (spec.report_shapes) report_actual_outputs(ctx, s);
+    }
+
+    // The actual output layouts from the report, each within its bound.
+    void report_actual_outputs(ExecContext& ctx, const OclImplState& s) const {
         const KernelParams& p = ctx.params;
         const std::vector<Shape> shapes = built_->spec.report_shapes(p, s.report_values);
         if (shapes.size() != p.outputs.size() || ctx.actual_outputs->size() != p.outputs.size())
@@ -282,7 +289,7 @@ private:
     std::vector<OclStage> stages_;
     std::vector<std::shared_ptr<OclKernel>> kernels_;   // one per stage
     size_t scratch_count_ = 0;                          // scratch buffers the stages bind
-    bool reports_ = false;                              // data-dependent outputs (report_ints)
+    bool reports_ = false;                              // report_ints: a report buffer to read back
     ShapeInfoPlan plan_;
     std::vector<Layout> bound_inputs_, bound_outputs_;   // static impls
 };
@@ -326,6 +333,7 @@ OclMultiKernelSpec to_multi_kernel_spec(OclKernelSpec spec) {
     m.padded_outputs = spec.padded_outputs;
     m.report_ints = spec.report_ints;
     m.report_shapes = spec.report_shapes;
+    m.report_check = spec.report_check;
     const std::string name = spec.kernel_name;
     OclStage stage{name};
     if (spec.report_ints)   // the report buffer right after the outputs

@@ -41,6 +41,16 @@
 // more bytes than its buffer, is refused with an error naming both, as is a
 // report on an op that does not declare data_dependent_output.
 //
+// Checks of data (an index out of range) on ops with static output shapes use
+// the same buffer through `report_check` instead of (or besides)
+// `report_shapes`: the kernels write an error flag and the offending value
+// (0 meaning "no error": a skipped stage leaves zeros), and after the run
+// report_check throws a dynrt::Error naming the node, the input and the value
+// where the report says so. Such an op does not declare data_dependent_output
+// and its output shapes stay as inferred; the price is the same blocking
+// read-back on every run, so only checks the host impls also make (the error
+// must not depend on the device) belong there.
+//
 // Kernel signature convention, in this order:
 //   KERNEL(name)(OPTIONAL_SHAPE_INFO_ARG <the stage's args, OclStage::args>)
 // by default
@@ -89,6 +99,9 @@ struct OclKernelSpec {
     // reports (0: none) and the actual output shapes they give.
     size_t report_ints = 0;
     std::function<std::vector<Shape>(const KernelParams&, const std::vector<int32_t>& report)> report_shapes;
+    // Checks of data (see the top of this file): throws a dynrt::Error when
+    // the values the kernel reported say that its input was bad.
+    std::function<void(const KernelParams&, const std::vector<int32_t>& report)> report_check;
 };
 
 // Where one kernel argument comes from on every run (after shape_info).
@@ -103,7 +116,7 @@ struct OclArgRef {
     static OclArgRef outputs() { return {Kind::outputs, 0}; }
     static OclArgRef fused_inputs() { return {Kind::fused_inputs, 0}; }   // fused ops' other inputs (if any)
     static OclArgRef scalars() { return {Kind::scalars, 0}; }             // OclStageRun::scalars
-    static OclArgRef report() { return {Kind::report, 0}; }               // the report buffer (data-dependent outputs)
+    static OclArgRef report() { return {Kind::report, 0}; }               // the report buffer (report_ints)
 };
 
 // One kernel of a multi-kernel impl, fixed when the impl is created.
@@ -144,9 +157,13 @@ struct OclMultiKernelSpec {
     // the report buffer the stages bind with OclArgRef::report() (0: none),
     // and the actual shape of every output, in output order, from the values
     // the kernels wrote (called after every run; `report` has report_ints
-    // entries). Both or neither.
+    // entries). report_ints goes with report_shapes, report_check or both.
     size_t report_ints = 0;
     std::function<std::vector<Shape>(const KernelParams& p, const std::vector<int32_t>& report)> report_shapes;
+    // Checks of data (see the top of this file), called after every run before
+    // report_shapes: throws a dynrt::Error naming the node, the input and the
+    // value when the report holds an error.
+    std::function<void(const KernelParams& p, const std::vector<int32_t>& report)> report_check;
 };
 
 struct OclImplOptions {
