@@ -3,7 +3,11 @@
 // value). The output's axis dim is the sum of the inputs' (dynamic if any is).
 //
 // The kernel copies each input's contiguous block per outer index as bytes, so
-// every data type is served by the same loop.
+// every data type is served by the same loop. The optimised impl (cpu_opt_*)
+// walks the output in its own order (per outer index, the inputs' blocks one
+// after another) in contiguous byte chunks over the engine's threads
+// (dynrt/cpu_row_parts.hpp), so a concat along axis 0 (one block per input)
+// is spread as well as one with many outer indices.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +17,8 @@
 #include "concat_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_parallel.hpp"
+#include "dynrt/cpu_row_parts.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -89,6 +95,33 @@ void concat_kernel(HostCall& call) {
         for (size_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row + offset, src + o * row, row);
         offset += row;
     }
+}
+
+void concat_fast(HostCall& call) {
+    const Shape& out = call.out_shape(0);
+    const size_t axis = axis_attr(call.attrs(), out.rank());
+    const size_t outer = dims_product(out, 0, axis);
+    const size_t inner = checked_mul(dims_product(out, axis + 1, out.rank()), byte_size(call.out_type(0)),
+                                     "concat: bytes of an output row");
+    std::vector<RowPartCopy> parts(call.num_inputs());
+    size_t row = 0;   // bytes of an output row; in the loop, where input i starts in it
+    for (size_t i = 0; i < parts.size(); ++i) {
+        parts[i].bytes = checked_mul(static_cast<size_t>(call.in_shape(i)[axis]), inner, "concat: bytes of a row");
+        parts[i].src_stride = parts[i].bytes;
+        parts[i].dst_stride = row;   // the offset until the row is known
+        // Mapped here, not on the worker threads; an empty input is never read.
+        if (parts[i].bytes != 0 && outer != 0) parts[i].src = static_cast<const unsigned char*>(call.in_raw(i));
+        row = checked_add(row, parts[i].bytes, "concat: bytes of an output row");
+    }
+    const size_t total = checked_mul(outer, row, "concat: bytes of the output");
+    if (total == 0) return;
+    auto* dst = static_cast<unsigned char*>(call.out_raw(0));
+    for (RowPartCopy& p : parts) {
+        p.dst = dst + p.dst_stride;
+        p.dst_stride = row;
+    }
+    const CpuThreads threads(call.params().engine, checked_mul(total, size_t{2}, "concat: bytes moved"));
+    copy_row_parts(threads, outer, parts);
 }
 
 // ---- OpenCL ---------------------------------------------------------------
@@ -168,6 +201,7 @@ void register_concat(ModuleRegistrar& reg) {
     def.imports = onnx_rules();
     reg.add_op(def);
     add_host_impls(reg, "concat", concat_kernel);
+    add_host_impls(reg, "concat", concat_fast, optimised_host_options({}));
 
     const auto ocl_supported = [](const KernelParams& p) -> std::string {
         if (p.inputs.size() > kMaxOclInputs)

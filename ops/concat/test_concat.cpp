@@ -171,6 +171,49 @@ TEST(ConcatReference, RandomInputsMatchNaiveConcatForEveryDtype) {
     }
 }
 
+// ---- every impl against the reference -------------------------------------------
+
+// The optimised impls walk the output's bytes in chunks over the threads:
+// whole rows when there are many, pieces of rows when there are few (axis 0:
+// one row). Shapes below put chunk edges inside rows and inside elements
+// (odd extents past the 64 KiB grain), give empty inputs and outputs and
+// size-1 dims; the cpu_opt impls must take every run.
+TEST(ConcatImpls, OptimisedImplsMatchTheReferenceForRowsPiecesEmptyInputsAndWidths) {
+    struct Case {
+        int64_t axis;
+        std::vector<std::vector<Shape>> runs;
+    };
+    const std::vector<Case> cases = {
+        {0,
+         {{Shape{3, 4}, Shape{1, 4}, Shape{2, 4}},
+          {Shape{20001, 3}, Shape{0, 3}, Shape{7, 3}},
+          {Shape{1, 1}, Shape{1, 1}, Shape{1, 1}},
+          {Shape{0, 5}, Shape{0, 5}, Shape{0, 5}}}},
+        {1,
+         {{Shape{2, 3}, Shape{2, 1}, Shape{2, 5}},
+          {Shape{30001, 1}, Shape{30001, 2}, Shape{30001, 0}},
+          {Shape{3, 40001}, Shape{3, 3}, Shape{3, 1}},
+          {Shape{0, 2}, Shape{0, 1}, Shape{0, 3}},
+          {Shape{1, 1}, Shape{1, 0}, Shape{1, 1}}}},
+        {-2,
+         {{Shape{2, 3, 5}, Shape{2, 1, 5}, Shape{2, 4, 5}},
+          {Shape{5, 1, 9001}, Shape{5, 2, 9001}, Shape{5, 1, 9001}},
+          {Shape{4, 3, 1}, Shape{4, 0, 1}, Shape{4, 2, 1}}}},
+    };
+    for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::u8, DataType::boolean}) {
+        for (size_t c = 0; c < cases.size(); ++c) {
+            SCOPED_TRACE(std::string(to_string(t)) + " case " + std::to_string(c));
+            const size_t rank = cases[c].runs[0][0].rank();
+            const Layout in(PartialShape::dynamic_of_rank(rank), t);
+            const std::vector<std::string> ran =
+                test::expect_impls_match_reference({"concat", axis_attr(cases[c].axis), {in, in, in}, {}},
+                                                   test::random_runs(t, cases[c].runs, 3, -100, 100));
+            for (const std::string& name : test::kOptimisedCpuImpls)
+                EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
+        }
+    }
+}
+
 // ---- 3. one instance, changing shapes -----------------------------------------
 
 class ConcatSweep : public ::testing::TestWithParam<bool> {};

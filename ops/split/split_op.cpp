@@ -7,7 +7,9 @@
 // The op has a variable number of outputs: `outputs` (OpDefinition::
 // output_count). Kernels take each part's offset along the axis from the
 // output layouts (the sizes of the parts before it), so they never read the
-// sizes tensor.
+// sizes tensor. The optimised impl (cpu_opt_*) reads the input in its own
+// order (per outer index, the parts' blocks one after another) in contiguous
+// byte chunks over the engine's threads (dynrt/cpu_row_parts.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +19,8 @@
 
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_parallel.hpp"
+#include "dynrt/cpu_row_parts.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -132,6 +136,34 @@ void split_kernel(HostCall& call) {
     }
 }
 
+void split_fast(HostCall& call) {
+    const Shape& in = call.in_shape(0);
+    const size_t axis = axis_attr(call.attrs(), in.rank());
+    const size_t outer = dims_product(in, 0, axis);
+    const size_t inner =
+        checked_mul(dims_product(in, axis + 1, in.rank()), byte_size(call.in_type(0)), "split: bytes of a row");
+    std::vector<RowPartCopy> parts(call.num_outputs());
+    size_t row = 0;   // bytes of an input row; in the loop, where part k starts in it
+    for (size_t k = 0; k < parts.size(); ++k) {
+        parts[k].bytes =
+            checked_mul(static_cast<size_t>(call.out_shape(k)[axis]), inner, "split: bytes of a part's row");
+        parts[k].dst_stride = parts[k].bytes;
+        parts[k].src_stride = row;   // the offset until the row is known
+        // Mapped here, not on the worker threads; an empty output is never written.
+        if (parts[k].bytes != 0 && outer != 0) parts[k].dst = static_cast<unsigned char*>(call.out_raw(k));
+        row = checked_add(row, parts[k].bytes, "split: bytes of an input row");
+    }
+    const size_t total = checked_mul(outer, row, "split: bytes of the input");
+    if (total == 0) return;
+    const auto* src = static_cast<const unsigned char*>(call.in_raw(0));
+    for (RowPartCopy& p : parts) {
+        p.src = src + p.src_stride;
+        p.src_stride = row;
+    }
+    const CpuThreads threads(call.params().engine, checked_mul(total, size_t{2}, "split: bytes moved"));
+    copy_row_parts(threads, outer, parts);
+}
+
 // ---- OpenCL ---------------------------------------------------------------
 
 // One stage per output: stage k copies part k, whose offset and extent along
@@ -216,6 +248,7 @@ void register_split(ModuleRegistrar& reg) {
     def.imports = onnx_rules();
     reg.add_op(def);
     add_host_impls(reg, "split", split_kernel);
+    add_host_impls(reg, "split", split_fast, optimised_host_options({}));
     add_ocl_multi_impls(reg, "split", split_ocl_spec(), ocl_options({}, ocl_check));
 }
 

@@ -3,6 +3,7 @@
 // reference, and one network instance fed changing shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -97,6 +98,37 @@ TEST(SplitImpls, EveryImplMatchesTheReference) {
     test::expect_impls_match_reference(
         {"split", split_attrs(0, 3, {}, true), {test::f32({Dimension(), Dimension()})}, {}},
         test::random_runs(DataType::f32, rows, 9));
+}
+
+// The optimised impls walk the input's bytes in chunks over the threads:
+// whole rows when there are many, pieces of rows when there are few. Shapes
+// below put chunk edges inside rows and inside elements (odd extents past
+// the 64 KiB grain), give empty parts and empty inputs, size-1 dims, and one
+// output; the cpu_opt impls must take every run.
+TEST(SplitImpls, OptimisedImplsCoverRowsPiecesEmptyPartsAndWidths) {
+    struct Case {
+        Attributes attrs;
+        std::vector<Shape> shapes;
+    };
+    const std::vector<Case> cases = {
+        {split_attrs(0, 3, {}, true), {Shape{7, 3}, Shape{3, 40001}, Shape{4, 5}, Shape{0, 4}, Shape{5, 1}}},
+        {split_attrs(1, 3, {}, true), {Shape{2, 7}, Shape{40001, 5}, Shape{1, 3}, Shape{3, 0}, Shape{2, 90001}}},
+        {split_attrs(-1, 1), {Shape{3, 5}, Shape{1, 1}, Shape{0, 3}, Shape{2, 70001}}},
+        {split_attrs(1, 2, {3, 0}), {Shape{2, 3, 5}, Shape{20001, 3, 1}, Shape{1, 3, 1}, Shape{0, 3, 7}}},
+    };
+    for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::u8, DataType::boolean}) {
+        for (size_t c = 0; c < cases.size(); ++c) {
+            SCOPED_TRACE(std::string(to_string(t)) + " case " + std::to_string(c));
+            std::vector<std::vector<Shape>> runs;
+            for (const Shape& s : cases[c].shapes) runs.push_back({s});
+            const size_t rank = cases[c].shapes[0].rank();
+            const std::vector<std::string> ran = test::expect_impls_match_reference(
+                {"split", cases[c].attrs, {Layout(PartialShape::dynamic_of_rank(rank), t)}, {}},
+                test::random_runs(t, runs, 11, -100, 100));
+            for (const std::string& name : test::kOptimisedCpuImpls)
+                EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
+        }
+    }
 }
 
 // ---- 4. one instance, changing shapes --------------------------------------------
