@@ -10,6 +10,7 @@
 // The reference accumulates in double.
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,24 @@ OclKernelSpec ocl_spec() {
     return spec;
 }
 
+// ---- affine folding -------------------------------------------------------
+
+// Inference with constant statistics is y = x * k[c] + (bias[c] - mean[c] *
+// k[c]), k = scale / sqrt(var + epsilon): foldable into a producer's weights.
+std::optional<ChannelAffine> channel_affine(const Attributes& a, const ConstantInputs& k) {
+    if (a.get_bool("training_mode") || k.size() != 5) return std::nullopt;
+    for (size_t i = 1; i < 5; ++i)
+        if (!k[i] || k[i]->shape().rank() != 1 || k[i]->count() != k[1]->count()) return std::nullopt;
+    const double eps = a.get_float("epsilon");
+    ChannelAffine f;
+    for (size_t c = 0; c < k[1]->count(); ++c) {
+        const double scale = k[1]->get_as_double(c) / std::sqrt(k[4]->get_as_double(c) + eps);
+        f.scale.push_back(scale);
+        f.shift.push_back(k[2]->get_as_double(c) - k[3]->get_as_double(c) * scale);
+    }
+    return f;
+}
+
 // ---- ONNX -----------------------------------------------------------------
 
 bool onnx_batch_norm(ImportContext& c) {
@@ -168,6 +187,7 @@ void register_batch_norm(ModuleRegistrar& reg) {
                 attr_bool("training_mode", false, "normalise with the batch's statistics and give the running ones")},
                infer);
     def.num_outputs = 3;
+    def.channel_affine = channel_affine;
     def.output_count = [](const Attributes& a) { return a.get_bool("training_mode") ? size_t{3} : size_t{1}; };
     def.imports = {onnx_rule("BatchNormalization", 5, 5, onnx_batch_norm,
                              "opset >= 7, `epsilon`, `momentum`, `training_mode` (outputs Y, running_mean, "

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -252,6 +253,29 @@ std::vector<dynrt::ImportRule> onnx_rules() {
                              "`kernel_shape` must match the weights")};
 }
 
+// ---- affine folding ------------------------------------------------------------------
+
+// An affine y * scale[o] + shift[o] of the output folds into constant
+// weights and bias: w[o, ...] * scale[o], bias[o] * scale[o] + shift[o] (a
+// bias of zeros when the node has none; every output channel o has its own
+// weights whatever the groups).
+std::vector<std::optional<dynrt::HostTensor>> absorb_channel_affine(const dynrt::Attributes&,
+                                                                    const dynrt::ConstantInputs& k,
+                                                                    const dynrt::ChannelAffine& f) {
+    const dynrt::HostTensor* w = k.at(1);
+    const dynrt::HostTensor* bias = k.size() > 2 ? k[2] : nullptr;
+    if (!w || (k.size() > 2 && !bias) || w->shape().rank() < 1 || !dynrt::is_floating(w->dtype())) return {};
+    const auto out = static_cast<size_t>(w->shape()[0]);
+    if (out != f.scale.size() || (bias && bias->count() != out)) return {};
+    const size_t per_channel = out ? w->count() / out : 0;
+    dynrt::HostTensor nw(w->dtype(), w->shape());
+    for (size_t i = 0; i < nw.count(); ++i) nw.set_from_double(i, w->get_as_double(i) * f.scale[i / per_channel]);
+    dynrt::HostTensor nb(w->dtype(), Shape{static_cast<int64_t>(out)});
+    for (size_t o = 0; o < out; ++o)
+        nb.set_from_double(o, (bias ? bias->get_as_double(o) : 0.0) * f.scale[o] + f.shift[o]);
+    return {std::nullopt, std::move(nw), std::move(nb)};
+}
+
 // ---- registration ------------------------------------------------------------------
 
 std::vector<dynrt::AttrSpec> conv_attrs() {
@@ -291,6 +315,7 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     def.traits.weightable = true;
     def.traits.accepts_fused_ops = true;
     def.weights_input = 1;
+    def.absorb_channel_affine = absorb_channel_affine;
     // A multiply-add per output element and weight of its group (w[1] * taps);
     // every tensor moves once.
     def.cost = [](const std::vector<dynrt::Layout>& in, const std::vector<dynrt::Layout>& out,

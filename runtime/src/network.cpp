@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -57,6 +58,10 @@ Network::Network(std::shared_ptr<const Program> program, EnginePtr engine, Netwo
       impl_cache_(std::make_unique<ImplCache>(options_.impl_cache_capacity)) {
     if (options_.async_compile) compile_ctx_ = std::make_unique<CompilationContext>(options_.compile_threads);
     upload_constants();
+    if (options_.verbose)
+        for (const FoldedNode& f : program_->folded())
+            std::fprintf(stderr, "[dynrt] %s (%s): folded into '%s' at build\n", f.node.c_str(), f.op.c_str(),
+                         f.into.c_str());
     plan_fusion();
     if (options_.reorder_weights) {
         const Registry& reg = *program_->registry();
@@ -379,6 +384,7 @@ void InferRequest::infer() {
     last_.used_bytes = engine.used_bytes();
     last_.pool_peak_bytes = pool_->peak_bytes();
     last_.tensor_bytes = live;
+    last_.folded_nodes = network_->program().folded().size();
     pool_->end_run();
     last_.pool_bytes = pool_->used_bytes();
     last_.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -1,11 +1,12 @@
 // Program building: name resolution, validation, topological order, partial
-// shape inference and shape_of-subgraph marking.
+// shape inference, affine folding and shape_of-subgraph marking.
 #include "dynrt/program.hpp"
 
 #include <algorithm>
 #include <functional>
 #include <set>
 
+#include "dynrt/host_tensor.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/registry.hpp"
 
@@ -29,9 +30,14 @@ std::string join_layouts(const std::vector<Layout>& ls) {
 
 }   // namespace
 
-Program::Program(std::shared_ptr<const Registry> registry, std::string name)
-    : registry_(std::move(registry)), name_(std::move(name)) {
+Program::Program(std::shared_ptr<const Registry> registry, std::string name, ProgramOptions options)
+    : registry_(std::move(registry)), name_(std::move(name)), options_(options) {
     if (!registry_) throw Error("Program needs a registry");
+}
+
+void Program::set_options(const ProgramOptions& options) {
+    options_ = options;
+    built_ = false;
 }
 
 static void check_new_name(const std::vector<Node>& nodes, const std::string& name, const ErrorContext& where) {
@@ -105,6 +111,11 @@ NodeInput Program::resolve(const std::string& ref, const ErrorContext& where) co
         if (idx.size() > 9) throw Error("bad reference '" + ref + "': output index " + idx + " is out of range", where);
         out = std::stoul(idx);
     }
+    for (bool alias = true; alias;) {   // a folded node reads as the node that took its place
+        auto it = folded_into_.find(name);
+        alias = it != folded_into_.end();
+        if (alias) name = it->second;
+    }
     for (size_t i = 0; i < nodes_.size(); ++i) {
         if (nodes_[i].name == name) return NodeInput{i, out};
     }
@@ -112,6 +123,14 @@ NodeInput Program::resolve(const std::string& ref, const ErrorContext& where) co
 }
 
 void Program::build() {
+    built_ = false;
+    build_graph();
+    if (options_.fold_channel_affine) fold_channel_affines();
+    mark_shape_of_subgraphs();
+    built_ = true;
+}
+
+void Program::build_graph() {
     order_.clear();
     inputs_.clear();
     outputs_.clear();
@@ -126,8 +145,6 @@ void Program::build() {
     order_topologically();
     for (size_t idx : order_) infer_node(nodes_[idx]);
     resolve_outputs();
-    mark_shape_of_subgraphs();
-    built_ = true;
 }
 
 // The node's op, attributes and input references.
@@ -242,6 +259,112 @@ void Program::resolve_outputs() {
         nodes_[o.node].is_output = true;
         outputs_.push_back(o);
     }
+}
+
+// Affine folding: every consumer that can go is folded in one pass (each
+// producer takes at most one fold per pass), the removed nodes and the
+// constants only they used leave, and the graph is built again; a chain
+// (conv -> batch_norm -> batch_norm) folds over several passes.
+void Program::fold_channel_affines() {
+    for (;;) {
+        std::vector<bool> touched(nodes_.size(), false);
+        const size_t folded_before = folded_.size();
+        for (size_t idx : order_)
+            if (fold_into_producer(idx, touched)) touched[idx] = true;
+        if (folded_.size() == folded_before) return;
+        std::vector<std::vector<size_t>> lost_users(nodes_.size());
+        std::vector<bool> removed(nodes_.size(), false);
+        for (size_t k = folded_before; k < folded_.size(); ++k) {
+            const size_t c = node_index(folded_[k].node), p = node_index(folded_[k].into);
+            removed[c] = true;
+            for (const NodeInput& in : nodes_[c].inputs) lost_users[in.node].push_back(c);
+            for (const NodeInput& in : nodes_[p].inputs) {   // inputs before the fold, resolved
+                bool still = false;
+                for (const std::string& ref : nodes_[p].input_names) still |= resolve(ref, {}).node == in.node;
+                if (!still) lost_users[in.node].push_back(p);
+            }
+        }
+        remove_folded(removed, lost_users);
+        build_graph();
+    }
+}
+
+// Folds node `consumer` into its producer when the consumer is a per-channel
+// affine of the producer's only use, every value the two hooks need is a
+// constant and the producer can absorb it: the producer's inputs then name
+// new constants, and `consumer` names the producer (folded_into_).
+bool Program::fold_into_producer(size_t consumer, std::vector<bool>& touched) {
+    const Node& c = nodes_[consumer];
+    if (touched[consumer] || !c.is_op() || !c.def->def.channel_affine || c.out_layouts.size() != 1 || c.inputs.empty())
+        return false;
+    const size_t producer = c.inputs[0].node;
+    const Node& p = nodes_[producer];
+    if (touched[producer] || !p.is_op() || !p.def->def.absorb_channel_affine || p.is_output ||
+        p.out_layouts.size() != 1 || p.users != std::vector<size_t>{consumer})
+        return false;
+    for (size_t i = 1; i < c.inputs.size(); ++i)
+        if (c.inputs[i].node == producer) return false;   // the producer feeds the affine's parameters too
+    const DataType t = p.out_layouts[0].dtype;
+    if (!is_floating(t) || c.out_layouts[0].dtype != t) return false;
+    const auto constants = [this](const Node& n) {
+        ConstantInputs k;
+        for (const NodeInput& in : n.inputs) k.push_back(nodes_[in.node].constant.get());
+        return k;
+    };
+    const std::optional<ChannelAffine> affine = c.def->def.channel_affine(c.attrs, constants(c));
+    if (!affine) return false;
+    const PartialShape& out = p.out_layouts[0].shape;
+    if (out.rank() < 2 || affine->scale.size() != affine->shift.size() ||
+        (out[1].is_static() && size_t(out[1].get_length()) != affine->scale.size()))
+        return false;
+    std::vector<std::optional<HostTensor>> values = p.def->def.absorb_channel_affine(p.attrs, constants(p), *affine);
+    if (values.empty() || values.size() > p.def->def.max_inputs) return false;
+    const std::string producer_name = p.name, consumer_name = c.name, consumer_op = c.op;
+    const ErrorContext where = p.where;
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (!values[i]) continue;
+        const std::string name = unused_name(producer_name + "_folded" + std::to_string(i));
+        add_constant(name, std::move(*values[i]), where);   // may move nodes_: no references past here
+        std::vector<std::string>& refs = nodes_[producer].input_names;
+        if (refs.size() <= i) refs.resize(i + 1);
+        refs[i] = name;
+    }
+    touched[producer] = true;
+    folded_into_[consumer_name] = producer_name;
+    folded_.push_back({consumer_name, consumer_op, producer_name});
+    return true;
+}
+
+std::string Program::unused_name(const std::string& base) const {
+    const auto taken = [this](const std::string& n) {
+        if (folded_into_.count(n)) return true;
+        for (const auto& node : nodes_)
+            if (node.name == n) return true;
+        return false;
+    };
+    std::string name = base;
+    for (size_t k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
+    return name;
+}
+
+// Drops the folded nodes, and the constants whose every user folded or
+// replaced them (their data would only take memory).
+void Program::remove_folded(const std::vector<bool>& removed, const std::vector<std::vector<size_t>>& lost_users) {
+    std::vector<bool> drop = removed;
+    for (size_t k = 0; k < lost_users.size(); ++k) {
+        const Node& n = nodes_[k];
+        if (!n.is_constant() || n.is_output || lost_users[k].empty()) continue;
+        bool used = false;
+        for (size_t u : n.users)
+            used |= std::find(lost_users[k].begin(), lost_users[k].end(), u) == lost_users[k].end();
+        drop[k] = !used;
+    }
+    drop.resize(nodes_.size(), false);
+    std::vector<Node> kept;
+    kept.reserve(nodes_.size());
+    for (size_t i = 0; i < nodes_.size(); ++i)
+        if (!drop[i]) kept.push_back(std::move(nodes_[i]));
+    nodes_ = std::move(kept);
 }
 
 // A node belongs to a shape_of subgraph when everything it reads is a constant,

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,16 @@ struct OpCost {
     double flops = 0;
     double bytes = 0;
 };
+
+// A per-channel affine map along axis 1 of an [N, C, ...] tensor:
+// y[n, c, ...] = x[n, c, ...] * scale[c] + shift[c] (one entry per channel).
+struct ChannelAffine {
+    std::vector<double> scale, shift;
+};
+
+// The values of a node's inputs, one per input: the tensor of a constant
+// input, null for any other.
+using ConstantInputs = std::vector<const HostTensor*>;
 
 // Returns one Layout per output. Throws dynrt::Error on invalid shapes; the
 // flow adds node/op context.
@@ -116,6 +127,22 @@ struct OpDefinition {
     // turn its input into `target`. The flow reorders constant weights into the
     // format an impl reads through the op that declares this (at most one op).
     std::function<Attributes(Format target)> convert_format;
+    // Affine folding (docs/architecture.md, "Affine folding"), when a Program
+    // is built: a consumer that is a per-channel affine of its producer's
+    // output is folded into the producer's constant inputs and removed.
+    // Consumer side: when a node with these attributes and these constant
+    // inputs computes output 0 = affine(input 0) along axis 1, the affine;
+    // nullopt otherwise (an input it needs is not a constant, another mode).
+    std::function<std::optional<ChannelAffine>(const Attributes& attrs, const ConstantInputs& constants)>
+        channel_affine;
+    // Producer side: new values of its inputs that make output 0 become
+    // affine(output 0) along axis 1 (its channel dim): one entry per input,
+    // nullopt where the input stays, possibly more entries than the node has
+    // inputs (an optional input it lacks, e.g. a bias). Empty when it cannot
+    // (a weight it must rewrite is not a constant or has another channel count).
+    std::function<std::vector<std::optional<HostTensor>>(const Attributes& attrs, const ConstantInputs& constants,
+                                                         const ChannelAffine& affine)>
+        absorb_channel_affine;
     // State readers and writers (OpTraits::reads_state / writes_state): the
     // name of the request variable the node with these attributes uses.
     std::function<std::string(const Attributes& attrs)> state_variable;

@@ -5,8 +5,14 @@
 // attribute schemas, input counts, no cycles, outputs exist), orders the nodes
 // topologically and infers every output layout with partial shapes. Errors carry
 // the ErrorContext given when the node was added (file, line, node, field).
+//
+// build() then folds per-channel affine consumers into their producers'
+// constant weights (ProgramOptions::fold_channel_affine; docs/architecture.md,
+// "Affine folding"): the consumer node is removed and every reference to it,
+// the program's outputs included, reads the producer instead.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,9 +59,23 @@ struct Node {
     bool is_constant() const { return kind == NodeKind::constant; }
 };
 
+struct ProgramOptions {
+    // Fold a node whose op declares OpDefinition::channel_affine (batch_norm
+    // in inference) into its producer when the producer's op declares
+    // OpDefinition::absorb_channel_affine (convolution) and feeds only it;
+    // false: every node stays (tests compare both).
+    bool fold_channel_affine = true;
+};
+
+// One fold done by build(): `node` (of op `op`) was folded into `into`.
+struct FoldedNode {
+    std::string node, op, into;
+};
+
 class Program {
 public:
-    explicit Program(std::shared_ptr<const Registry> registry, std::string name = "program");
+    explicit Program(std::shared_ptr<const Registry> registry, std::string name = "program",
+                     ProgramOptions options = {});
 
     void add_input(const std::string& name, const Layout& layout, ErrorContext where = {});
     void add_constant(const std::string& name, HostTensor value, ErrorContext where = {});
@@ -73,24 +93,37 @@ public:
     size_t node_index(const std::string& name) const;   // throws if unknown
     const std::shared_ptr<const Registry>& registry() const { return registry_; }
     bool built() const { return built_; }
+    const ProgramOptions& options() const { return options_; }
+    void set_options(const ProgramOptions& options);   // takes effect at the next build()
+    // Nodes folded away by build(), in the order they were folded.
+    const std::vector<FoldedNode>& folded() const { return folded_; }
 
 private:
     NodeInput resolve(const std::string& ref, const ErrorContext& where) const;
     // build()'s steps, in order.
+    void build_graph();   // the next five
     void resolve_node(size_t i);
     void order_topologically();
     void infer_node(Node& n);
     void resolve_outputs();
+    void fold_channel_affines();   // then build_graph() again, while one folds
     void mark_shape_of_subgraphs();
+    // fold_channel_affines()'s steps.
+    bool fold_into_producer(size_t consumer, std::vector<bool>& touched);
+    std::string unused_name(const std::string& base) const;
+    void remove_folded(const std::vector<bool>& removed, const std::vector<std::vector<size_t>>& lost_users);
 
     std::shared_ptr<const Registry> registry_;
     std::string name_;
+    ProgramOptions options_;
     std::vector<Node> nodes_;
     std::vector<size_t> order_;
     std::vector<size_t> inputs_;
     std::vector<NodeInput> outputs_;
     std::vector<std::string> output_names_;
     std::vector<ErrorContext> output_where_;
+    std::vector<FoldedNode> folded_;
+    std::map<std::string, std::string> folded_into_;   // a folded node's name -> the node that took its place
     bool built_ = false;
 };
 

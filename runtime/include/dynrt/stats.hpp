@@ -71,6 +71,10 @@ struct RunStats {
     // the variables and the constants. The "sum of live tensors" that peak bytes
     // are compared with.
     uint64_t tensor_bytes = 0;
+    // Nodes the program folded into their producers when it was built
+    // (Program::folded(): e.g. a batch_norm into a convolution's weights);
+    // they run no kernel and have no entry in `nodes`.
+    uint64_t folded_nodes = 0;
     double host_ms = 0;   // wall time of infer()
     // Wall time of infer() until every primitive was issued, before waiting for
     // the device and copying the outputs: the host's own work (shape updates,
