@@ -5,6 +5,7 @@
 // shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -133,22 +134,61 @@ TEST(WhereImpls, EveryImplMatchesTheReferenceForEveryDtype) {
 TEST(WhereImpls, RankEightAndScalarsMatchTheReference) {
     const Layout r8(PartialShape::dynamic_of_rank(8), DataType::f32),
         r3(PartialShape::dynamic_of_rank(3), DataType::f32);
+    // Rows of 6, 5 and 12 elements: the optimised impls decline them.
     test::expect_impls_match_reference({"where", {}, {cond(PartialShape::dynamic_of_rank(2)), r8, r3}, {}},
                                        runs_of(DataType::f32, {{{3, 2}, {2, 1, 3, 1, 2, 1, 3, 2}, {1, 3, 2}},
                                                                {{1, 5}, {1, 2, 1, 2, 1, 3, 1, 5}, {3, 1, 1}},
-                                                               {{3, 4}, {1, 1, 1, 1, 1, 1, 1, 1}, {2, 3, 4}}}));
+                                                               {{3, 4}, {1, 1, 1, 1, 1, 1, 1, 1}, {2, 3, 4}}}),
+                                       {}, test::kOptimisedCpuImpls);
     const Layout scalar(PartialShape{}, DataType::i32), vec(PartialShape{Dimension()}, DataType::i32);
     test::expect_impls_match_reference({"where", {}, {cond({Dimension()}), scalar, vec}, {}},
                                        runs_of(DataType::i32, {{{1}, {}, {1}}, {{17}, {}, {1}}, {{0}, {}, {0}}}));
 }
 
+// The optimised impls' rows: same shapes (one row; tails around vector widths,
+// an empty tensor, one element, one past the 64 KiB chunk for two threads),
+// and broadcasts where each of condition, x and y is one value per row in
+// turn, two at once, and rank 4 with the leading dims broadcast; the cpu_opt
+// impls must take every run, for every element width.
+TEST(WhereImpls, OptimisedImplsTakeSameShapesAndRowBroadcasts) {
+    const std::vector<std::vector<Shape>> runs = {
+        {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}},    {{1, 1, 3, 15}, {1, 1, 3, 15}, {1, 1, 3, 15}},
+        {{1, 2, 1, 17}, {1, 2, 1, 17}, {1, 2, 1, 17}}, {{1, 1, 1, 70001}, {1, 1, 1, 70001}, {1, 1, 1, 70001}},
+        {{0, 3, 2, 16}, {0, 3, 2, 16}, {0, 3, 2, 16}}, {{2, 3, 5, 1}, {2, 3, 5, 33}, {2, 3, 5, 33}},
+        {{2, 3, 1, 33}, {1, 1, 1, 1}, {2, 3, 1, 33}},  {{1, 3, 1, 257}, {1, 3, 1, 257}, {1, 1, 1, 1}},
+        {{4, 1, 2, 16}, {1, 1, 1, 1}, {1, 1, 1, 1}},   {{4, 3, 2, 1}, {1, 3, 2, 17}, {4, 1, 2, 17}},
+        {{1, 1, 2, 40}, {3, 1, 2, 40}, {3, 4, 2, 1}},  {{5, 1, 1, 1}, {5, 1, 1, 1}, {1, 1, 1, 1}},
+    };
+    const PartialShape dyn4 = PartialShape::dynamic_of_rank(4);
+    for (DataType t : {DataType::f32, DataType::f16, DataType::i64, DataType::u8, DataType::boolean}) {
+        SCOPED_TRACE(to_string(t));
+        const std::vector<std::string> ran = test::expect_impls_match_reference(
+            {"where", {}, {cond(dyn4), Layout(dyn4, t), Layout(dyn4, t)}, {}}, runs_of(t, runs));
+        for (const std::string& name : test::kOptimisedCpuImpls)
+            EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
+    }
+}
+
+// A broadcast whose rows are short ([4, 5, 1] against [1, 5, 3]: rows of 3)
+// is declined: only the reference and OpenCL impls run it.
+TEST(WhereImpls, ShortRowBroadcastsRunOnTheReference) {
+    const PartialShape dyn3 = PartialShape::dynamic_of_rank(3);
+    const std::vector<std::string> ran = test::expect_impls_match_reference(
+        {"where", {}, {cond(dyn3), test::f32(dyn3), test::f32(dyn3)}, {}},
+        runs_of(DataType::f32, {{{4, 5, 1}, {1, 5, 3}, {4, 5, 3}}}), {}, test::kOptimisedCpuImpls);
+    for (const std::string& name : test::kOptimisedCpuImpls)
+        EXPECT_EQ(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " ran";
+}
+
 // Above rank 8 the OpenCL impls decline (their kernels split indices over 8
-// dims) and the host impls serve.
+// dims) and the host impls serve (the reference: the optimised impls decline
+// its rows of 3).
 TEST(WhereImpls, RankNineRunsOnTheHostImplsOnly) {
     const Layout r9(PartialShape::dynamic_of_rank(9), DataType::i64), r1(PartialShape{Dimension()}, DataType::i64);
-    const std::vector<std::string> ran = test::expect_impls_match_reference(
-        {"where", {}, {cond({Dimension()}), r9, r1}, {}},
-        runs_of(DataType::i64, {{{3}, {2, 1, 2, 1, 2, 1, 2, 1, 3}, {1}}}), {}, {"ocl_static", "ocl_dynamic"});
+    const std::vector<std::string> ran =
+        test::expect_impls_match_reference({"where", {}, {cond({Dimension()}), r9, r1}, {}},
+                                           runs_of(DataType::i64, {{{3}, {2, 1, 2, 1, 2, 1, 2, 1, 3}, {1}}}), {},
+                                           {"ocl_static", "ocl_dynamic", "cpu_opt_dynamic", "cpu_opt_static"});
     EXPECT_EQ(ran, (std::vector<std::string>{"cpu_ref_dynamic", "cpu_ref_static"}));
 }
 
