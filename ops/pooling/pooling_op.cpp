@@ -8,13 +8,25 @@
 // for dynamic dims), the reference kernel and the OpenCL impls' pad scalars
 // recompute it for each concrete shape. Max pooling may also give the flat
 // input index of each maximum (output 1, i64; `indices`).
+//
+// The cpu engine also runs f32 max and average pooling on oneDNN's pooling_v2
+// (cpu_dnnl_static, cpu_dnnl_dynamic: a primitive per shape, oneDNN's
+// primitive cache serving revisits), the window of each runtime shape given
+// as explicit pads: ceil_mode and same_* become an end pad that reaches the
+// last window. Indices, Lp, other dtypes and the one average that oneDNN
+// counts differently (count_include_pad with a ceil_mode window past the
+// end pad) go to the reference.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_dnnl.hpp"
+#include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -142,6 +154,70 @@ void reference(HostCall& call) {
                     call.set(0, y, r.value);
                     if (indices) indices[y] = static_cast<int64_t>(nc * in_plane) + r.arg;
                 }
+}
+
+// ---- cpu: oneDNN --------------------------------------------------------------------
+
+// The end pad oneDNN needs to give `w.out` windows: its extent is
+// (in + pb + pe - span) / s + 1 rounded down, so a ceil_mode window that
+// starts inside the input but reaches past pads_end needs a larger end pad.
+int64_t dnnl_pad_end(const AxisWindow& w) {
+    const int64_t span = w.d * (w.k - 1) + 1;
+    return std::max(w.pe, (w.out - 1) * w.s + span - w.in - w.pb);
+}
+
+dnnl::pooling_v2_forward::primitive_desc dnnl_pooling_pd(const KernelParams& p) {
+    const Shape x = p.inputs.at(0).get_shape();
+    const PoolAttrs a = pooling::read_attrs(*p.attrs, x.rank() - 2, p.node);
+    const std::vector<AxisWindow> w = pooling::windows(a, x, p.node);
+    dnnl::memory::dims strides, kernel, dilation, pad_l, pad_r;
+    for (const AxisWindow& aw : w) {
+        strides.push_back(aw.s);
+        kernel.push_back(aw.k);
+        dilation.push_back(aw.d - 1);   // oneDNN counts the holes
+        pad_l.push_back(aw.pb);
+        pad_r.push_back(dnnl_pad_end(aw));
+    }
+    const Shape y = p.outputs.at(0).get_shape();
+    const dnnl::algorithm alg = a.mode == Mode::max   ? dnnl::algorithm::pooling_max
+                                : a.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                                      : dnnl::algorithm::pooling_avg_exclude_padding;
+    const dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg,
+                                           dnnl_plain_desc(std::vector<int64_t>(x.begin(), x.end()), DataType::f32),
+                                           dnnl_plain_desc(std::vector<int64_t>(y.begin(), y.end()), DataType::f32),
+                                           strides, kernel, dilation, pad_l, pad_r);
+    return dnnl::pooling_v2_forward::primitive_desc(d, dnnl_attr(), dnnl_cpu_engine());
+}
+
+DnnlPlan dnnl_pooling_plan(const KernelParams& p) {
+    // oneDNN sizes a primitive's parallel split from the threads at creation:
+    // create it with the share its runs get (CpuThreads caps it by the bytes
+    // moved), or a one-thread run would still wait on a second thread.
+    size_t bytes = 0;
+    for (const Layout& l : p.inputs) bytes += l.bytes();
+    for (const Layout& l : p.outputs) bytes += l.bytes();
+    const CpuThreads threads(p.engine, bytes);
+    const auto pd = dnnl_pooling_pd(p);
+    return dnnl_plan(dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(),
+                     {{DNNL_ARG_SRC, false, 0}, {DNNL_ARG_DST, true, 0}}, {pd.src_desc(), pd.dst_desc()});
+}
+
+std::string dnnl_pooling_validate(const KernelParams& p) {
+    const Shape x = p.inputs.at(0).get_shape();
+    const PoolAttrs a = pooling::read_attrs(*p.attrs, x.rank() - 2, p.node);
+    if (a.indices) return "the indices output (oneDNN gives no indices in inference)";
+    if (a.mode == Mode::lp) return "Lp pooling (oneDNN pools max and average)";
+    if (a.mode == Mode::avg && a.count_include_pad)
+        for (const AxisWindow& w : pooling::windows(a, x, p.node))
+            if (dnnl_pad_end(w) > w.pe)
+                return "count_include_pad with a ceil_mode window past pads_end (oneDNN would count the taps "
+                       "beyond the padding)";
+    try {
+        dnnl_pooling_pd(p);
+    } catch (const dnnl::error& e) {
+        return std::string("oneDNN has no pooling for this window (") + e.what() + ")";
+    }
+    return {};
 }
 
 // ---- OpenCL ----------------------------------------------------------------------
@@ -319,6 +395,10 @@ void register_pooling(ModuleRegistrar& reg) {
     reg.add_op(def);
     add_host_impls(reg, "pooling", reference,
                    host_options({DataType::f32, DataType::f16, DataType::f64, DataType::u8, DataType::i8}));
+    DnnlSpec dnnl;
+    dnnl.validate = dnnl_pooling_validate;
+    dnnl.plan = dnnl_pooling_plan;
+    add_dnnl_impls(reg, "pooling", std::move(dnnl));
     add_ocl_impls(reg, "pooling", ocl_spec(), ocl_options({DataType::f32, DataType::f16, DataType::u8, DataType::i8}));
 }
 

@@ -127,7 +127,10 @@ struct Case {
     std::string what;
     Attributes attrs;
     std::vector<std::vector<Shape>> shapes;
+    bool dnnl = true;   // the oneDNN impls take it in f32 (else they decline every run)
 };
+
+const std::vector<std::string> kDnnlImpls = {"cpu_dnnl_static", "cpu_dnnl_dynamic"};
 
 std::vector<Case> all_cases() {
     const std::vector<std::vector<Shape>> two_d = {{{1, 1, 1, 1}}, {{2, 3, 13, 17}}, {{1, 2, 16, 3}}, {{0, 3, 5, 5}}};
@@ -146,20 +149,60 @@ std::vector<Case> all_cases() {
                {"pads_end", Ints{1, 2}},
                {"ceil_mode", true},
                {"indices", true}}),
-         {{{1, 1, 1, 2}}, {{2, 3, 13, 17}}}},
+         {{{1, 1, 1, 2}}, {{2, 3, 13, 17}}},
+         false},
         {"max dilations indices column-major",
          pool("max", {2, 2},
               {{"dilations", Ints{2, 3}}, {"indices", true}, {"storage_order", std::string("column_major")}}),
-         {{{1, 2, 7, 9}}, {{1, 1, 4, 4}}}},
+         {{{1, 2, 7, 9}}, {{1, 1, 4, 4}}},
+         false},
         {"avg same_upper exclude pad", pool("avg", {4, 3}, {{"auto_pad", std::string("same_upper")}}), two_d},
-        {"lp p=2", pool("lp", {2, 2}, {{"strides", Ints{2, 2}}}), {{{1, 3, 4, 4}}, {{2, 3, 13, 17}}}},
-        {"lp p=3 1-D", pool("lp", {3}, {{"p", int64_t{3}}, {"pads_begin", Ints{1}}}), one_d},
+        {"lp p=2", pool("lp", {2, 2}, {{"strides", Ints{2, 2}}}), {{{1, 3, 4, 4}}, {{2, 3, 13, 17}}}, false},
+        {"lp p=3 1-D", pool("lp", {3}, {{"p", int64_t{3}}, {"pads_begin", Ints{1}}}), one_d, false},
         {"avg 1-D valid", pool("avg", {4}, {{"auto_pad", std::string("valid")}, {"strides", Ints{3}}}), one_d},
         {"max 3-D", pool("max", {2, 2, 3}, {{"strides", Ints{1, 2, 2}}}), three_d},
         {"avg 3-D pads", pool("avg", {3, 2, 2}, {{"pads_begin", Ints{1, 1, 0}}, {"pads_end", Ints{1, 0, 1}}}), three_d},
         {"global max", global("max"), two_d},
         {"global avg 3-D", global("avg"), three_d},
-        {"global lp 1-D", pool("lp", {}, {{"global", true}, {"p", int64_t{1}}}), one_d},
+        {"global lp 1-D", pool("lp", {}, {{"global", true}, {"p", int64_t{1}}}), one_d, false},
+        // The oneDNN impls' window: ceil_mode as a larger end pad, dilations,
+        // strides past the kernel, 1-tap kernels, both average counts.
+        {"max ceil pads strides dilations",
+         pool("max", {3, 2},
+              {{"strides", Ints{2, 3}},
+               {"dilations", Ints{2, 1}},
+               {"pads_begin", Ints{2, 0}},
+               {"pads_end", Ints{1, 1}},
+               {"ceil_mode", true}}),
+         {{{1, 2, 9, 10}}, {{2, 1, 6, 5}}, {{1, 1, 2, 1}}}},
+        {"avg ceil exclude pad",
+         pool("avg", {3, 3}, {{"strides", Ints{2, 2}}, {"ceil_mode", true}}),
+         {{{1, 2, 8, 9}}, {{1, 1, 3, 3}}, {{2, 3, 16, 17}}}},
+        {"avg ceil count_include_pad inside the pads",
+         pool("avg", {3},
+              {{"strides", Ints{2}},
+               {"pads_begin", Ints{1}},
+               {"pads_end", Ints{1}},
+               {"ceil_mode", true},
+               {"count_include_pad", true}}),
+         {{{1, 2, 7}}, {{2, 1, 9}}}},
+        {"avg dilations exclude pad",
+         pool("avg", {2, 2}, {{"dilations", Ints{2, 2}}, {"pads_begin", Ints{1, 1}}}),
+         {{{1, 2, 7, 8}}, {{1, 1, 3, 4}}}},
+        {"max 1-D stride past kernel", pool("max", {1}, {{"strides", Ints{3}}}), {{{1, 2, 10}}, {{3, 1, 1}}}},
+        {"avg 3-D dilations count_include_pad",
+         pool("avg", {2, 2, 2},
+              {{"dilations", Ints{1, 2, 1}},
+               {"pads_begin", Ints{1, 1, 1}},
+               {"pads_end", Ints{1, 1, 1}},
+               {"count_include_pad", true}}),
+         {{{1, 2, 4, 5, 6}}, {{1, 1, 2, 3, 2}}}},
+        // count_include_pad with a ceil_mode window past pads_end: oneDNN
+        // would count the taps past the padding, the reference does not.
+        {"avg ceil count_include_pad past the pads",
+         pool("avg", {3}, {{"strides", Ints{2}}, {"ceil_mode", true}, {"count_include_pad", true}}),
+         {{{1, 2, 8}}, {{2, 1, 6}}},
+         false},
     };
 }
 
@@ -181,11 +224,16 @@ TEST(PoolingImpls, EveryImplMatchesTheReferenceForEveryModeRankAndDtype) {
                                 : ints            ? 128
                                                   : 1;
             const test::OpSetup s{"pooling", c.attrs, {Layout(PartialShape::dynamic_of_rank(rank), t)}, {}};
-            const auto ran = test::expect_impls_match_reference(s, test::random_runs(t, c.shapes, 11, low, high), {},
-                                                                {"ocl_static", "ocl_dynamic"});
+            const bool dnnl = c.dnnl && t == DataType::f32;
+            std::vector<std::string> may_skip = {"ocl_static", "ocl_dynamic"};
+            if (!dnnl) may_skip.insert(may_skip.end(), kDnnlImpls.begin(), kDnnlImpls.end());
+            const auto ran =
+                test::expect_impls_match_reference(s, test::random_runs(t, c.shapes, 11, low, high), {}, may_skip);
             if (test::ocl_engine() && t != DataType::f64) {
                 EXPECT_NE(std::find(ran.begin(), ran.end(), "ocl_dynamic"), ran.end());
             }
+            for (const std::string& name : kDnnlImpls)
+                EXPECT_EQ(std::find(ran.begin(), ran.end(), name) != ran.end(), dnnl) << name;
         }
     }
 }
