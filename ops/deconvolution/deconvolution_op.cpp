@@ -14,11 +14,14 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "deconvolution_cl.hpp"
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_dnnl.hpp"
+#include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -265,6 +268,84 @@ void reference(dynrt::HostCall& call) {
     }
 }
 
+// ---- cpu: oneDNN --------------------------------------------------------------------
+
+// oneDNN's output extent is (in - 1)*s + d*(k - 1) + 1 - pad_l - pad_r: the
+// end pad is what the reference's window leaves after its begin pad.
+int64_t dnnl_pad_end(const AxisWindow& w) { return (w.in - 1) * w.s + w.d * (w.k - 1) + 1 - w.pb - w.out; }
+
+dnnl::deconvolution_forward::primitive_desc dnnl_deconv_pd(const dynrt::KernelParams& p) {
+    const Shape xs = p.inputs.at(0).get_shape(), ws = p.inputs.at(1).get_shape(), ys = p.outputs.at(0).get_shape();
+    const size_t spatial = xs.rank() - 2;
+    const DeconvAttrs a = read_attrs(*p.attrs, spatial, p.node);
+    dnnl::memory::dims strides, dilates, pad_l, pad_r;
+    for (size_t i = 0; i < spatial; ++i) {
+        const AxisWindow w = axis_window(a, i, xs[2 + i], ws[2 + i]);
+        strides.push_back(w.s);
+        dilates.push_back(w.d - 1);   // oneDNN counts the holes
+        pad_l.push_back(w.pb);
+        pad_r.push_back(dnnl_pad_end(w));
+    }
+    // Weights [C, OG, k...] = [G, CG, OG, k...] as oneDNN's [G, OG, CG, k...].
+    const int64_t G = a.groups, CG = ws[0] / G, OG = ws[1];
+    const auto taps = static_cast<int64_t>(dynrt::dims_product(ws, 2, ws.rank()));
+    dnnl::memory::dims wd = {G, OG, CG}, wst = {CG * OG * taps, taps, OG * taps};
+    dnnl::memory::dims k_strides(spatial, 1);
+    for (size_t i = spatial; i-- > 1;) k_strides[i - 1] = k_strides[i] * ws[2 + i];
+    for (size_t i = 0; i < spatial; ++i) {
+        wd.push_back(ws[2 + i]);
+        wst.push_back(k_strides[i]);
+    }
+    if (G == 1) {
+        wd.erase(wd.begin());
+        wst.erase(wst.begin());
+    }
+    const auto plain = [](const Shape& sh) {
+        return dynrt::dnnl_plain_desc(std::vector<int64_t>(sh.begin(), sh.end()), DataType::f32);
+    };
+    const dnnl::memory::desc bias = p.inputs.size() > 2 ? plain(p.inputs[2].get_shape()) : dnnl::memory::desc();
+    const dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                              plain(xs), dnnl::memory::desc(wd, dnnl::memory::data_type::f32, wst),
+                                              bias, plain(ys), strides, dilates, pad_l, pad_r);
+    return dnnl::deconvolution_forward::primitive_desc(d, dynrt::dnnl_attr(), dynrt::dnnl_cpu_engine());
+}
+
+dynrt::DnnlPlan dnnl_deconv_plan(const dynrt::KernelParams& p) {
+    // oneDNN sizes a primitive's parallel split from the threads at creation:
+    // create it with the share its runs get (CpuThreads caps it by the bytes
+    // moved), or a one-thread run would still wait on a second thread.
+    size_t bytes = 0;
+    for (const dynrt::Layout& l : p.inputs) bytes += l.bytes();
+    for (const dynrt::Layout& l : p.outputs) bytes += l.bytes();
+    const dynrt::CpuThreads threads(p.engine, bytes);
+    const auto pd = dnnl_deconv_pd(p);
+    std::vector<dynrt::DnnlArgRef> args{
+        {DNNL_ARG_SRC, false, 0}, {DNNL_ARG_WEIGHTS, false, 1}, {DNNL_ARG_DST, true, 0}};
+    std::vector<dnnl::memory::desc> descs{pd.src_desc(), pd.weights_desc(), pd.dst_desc()};
+    if (p.inputs.size() > 2) {
+        args.push_back({DNNL_ARG_BIAS, false, 2});
+        descs.push_back(pd.bias_desc());
+    }
+    return dynrt::dnnl_plan(dnnl::deconvolution_forward(pd), pd.scratchpad_desc(), std::move(args), std::move(descs));
+}
+
+std::string dnnl_deconv_validate(const dynrt::KernelParams& p) {
+    const Shape xs = p.inputs.at(0).get_shape(), ws = p.inputs.at(1).get_shape();
+    const DeconvAttrs a = read_attrs(*p.attrs, xs.rank() - 2, p.node);
+    for (size_t i = 0; i + 2 < xs.rank(); ++i) {
+        const AxisWindow w = axis_window(a, i, xs[2 + i], ws[2 + i]);
+        if (dnnl_pad_end(w) < 0)
+            return "spatial axis [" + std::to_string(i) + "] needs rows past the natural extent (end pad " +
+                   std::to_string(dnnl_pad_end(w)) + ")";
+    }
+    try {
+        dnnl_deconv_pd(p);
+    } catch (const dnnl::error& e) {
+        return std::string("oneDNN has no deconvolution for these shapes (") + e.what() + ")";
+    }
+    return {};
+}
+
 // ---- OpenCL ----------------------------------------------------------------------
 
 // Attributes as JIT constants in both builds; derived begin pads are an
@@ -386,6 +467,11 @@ void register_deconvolution(dynrt::ModuleRegistrar& reg) {
     // The static flavour reads osv16 weights, like a device's tuned kernel.
     opts.static_weights_format = dynrt::Format::osv16;
     dynrt::add_host_impls(reg, "deconvolution", reference, opts);
+
+    dynrt::DnnlSpec dnnl;
+    dnnl.validate = dnnl_deconv_validate;
+    dnnl.plan = dnnl_deconv_plan;
+    dynrt::add_dnnl_impls(reg, "deconvolution", std::move(dnnl));
 
     // OpenCL: deconvolution.cl, f32; f16 and f64 run on the host impls.
     dynrt::OclImplOptions ocl;

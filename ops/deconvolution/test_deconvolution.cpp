@@ -4,6 +4,7 @@
 // sizes, and the OpenCL impls against the cpu reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -203,6 +204,7 @@ TEST(DeconvolutionWeights, StaticImplsOverChangingSizes_ReorderOnceThenHitTheCac
                                              a.attrs(), {{1, w}});
     NetworkOptions opt;
     opt.use_dynamic_impls = false;
+    opt.host_reference_only = true;   // the oneDNN impls read plain weights
     InferRequest req(Network::create(program, test::engine("cpu"), opt));
     const std::vector<int64_t> sizes = {3, 5, 3, 6, 5};
     uint64_t seed = 10;
@@ -326,36 +328,91 @@ struct NdCase {
     Attributes attrs;
     Shape w;
     std::vector<Shape> xs;
+    bool dnnl = true;   // the oneDNN impls take some run in f32
 };
+
+const std::vector<std::string> kDnnlImpls = {"cpu_dnnl_static", "cpu_dnnl_dynamic"};
+
+// Every impl against the reference on `c`, weights and (with `bias`) a bias as
+// constants; the impls that ran.
+std::vector<std::string> expect_case(const NdCase& c, DataType t, bool bias, const std::vector<std::string>& may_skip) {
+    std::vector<std::vector<Shape>> shapes;
+    for (const Shape& x : c.xs) shapes.push_back({x});
+    const HostTensor w = test::random_tensor(t, c.w, 3);
+    const HostTensor b =
+        test::random_tensor(t, Shape{c.w[1] * (c.attrs.has("groups") ? c.attrs.get_int("groups") : 1)}, 4);
+    const Layout x(PartialShape::dynamic_of_rank(c.w.rank()), t);
+    test::OpSetup s{"deconvolution", c.attrs, {x, w.layout()}, {{1, w}}};
+    if (bias) {
+        s.inputs.push_back(b.layout());
+        s.constants.emplace(2, b);
+    }
+    return test::expect_impls_match_reference(s, test::random_runs(t, shapes), {}, may_skip);
+}
 
 TEST(DeconvolutionImpls, EveryImplMatchesTheReferenceOverOneToThreeSpatialAxes) {
     const std::vector<NdCase> cases = {
         {test::attrs({{"auto_pad", kUpper}, {"strides", ints{3}}, {"dilations", ints{2}}}),
          Shape{3, 2, 4},
          {{1, 3, 1}, {2, 3, 13}, {1, 3, 17}, {1, 3, 257}}},
+        // output_shape 9 x 7: some inputs need rows past the natural extent
+        // (the oneDNN impls decline those runs).
         {test::attrs({{"groups", int64_t{2}}, {"output_shape", ints{9, 7}}, {"strides", ints{2, 3}}}),
          Shape{4, 3, 3, 2},
          {{1, 4, 3, 2}, {2, 4, 4, 3}, {1, 4, 5, 1}}},
+        // output_padding past pads_end on the last axis: the oneDNN impls decline.
         {test::attrs({{"strides", ints{1, 2, 2}},
                       {"pads_begin", ints{1, 0, 1}},
                       {"pads_end", ints{0, 1, 0}},
                       {"output_padding", ints{0, 1, 1}}}),
          Shape{20, 2, 2, 3, 2},
-         {{1, 20, 2, 1, 3}, {1, 20, 3, 4, 5}}},
+         {{1, 20, 2, 1, 3}, {1, 20, 3, 4, 5}},
+         false},
     };
-    const std::vector<std::string> ocl_f32_only = {"ocl_static", "ocl_dynamic"};
     for (const NdCase& c : cases)
         for (DataType t : {DataType::f32, DataType::f16, DataType::f64}) {
-            std::vector<std::vector<Shape>> shapes;
-            for (const Shape& x : c.xs) shapes.push_back({x});
-            const HostTensor w = test::random_tensor(t, c.w, 3);
-            const HostTensor b =
-                test::random_tensor(t, Shape{c.w[1] * (c.attrs.has("groups") ? c.attrs.get_int("groups") : 1)}, 4);
-            const Layout x(PartialShape::dynamic_of_rank(c.w.rank()), t);
-            test::expect_impls_match_reference(
-                {"deconvolution", c.attrs, {x, w.layout(), b.layout()}, {{1, w}, {2, b}}}, test::random_runs(t, shapes),
-                {}, t == DataType::f32 ? std::vector<std::string>{} : ocl_f32_only);
+            std::vector<std::string> may_skip;
+            if (t != DataType::f32) may_skip = {"ocl_static", "ocl_dynamic"};
+            if (t != DataType::f32 || !c.dnnl) may_skip.insert(may_skip.end(), kDnnlImpls.begin(), kDnnlImpls.end());
+            expect_case(c, t, true, may_skip);
         }
+}
+
+// The oneDNN impls' geometry: groups (depthwise too), dilations, strides,
+// pads, output_padding within pads_end, derived pads, with and without bias,
+// 1 to 3 spatial axes, size-1 extents and an empty batch; they must take every
+// run. The one they decline (output rows past the natural extent) runs on
+// the reference.
+TEST(DeconvolutionImpls, OneDnnImplsTakeGroupsDilationsPadsAndOutputPadding) {
+    const std::vector<NdCase> cases = {
+        {test::attrs(
+             {{"strides", ints{2}}, {"pads_begin", ints{1}}, {"pads_end", ints{2}}, {"output_padding", ints{1}}}),
+         Shape{3, 4, 3},
+         {{1, 3, 1}, {2, 3, 17}, {0, 3, 5}}},
+        {test::attrs({{"groups", int64_t{3}},
+                      {"strides", ints{2, 2}},
+                      {"dilations", ints{2, 1}},
+                      {"pads_begin", ints{1, 0}},
+                      {"pads_end", ints{0, 1}}}),
+         Shape{6, 2, 3, 3},
+         {{1, 6, 4, 5}, {2, 6, 1, 1}, {1, 6, 13, 16}}},
+        {test::attrs({{"groups", int64_t{4}}, {"strides", ints{2, 2}}}),
+         Shape{4, 1, 2, 2},
+         {{1, 4, 3, 3}, {1, 4, 8, 1}}},
+        {test::attrs({{"auto_pad", kLower}, {"strides", ints{2, 1, 2}}}),
+         Shape{2, 3, 2, 2, 3},
+         {{1, 2, 2, 3, 4}, {1, 2, 1, 1, 1}}},
+    };
+    for (const NdCase& c : cases)
+        for (bool bias : {true, false}) {
+            SCOPED_TRACE(std::string(bias ? "bias" : "no bias") + " weights " + c.w.to_string());
+            const std::vector<std::string> ran = expect_case(c, DataType::f32, bias, {});
+            for (const std::string& name : kDnnlImpls)
+                EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
+        }
+    const NdCase past{test::attrs({{"output_padding", ints{1}}, {"strides", ints{2}}}), Shape{2, 2, 3}, {{1, 2, 5}}};
+    const std::vector<std::string> ran = expect_case(past, DataType::f32, true, kDnnlImpls);
+    for (const std::string& name : kDnnlImpls) EXPECT_EQ(std::find(ran.begin(), ran.end(), name), ran.end()) << name;
 }
 
 // auto_pad same_lower on a 1-D input whose length changes on every run: the
