@@ -4,6 +4,7 @@
 // shape matrix, one instance fed changing shapes, and hand-computed values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -136,12 +137,49 @@ TEST(GroupNormImpls, EveryImplMatchesTheReference) {
                                    {{2, 3, 1, 257}, {3}, {3}},
                                    {{0, 6, 2, 2}, {g ? 3 : 6}, {g ? 3 : 6}}},
                                   1, -4, 4),
-                tol(t));
+                tol(t), t == DataType::f32 ? std::vector<std::string>{} : test::kOptimisedCpuImpls);
         }
     const Layout c({Dimension()}, DataType::f32);
     test::expect_impls_match_reference(
         {"group_norm", norm_attrs(2), {f32(PartialShape::dynamic_of_rank(2)), c, c}, {}},
         test::random_runs(DataType::f32, {{{2, 4}, {4}, {4}}, {{5, 2}, {2}, {2}}}, 5, -4, 4), tol(DataType::f32));
+}
+
+// The optimised impls' loops: blocks and channels around their 8-lane sums,
+// blocks past one thread's chunk, one group and one group per channel,
+// spatial extent 1 and 0, values far from zero (a mean of 100 against a
+// spread of 2), both affine forms; they must take every run.
+TEST(GroupNormImpls, OptimisedImplsTakeTailsLongBlocksAndLargeMeans) {
+    struct Case {
+        int64_t groups;
+        std::vector<Shape> xs;
+    };
+    const std::vector<Case> cases = {
+        {1, {Shape{1, 3, 7}, Shape{2, 3, 1}, Shape{1, 3, 40001}, Shape{2, 3, 0}}},
+        {3, {Shape{2, 6, 9}, Shape{1, 3, 17}, Shape{1, 9, 8}, Shape{3, 3, 15}}},
+        {4, {Shape{1, 4, 5}, Shape{2, 8, 20001}}},
+    };
+    for (const std::string affine : {"channel", "group"})
+        for (const Case& k : cases)
+            for (double offset : {0.0, 100.0}) {
+                SCOPED_TRACE(affine + " groups " + std::to_string(k.groups) + " values around " +
+                             std::to_string(offset));
+                std::vector<test::Run> runs;
+                uint64_t seed = 30;
+                for (const Shape& x : k.xs) {
+                    const Shape a{affine == "group" ? k.groups : x[1]};
+                    runs.push_back({test::random_tensor(DataType::f32, x, seed, offset - 1, offset + 1),
+                                    test::random_tensor(DataType::f32, a, seed + 1, -2, 2),
+                                    test::random_tensor(DataType::f32, a, seed + 2, -2, 2)});
+                    seed += 3;
+                }
+                const Layout c({Dimension()}, DataType::f32);
+                const std::vector<std::string> ran = test::expect_impls_match_reference(
+                    {"group_norm", norm_attrs(k.groups, affine), {f32(PartialShape::dynamic_of_rank(3)), c, c}, {}},
+                    runs, tol(DataType::f32));
+                for (const std::string& name : test::kOptimisedCpuImpls)
+                    EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
+            }
 }
 
 // ---- 3. one instance, changing shapes ---------------------------------------------

@@ -3,6 +3,7 @@
 // values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -44,6 +45,11 @@ test::Tolerance tol(DataType t) {
     return t == DataType::f16 ? test::Tolerance{1e-2, 2e-3} : test::Tolerance{1e-4, 1e-5};
 }
 
+// The optimised impls take f32 only.
+std::vector<std::string> f16_skip(DataType t) {
+    return t == DataType::f32 ? std::vector<std::string>{} : test::kOptimisedCpuImpls;
+}
+
 TEST(InstanceNormImpls, EveryImplMatchesTheReference) {
     for (DataType t : {DataType::f32, DataType::f16}) {
         SCOPED_TRACE(to_string(t));
@@ -57,10 +63,34 @@ TEST(InstanceNormImpls, EveryImplMatchesTheReference) {
                                {{2, 3, 1, 257}, {3}, {3}},
                                {{0, 3, 2, 2}, {3}, {3}}},
                               1, -4, 4),
-            tol(t));
+            tol(t), f16_skip(t));
         test::expect_impls_match_reference(
             {"instance_norm", {}, {Layout(PartialShape::dynamic_of_rank(2), t), c, c}, {}},
-            test::random_runs(t, {{{2, 3}, {3}, {3}}, {{5, 1}, {1}, {1}}}, 5, -4, 4), tol(t));
+            test::random_runs(t, {{{2, 3}, {3}, {3}}, {{5, 1}, {1}, {1}}}, 5, -4, 4), tol(t), f16_skip(t));
+    }
+}
+
+// The optimised impls' loops: planes around their 8-lane sums (7, 8, 9, 15,
+// 17 elements), planes past one thread's chunk, a plane of one element, empty
+// planes, and values far from zero (a mean of 100 against a spread of 2,
+// where subtracting the mean late would lose digits); they must take every
+// run.
+TEST(InstanceNormImpls, OptimisedImplsTakeTailsLongPlanesAndLargeMeans) {
+    const Layout c({Dimension()}, DataType::f32);
+    const test::OpSetup s{"instance_norm", {}, {test::f32(PartialShape::dynamic_of_rank(3)), c, c}, {}};
+    const std::vector<std::vector<Shape>> shapes = {
+        {{1, 3, 7}, {3}, {3}},  {{2, 2, 8}, {2}, {2}},     {{1, 5, 9}, {5}, {5}}, {{3, 1, 15}, {1}, {1}},
+        {{1, 2, 17}, {2}, {2}}, {{2, 3, 40001}, {3}, {3}}, {{4, 2, 1}, {2}, {2}}, {{1, 3, 0}, {3}, {3}}};
+    for (double offset : {0.0, 100.0}) {
+        SCOPED_TRACE("values around " + std::to_string(offset));
+        std::vector<test::Run> runs = test::random_runs(DataType::f32, shapes, 21, offset - 1, offset + 1);
+        for (test::Run& r : runs) {
+            r[1] = test::random_tensor(DataType::f32, r[1].shape(), 5, -2, 2);
+            r[2] = test::random_tensor(DataType::f32, r[2].shape(), 6, -2, 2);
+        }
+        const std::vector<std::string> ran = test::expect_impls_match_reference(s, runs, tol(DataType::f32));
+        for (const std::string& name : test::kOptimisedCpuImpls)
+            EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
     }
 }
 
