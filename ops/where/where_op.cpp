@@ -5,9 +5,9 @@
 //
 // The optimised impl (cpu_opt_*) splits the output into rows over the longest
 // run of trailing dims along which each input either follows the output
-// element by element or holds one value; each row is a branch-free select
-// loop (vectorised, 1/2/4/8-byte elements as unsigned integers). Same shapes
-// are one row; a broadcast that leaves rows shorter than kMinRow elements
+// element by element or holds one value (dynrt/cpu_broadcast_rows.hpp); each
+// row is a branch-free select loop (vectorised, 1/2/4/8-byte elements as
+// unsigned integers). Same shapes are one row; a broadcast that leaves rows shorter than kMinRow elements
 // goes to the reference.
 #include <algorithm>
 #include <array>
@@ -18,6 +18,7 @@
 
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_broadcast_rows.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
@@ -82,53 +83,6 @@ void reference(HostCall& call) {
 constexpr size_t kMinRow = 16;
 constexpr size_t kGrainElements = 16384;   // elements below which a thread's chunk is not worth it
 
-// The output as rows of `inner` elements; per input (condition, x, y) whether
-// it holds one value per row, and its element strides over the leading dims.
-struct Rows {
-    size_t inner = 1;
-    std::vector<int64_t> lead;                    // the output's dims before the rows
-    std::array<std::vector<size_t>, 3> strides;   // per input, over `lead` (0 where it broadcasts)
-    std::array<bool, 3> one{false, false, false};
-};
-
-Rows plan_rows(const Shape& out, const std::array<const Shape*, 3>& in) {
-    const size_t r = out.rank();
-    // dim d of input k, right-aligned (1 where the input has fewer dims)
-    auto dim = [&](size_t k, size_t d) {
-        const size_t lead = r - in[k]->rank();
-        return d < lead ? int64_t{1} : (*in[k])[d - lead];
-    };
-    Rows rows;
-    size_t split = r;                      // dims [split, r) form the rows
-    std::array<int, 3> kind{-1, -1, -1};   // per input: -1 unknown yet, 0 follows the output, 1 one value
-    for (; split > 0; --split) {
-        const size_t d = split - 1;
-        if (out[d] == 1) continue;
-        std::array<int, 3> here{};
-        bool fits = true;
-        for (size_t k = 0; k < 3; ++k) {
-            here[k] = dim(k, d) == 1 ? 1 : 0;
-            fits = fits && (kind[k] == -1 || kind[k] == here[k]);
-        }
-        if (!fits) break;
-        kind = here;
-        rows.inner *= static_cast<size_t>(out[d]);
-    }
-    rows.lead.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(split));
-    for (size_t k = 0; k < 3; ++k) {
-        rows.one[k] = kind[k] == 1;
-        std::vector<size_t> st(r, 0);
-        size_t stride = 1;
-        for (size_t d = r; d-- > 0;) {
-            const int64_t n = dim(k, d);
-            st[d] = n == 1 ? 0 : stride;
-            stride *= static_cast<size_t>(n);
-        }
-        rows.strides[k].assign(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(split));
-    }
-    return rows;
-}
-
 // d[i] = c[i] ? x[i] : y[i] as a mask blend, x and y each a row or one value.
 template <class T, bool XOne, bool YOne>
 [[gnu::always_inline]] inline void blend(const uint8_t* c, const T* x, const T* y, T* d, size_t n) {
@@ -174,7 +128,7 @@ void fast_kernel(HostCall& call) {
     const Shape& out = call.out_shape(0);
     const size_t count = out.count();
     if (count == 0) return;
-    const Rows rows = plan_rows(out, {&call.in_shape(0), &call.in_shape(1), &call.in_shape(2)});
+    const BroadcastRows rows = plan_broadcast_rows(out, {&call.in_shape(0), &call.in_shape(1), &call.in_shape(2)});
     const size_t width = byte_size(call.out_type(0));
     const auto* c = call.in<uint8_t>(0);
     const auto* x = static_cast<const unsigned char*>(call.in_raw(1));
@@ -190,12 +144,7 @@ void fast_kernel(HostCall& call) {
         for (size_t item = begin; item < end; ++item) {
             const size_t r = item / pieces, from = item % pieces * piece;
             std::array<size_t, 3> at{};   // element offsets of the piece in each input
-            size_t rest = r;
-            for (size_t dd = rows.lead.size(); dd-- > 0;) {
-                const size_t i = rest % static_cast<size_t>(rows.lead[dd]);
-                rest /= static_cast<size_t>(rows.lead[dd]);
-                for (size_t k = 0; k < 3; ++k) at[k] += i * rows.strides[k][dd];
-            }
+            broadcast_row_offsets(rows, r, at.data());
             for (size_t k = 0; k < 3; ++k) at[k] += rows.one[k] ? 0 : from;
             select_row_of(width, c + at[0], rows.one[0], x + at[1] * width, rows.one[1], y + at[2] * width, rows.one[2],
                           d + (r * rows.inner + from) * width, std::min(piece, rows.inner - from));
@@ -208,7 +157,7 @@ std::string fast_supported(const KernelParams& p) {
     if (!p.outputs.at(0).shape.is_static()) return {};
     const Shape out = p.outputs[0].get_shape();
     const std::array<Shape, 3> in{p.inputs.at(0).get_shape(), p.inputs.at(1).get_shape(), p.inputs.at(2).get_shape()};
-    const Rows rows = plan_rows(out, {&in[0], &in[1], &in[2]});
+    const BroadcastRows rows = plan_broadcast_rows(out, {&in[0], &in[1], &in[2]});
     if (rows.inner < kMinRow && rows.inner < out.count())
         return "the broadcast of " + in[0].to_string() + ", " + in[1].to_string() + ", " + in[2].to_string() +
                " leaves rows of " + std::to_string(rows.inner) + " elements (the select loop takes rows of at least " +
