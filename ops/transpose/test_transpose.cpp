@@ -144,6 +144,44 @@ TEST(TransposeImpls, OptimisedImplsCoverRunsTilesRanksAndWidths) {
     }
 }
 
+// The OpenCL kernels collapse the perm (the static one also drops size-1
+// dims), then copy contiguous runs (vectors when the run length is a
+// multiple of 4, else elements) or move 32 x 32 tiles through local memory.
+// Shapes put the tiled dims on both sides of 32 and its multiples, 1-row and
+// 1-column matrices, batches around the tiles, size-1 dims that change the
+// static collapse, for every element width; one dynamic network per setup.
+TEST(TransposeImpls, OpenClRunsAndTilesCoverTailsRanksAndWidths) {
+    struct Case {
+        std::vector<int64_t> perm;
+        std::vector<Shape> shapes;
+    };
+    const std::vector<Case> cases = {
+        {{1, 0},
+         {Shape{33, 65}, Shape{1, 70}, Shape{70, 1}, Shape{32, 32}, Shape{31, 97}, Shape{64, 3}, Shape{33, 65}}},
+        {{0, 2, 1}, {Shape{3, 45, 37}, Shape{1, 1, 40}, Shape{2, 40, 1}, Shape{2, 64, 96}, Shape{3, 45, 37}}},
+        {{2, 0, 1}, {Shape{3, 40, 5}, Shape{2, 1, 33}, Shape{5, 7, 1}}},
+        // Runs: the innermost dim stays, 4-aligned (vectors) or not.
+        {{0, 2, 1, 3}, {Shape{2, 33, 3, 64}, Shape{2, 5, 3, 6}, Shape{1, 70, 1, 4}, Shape{3, 2, 17, 1}}},
+        {{1, 0, 2}, {Shape{4, 3, 1}, Shape{3, 5, 8}, Shape{40, 2, 3}}},
+        // Merges: [a,b,c,d] with perm [2,3,0,1] is a 2-D transpose of [a*b, c*d].
+        {{2, 3, 0, 1}, {Shape{3, 11, 7, 5}, Shape{1, 40, 33, 1}}},
+        {{0, 3, 4, 1, 2}, {Shape{2, 3, 4, 5, 6}, Shape{1, 33, 2, 3, 17}}},
+        {{5, 1, 3, 0, 4, 2}, {Shape{2, 3, 2, 3, 2, 37}, Shape{1, 2, 1, 35, 1, 3}}},
+        {{0}, {Shape{1}, Shape{1031}, Shape{4096}}},
+    };
+    for (DataType t : {DataType::u8, DataType::f16, DataType::f32, DataType::i64}) {
+        for (size_t k = 0; k < cases.size(); ++k) {
+            const Case& c = cases[k];
+            SCOPED_TRACE(std::string(to_string(t)) + " case " + std::to_string(k));
+            std::vector<std::vector<Shape>> runs;
+            for (const Shape& s : c.shapes) runs.push_back({s});
+            test::expect_impls_match_reference(
+                {"transpose", perm(c.perm), {Layout(PartialShape::dynamic_of_rank(c.perm.size()), t)}, {}},
+                test::random_runs(t, runs, 17, -100, 100));
+        }
+    }
+}
+
 // Rank 9 is past what the OpenCL kernels index: only the host impls serve it.
 TEST(TransposeImpls, Rank9RunsOnTheHostImpls) {
     const auto ran = test::expect_impls_match_reference(
@@ -168,6 +206,15 @@ TEST(TransposeDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
                               test::random_runs(DataType::f32, rows, 100), o);
         test::expect_sequence({"transpose", perm({}), {Layout({2, Dimension()}, DataType::f16)}, {}},
                               test::random_runs(DataType::f16, rows2, 200), o);
+        // Tiles and runs with tails, then revisits.
+        const std::vector<std::vector<Shape>> tiles = {{{33, 65}}, {{1, 70}},  {{70, 1}},
+                                                       {{64, 32}}, {{33, 65}}, {{1, 70}}};
+        test::expect_sequence({"transpose", perm({1, 0}), {Layout({Dimension(), Dimension()}, DataType::u8)}, {}},
+                              test::random_runs(DataType::u8, tiles, 300, 0, 200), o);
+        std::vector<std::vector<Shape>> heads;
+        for (int64_t n : {1, 33, 7, 64, 33, 1}) heads.push_back({Shape{2, n, 3, 64}});
+        test::expect_sequence({"transpose", perm({0, 2, 1, 3}), {test::f32({2, Dimension(), 3, 64})}, {}},
+                              test::random_runs(DataType::f32, heads, 400), o);
     }
 }
 

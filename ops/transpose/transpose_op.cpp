@@ -269,29 +269,228 @@ std::string fast_supported(const KernelParams& p) {
 // ---- OpenCL ---------------------------------------------------------------
 
 constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
+constexpr size_t kTile = 32;        // transpose.cl's TILE: a tile's side, in elements
 
-OclKernelSpec transpose_ocl_spec() {
-    OclKernelSpec spec;
-    spec.source = transpose_cl;
-    spec.kernel_name = "transpose_ref";
-    spec.defines = [](const KernelParams& p, bool) {
-        const PartialShape& in = p.inputs.at(0).shape;
-        const size_t rank = in.rank();
-        const std::vector<size_t> perm = resolve_perm(p.node, *p.attrs, in);
-        JitDefines d = {{"ELEM_T", ocl_bits_type(p.inputs.at(0).dtype)}, {"TRANSPOSE_RANK", std::to_string(rank)}};
-        // Right-aligned positions: output position j = lead + i reads input
-        // position lead + perm[i]; the leading positions map to themselves.
-        const size_t lead = kOclMaxRank - rank;
-        for (size_t j = 0; j < kOclMaxRank; ++j) {
-            const size_t from = j < lead ? j : lead + perm[j - lead];
-            d.emplace_back("PERM" + std::to_string(j), std::to_string(from));
-        }
-        return d;
+// The transpose for the kernels, over as few dims as possible: input dims
+// that stay adjacent and in order in the output merge into one collapsed dim.
+// That depends on `perm` alone, so the shape-agnostic impl collapses too; the
+// static impl first drops size-1 dims (they move nothing).
+struct OclCollapse {
+    std::vector<std::vector<size_t>> groups;   // input dims of each collapsed dim, collapsed dims in input order
+    std::vector<size_t> perm;                  // output position k holds collapsed input dim perm[k]
+    size_t rank() const { return perm.size(); }
+    bool tiled() const { return perm.back() != rank() - 1; }   // the contiguous input dim moves
+    size_t out_pos(size_t g) const {
+        return static_cast<size_t>(std::find(perm.begin(), perm.end(), g) - perm.begin());
+    }
+};
+
+// `ones`: the static input's shape, whose size-1 dims are dropped; null for
+// the shape-agnostic impl. A transpose of nothing but size-1 dims (or of a
+// scalar) is one collapsed dim of no input dim: extent 1.
+OclCollapse collapse_for_ocl(const std::vector<size_t>& perm, const Shape* ones) {
+    std::vector<std::vector<size_t>> runs;   // in output order
+    for (const size_t d : perm) {
+        if (ones && (*ones)[d] == 1) continue;
+        // Input dims strictly between the run's last dim and d are size-1 dims that were dropped.
+        bool follows = !runs.empty() && runs.back().back() < d;
+        for (size_t k = follows ? runs.back().back() + 1 : d; k < d; ++k) follows = follows && ones && (*ones)[k] == 1;
+        if (follows) runs.back().push_back(d);
+        else runs.push_back({d});
+    }
+    OclCollapse c;
+    if (runs.empty()) {
+        c.groups = {{}};
+        c.perm = {0};
+        return c;
+    }
+    c.groups = runs;
+    std::sort(c.groups.begin(), c.groups.end());
+    for (const auto& r : runs)
+        c.perm.push_back(static_cast<size_t>(std::find(c.groups.begin(), c.groups.end(), r) - c.groups.begin()));
+    return c;
+}
+
+OclCollapse collapse_params(const KernelParams& p, bool dynamic) {
+    const PartialShape& in = p.inputs.at(0).shape;
+    const std::vector<size_t> perm = resolve_perm(p.node, *p.attrs, in);
+    if (dynamic) return collapse_for_ocl(perm, nullptr);
+    const Shape shape = in.to_shape();
+    return collapse_for_ocl(perm, &shape);
+}
+
+// The runtime extents of the collapsed dims.
+std::vector<size_t> collapsed_dims(const OclCollapse& c, const Shape& in) {
+    std::vector<size_t> dims;
+    for (const auto& g : c.groups) {
+        size_t n = 1;
+        for (const size_t d : g) n *= static_cast<size_t>(in[d]);
+        dims.push_back(n);
+    }
+    return dims;
+}
+
+std::string product_of(const std::vector<std::string>& factors) {
+    std::string e = "((ulong)1";
+    for (const std::string& f : factors) e += "*" + f;
+    return e + ")";
+}
+
+// JIT expressions (ulong) of the collapsed dims: literals in the static
+// build (`in`: its shape), products of shape_info dims in the shape-agnostic one.
+std::vector<std::string> collapsed_dim_exprs(const OclCollapse& c, const Shape* in, size_t rank) {
+    std::vector<std::string> exprs;
+    if (in) {
+        for (const size_t n : collapsed_dims(c, *in)) exprs.push_back("((ulong)" + std::to_string(n) + ")");
+        return exprs;
+    }
+    for (const auto& g : c.groups) {
+        std::vector<std::string> factors;
+        for (const size_t d : g) factors.push_back("(ulong)INPUT0_DIM" + std::to_string(kOclMaxRank - rank + d));
+        exprs.push_back(product_of(factors));
+    }
+    return exprs;
+}
+
+// "a, b, c" (an array's initialiser; one filler entry when empty: OpenCL C
+// has no arrays of size 0).
+std::string list_of(const std::vector<std::string>& items, const std::string& filler) {
+    if (items.empty()) return filler;
+    std::string s;
+    for (const std::string& i : items) s += (s.empty() ? "" : ", ") + i;
+    return s;
+}
+
+// The JIT constants of transpose.cl: which kernel (TR_TILED), and for it the
+// extents and strides of the collapsed dims as expressions.
+JitDefines transpose_defines(const KernelParams& p, bool dynamic) {
+    const Layout& in = p.inputs.at(0);
+    const OclCollapse c = collapse_params(p, dynamic);
+    const Shape shape = dynamic ? Shape{} : in.shape.to_shape();
+    const std::vector<std::string> dim = collapsed_dim_exprs(c, dynamic ? nullptr : &shape, in.shape.rank());
+    const size_t r = c.rank();
+    // Input stride of collapsed dim g: the dims after it; output stride of position k: the output dims after it.
+    const auto in_stride = [&](size_t g) {
+        return product_of({dim.begin() + static_cast<std::ptrdiff_t>(g) + 1, dim.end()});
     };
-    spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        return dispatch_1d(p.outputs.at(0).count(), limits);
+    const auto out_stride = [&](size_t k) {
+        std::vector<std::string> f;
+        for (size_t j = k + 1; j < r; ++j) f.push_back(dim[c.perm[j]]);
+        return product_of(f);
+    };
+    JitDefines d = {{"ELEM_T", ocl_bits_type(in.dtype)}, {"TR_TILED", c.tiled() ? "1" : "0"}};
+    std::vector<std::string> outer_dims, outer_in, outer_out;
+    if (!c.tiled()) {
+        // Rows of the output (every position but the last) read contiguous input runs.
+        for (size_t k = 0; k + 1 < r; ++k) {
+            outer_dims.push_back(dim[c.perm[k]]);
+            outer_in.push_back(in_stride(c.perm[k]));
+        }
+        d.insert(d.end(), {{"RUN_LEN", dim[r - 1]},
+                           {"ROW_RANK", std::to_string(r - 1)},
+                           {"ROWS", product_of(outer_dims)},
+                           {"ROW_DIMS", list_of(outer_dims, "1")},
+                           {"ROW_IN_STRIDES", list_of(outer_in, "0")}});
+        return d;
+    }
+    // Tiles over A (the contiguous input dim) and B (the dim that ends the
+    // output); the other output positions are the batch.
+    const size_t a_pos = c.out_pos(r - 1), b = c.perm[r - 1];
+    for (size_t k = 0; k + 1 < r; ++k) {
+        if (k == a_pos) continue;
+        outer_dims.push_back(dim[c.perm[k]]);
+        outer_in.push_back(in_stride(c.perm[k]));
+        outer_out.push_back(out_stride(k));
+    }
+    d.insert(d.end(), {{"TILE_A", dim[r - 1]},
+                       {"TILE_B", dim[b]},
+                       {"TILE_B_IN_STRIDE", in_stride(b)},
+                       {"TILE_A_OUT_STRIDE", out_stride(a_pos)},
+                       {"BATCH_RANK", std::to_string(r - 2)},
+                       {"BATCH", product_of(outer_dims)},
+                       {"BATCH_DIMS", list_of(outer_dims, "1")},
+                       {"BATCH_IN_STRIDES", list_of(outer_in, "0")},
+                       {"BATCH_OUT_STRIDES", list_of(outer_out, "0")}});
+    return d;
+}
+
+size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+size_t pow2_at_least(size_t n) {
+    size_t p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+
+// Work-groups a grid-stride kernel launches at most: on a GPU a few full
+// waves; on a CPU, where a strided walk defeats the caches, every group
+// needed.
+size_t group_budget(size_t needed, const OclDeviceLimits& l) {
+    if (!l.is_gpu) return needed;
+    return std::max<size_t>(1, std::min(needed, std::max<size_t>(l.compute_units, 1) * 16));
+}
+
+// transpose_runs: work-groups of `x` work-items along a row (enough for its
+// 4-element vectors, at most the preferred size) by `y` rows.
+OclDispatch runs_dispatch(size_t len, size_t rows, const OclDeviceLimits& l) {
+    const size_t local = std::max<size_t>(1, std::min(l.preferred_local_size ? l.preferred_local_size : 64,
+                                                      l.max_work_group_size ? l.max_work_group_size : 64));
+    const size_t per_row = len % 4 == 0 ? len / 4 : len;
+    const size_t x = std::min(local, pow2_at_least(per_row)), y = local / x;
+    const size_t along = ceil_div(per_row, x), across = ceil_div(rows, y);
+    const size_t gx = group_budget(along, l);
+    // Grid dim 1 holds at most 65535 groups on some GPUs: the kernel loops over rows.
+    const size_t gy = std::min<size_t>({across, std::max<size_t>(1, group_budget(along * across, l) / gx), 65535});
+    OclDispatch d;
+    d.dims = 2;
+    d.lws = {x, y, 1};
+    d.gws = {gx * x, gy * y, 1};
+    return d;
+}
+
+// transpose_tiles: one work-group of kTile x kTileRows per tile, looping over
+// the tiles.
+OclDispatch tiles_dispatch(size_t tiles, const OclDeviceLimits& l) {
+    OclDispatch d;
+    d.dims = 2;
+    d.lws = {kTile, kTile / 4, 1};
+    d.gws = {group_budget(tiles, l) * kTile, kTile / 4, 1};
+    return d;
+}
+
+OclMultiKernelSpec transpose_ocl_spec(bool dynamic) {
+    OclMultiKernelSpec spec;
+    spec.source = transpose_cl;
+    spec.defines = transpose_defines;
+    spec.stages = [dynamic](const KernelParams& p, bool) {
+        return std::vector<OclStage>{{collapse_params(p, dynamic).tiled() ? "transpose_tiles" : "transpose_runs"}};
+    };
+    spec.update = [dynamic](const KernelParams& p, const OclDeviceLimits& l, std::vector<OclStageRun>& runs) {
+        const Shape in = p.inputs.at(0).shape.to_shape();
+        const OclCollapse c = collapse_params(p, dynamic);
+        const std::vector<size_t> dims = collapsed_dims(c, in);
+        const size_t count = in.count(), r = c.rank();
+        if (count == 0) {
+            runs[0].dispatch = dispatch_1d(0, l);
+        } else if (!c.tiled()) {
+            runs[0].dispatch = runs_dispatch(dims[r - 1], count / dims[r - 1], l);
+        } else {
+            const size_t a = dims[r - 1], b = dims[c.perm[r - 1]];
+            runs[0].dispatch = tiles_dispatch(ceil_div(a, kTile) * ceil_div(b, kTile) * (count / (a * b)), l);
+        }
     };
     return spec;
+}
+
+// The kernels index 8 right-aligned dims; a tile's work-group is kTile x kTile/4.
+std::string ocl_fits(const KernelParams& p) {
+    if (p.inputs.at(0).shape.rank() > kOclMaxRank)
+        return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
+    const OclDevice* dev = p.engine ? OclDevice::from(*p.engine) : nullptr;
+    if (dev && dev->limits().max_work_group_size < kTile * kTile / 4)
+        return "work-groups of " + std::to_string(dev->limits().max_work_group_size) + " work-items: the tiles need " +
+               std::to_string(kTile * kTile / 4);
+    return {};
 }
 
 // ONNX ops this op implements (dynrt/op_import.hpp).
@@ -315,12 +514,14 @@ void register_transpose(ModuleRegistrar& reg) {
     reg.add_op(def);
     add_host_impls(reg, "transpose", transpose_kernel);
     add_host_impls(reg, "transpose", fast_kernel, optimised_host_options({}, fast_supported));
-    const auto rank_fits = [](const KernelParams& p) -> std::string {
-        if (p.inputs.at(0).shape.rank() > kOclMaxRank)
-            return "rank " + std::to_string(p.inputs.at(0).shape.rank()) + " is above " + std::to_string(kOclMaxRank);
-        return {};
-    };
-    add_ocl_impls(reg, "transpose", transpose_ocl_spec(), ocl_options({}, rank_fits));
+    // Registered apart: the static impl collapses size-1 dims away, so its
+    // kernel and dispatch follow the shape.
+    for (const bool dynamic : {true, false}) {
+        OclImplOptions o = ocl_options({}, ocl_fits);
+        o.register_dynamic = dynamic;
+        o.register_static = !dynamic;
+        add_ocl_multi_impls(reg, "transpose", transpose_ocl_spec(dynamic), o);
+    }
 }
 
 }   // namespace
