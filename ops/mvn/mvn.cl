@@ -2,29 +2,16 @@
 //
 // Element j of group g lives at the flat index made by splitting g over the
 // kept dims and j over the reduced ones (REDUCED_MASK, a bit per right-aligned
-// dim); when the reduced dims are the trailing ones (TRAILING) that is
-// g * GROUP_LEN + j. The group's work-items stride over its elements and
-// combine their partial sums through local memory: the mean, then the sum of
-// (x - mean)^2, then each writes (x - mean) / (sqrt(var) + EPSILON). Sums are
-// kept in ACC_T (FLOAT_ACC: double where the device has fp64).
+// dim); when the reduced dims are the trailing ones (TRAILING) that is g *
+// GROUP_LEN + j. The group's work-items stride over its elements and combine
+// their partial sums through local memory (ocl_common.cl's work_group_sum): the
+// mean, then the sum of (x - mean)^2, then each writes (x - mean) / (sqrt(var)
+// + EPSILON). Sums are kept in ACC_T (FLOAT_ACC: double where the device has
+// fp64).
 //
 // From the host: ACC_T, REDUCED_MASK, TRAILING, GROUP_LEN, EPSILON, GROUP_MAX
-// (the size of the local buffer, at least the work-group size, a power of
-// two), DATA_F16.
-
-// Sum of every work-item's `v` over the work-group (a power of two in size).
-inline ACC_T group_sum(__local ACC_T* part, ACC_T v) {
-    const uint lid = get_local_id(0);
-    part[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
-        if (lid < s) part[lid] += part[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const ACC_T total = part[0];
-    barrier(CLK_LOCAL_MEM_FENCE);   // part is reused by the next call
-    return total;
-}
+// (the size of the local buffer, at least the work-group size, a power of two),
+// DATA_F16.
 
 // `d`: the 8 right-aligned dims of x (a kernel argument holds them in the
 // shape-agnostic build, so the kernel passes them in).
@@ -59,16 +46,18 @@ KERNEL(mvn_groups)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, _
 
     ACC_T sum = (ACC_T)0;
     for (ulong j = lid; j < n; j += step) sum += (ACC_T)LOAD(input0, element_index(dims, n, g, j));
-    const ACC_T mean = group_sum(part, sum) / (ACC_T)n;
+    const ACC_T mean = work_group_sum(part, sum) / (ACC_T)n;
     ACC_T sq = (ACC_T)0;
     for (ulong j = lid; j < n; j += step) {
         const ACC_T d = (ACC_T)LOAD(input0, element_index(dims, n, g, j)) - mean;
         sq += d * d;
     }
-    const float fmean = (float)mean;
-    const float inv = (float)((ACC_T)1 / (sqrt(group_sum(part, sq) / (ACC_T)n) + (ACC_T)EPSILON));
+    // The mean as two floats: x - hi is exact near the mean, so large means
+    // lose no precision.
+    const float hi = (float)mean, lo = (float)(mean - (ACC_T)hi);
+    const float inv = (float)((ACC_T)1 / (sqrt(work_group_sum(part, sq) / (ACC_T)n) + (ACC_T)EPSILON));
     for (ulong j = lid; j < n; j += step) {
         const ulong i = element_index(dims, n, g, j);
-        STORE(output0, i, ((float)LOAD(input0, i) - fmean) * inv);
+        STORE(output0, i, (((float)LOAD(input0, i) - hi) - lo) * inv);
     }
 }

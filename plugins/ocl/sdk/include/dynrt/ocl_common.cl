@@ -33,6 +33,24 @@
 //                             the static build, on shape_info dims in the
 //                             shape-agnostic one); else o is split once
 //   FLOAT_ACC                 a float accumulator: double where the device has fp64
+//   work_group_sum(part, v)   the sum of every work-item's v over a 1-D work-group
+//                             (a power of two in size), through __local FLOAT_ACC
+//                             part[get_local_size(0)]; every work-item gets it
+//   udiv_rem(a, b, &r)        a / b and a % b (r), in 32 bits when both fit:
+//                             GPUs divide 64-bit integers in software
+//   strided_merge(d, s, &l, &ls)
+//                             a walk over 8 right-aligned dims d with element
+//                             strides s (out[o] = in[base + sum c_j * s_j]) with
+//                             the dims that continue each other merged; the
+//                             innermost merged dim goes to l (extent) and ls
+//                             (stride), the others stay in d / s (ones between)
+//   strided_row_offset(d, s, r)
+//                             the input offset of row r of such a walk
+//   strided_copy(in, out, n, base, d, s)
+//                             (when the op defines COPY_ELEM_T) the walk's n
+//                             elements, a grid-stride loop over 4-element
+//                             vectors: vector loads and stores where the rows
+//                             allow, else element by element
 //   HAS_FUSED_OPS, FUSED_OPS_ARGS, FUSED_OPS_PASS, FUSED_OPS
 //                             empty defaults when the impl adds no fused post-ops
 //                             (dynrt/ocl_fused_ops.hpp)
@@ -117,4 +135,99 @@ inline ulong bcast_offset(const ulong* c, ulong d0, ulong d1, ulong d2, ulong d3
 #define FUSED_OPS_ARGS
 #define FUSED_OPS_PASS
 #define FUSED_OPS
+#endif
+
+// Sum of `v` over the work-group; `part` holds get_local_size(0) accumulators.
+inline FLOAT_ACC work_group_sum(__local FLOAT_ACC* part, FLOAT_ACC v) {
+    const uint lid = get_local_id(0);
+    part[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (lid < s) part[lid] += part[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const FLOAT_ACC total = part[0];
+    barrier(CLK_LOCAL_MEM_FENCE);   // part is reused by the next call
+    return total;
+}
+
+inline ulong udiv_rem(ulong a, ulong b, ulong* rem) {
+    if (((a | b) >> 32) == 0) {
+        const uint q = (uint)a / (uint)b;
+        *rem = (uint)a - q * (uint)b;
+        return q;
+    }
+    const ulong q = a / b;
+    *rem = a - q * b;
+    return q;
+}
+
+// Every index is a constant once the loops unroll, so d and s stay in
+// registers. A dim moves outward over size-1 slots and merges with the next
+// live dim when that one's stride is its extent times its stride.
+inline void strided_merge(ulong* d, long* s, ulong* inner, long* inner_stride) {
+    for (int j = 7; j > 0; --j) {
+        if (d[j] == 1) continue;
+        if (d[j - 1] == 1 || s[j - 1] == s[j] * (long)d[j]) {
+            d[j - 1] *= d[j];
+            s[j - 1] = s[j];
+            d[j] = 1;
+        }
+    }
+    *inner = 1;
+    *inner_stride = 0;
+    bool found = false;
+    for (int j = 7; j >= 0; --j) {
+        if (!found && d[j] != 1) {
+            *inner = d[j];
+            *inner_stride = s[j];
+            d[j] = 1;
+            found = true;
+        }
+    }
+}
+
+inline long strided_row_offset(const ulong* d, const long* s, ulong r) {
+    long offset = 0;
+    for (int j = 7; j >= 0; --j) {
+        if (d[j] == 1) continue;
+        ulong c;
+        r = udiv_rem(r, d[j], &c);
+        offset += (long)c * s[j];
+    }
+    return offset;
+}
+
+#ifdef COPY_ELEM_T
+// Rows of `inner` elements: whole vectors when every row starts 4-aligned on
+// both sides and the row is contiguous; a broadcast row (stride 0) repeats
+// one element.
+inline void strided_copy(__global const COPY_ELEM_T* in, __global COPY_ELEM_T* out, ulong n, long base, ulong* d,
+                         long* s) {
+    ulong inner;
+    long inner_stride;
+    strided_merge(d, s, &inner, &inner_stride);
+    bool aligned = inner_stride == 1 && base % 4 == 0;
+    for (int j = 0; j < 8; ++j) aligned = aligned && (d[j] == 1 || s[j] % 4 == 0);
+    aligned = inner % 4 == 0 && (aligned || inner_stride == 0);
+    const ulong n4 = (n + 3) / 4, gs = get_global_size(0);
+    for (ulong v = get_global_id(0); v < n4; v += gs) {
+        ulong col;
+        ulong row = udiv_rem(v * 4, inner, &col);
+        long from = base + strided_row_offset(d, s, row) + (long)col * inner_stride;
+        if (aligned) {
+            ((__global CAT(COPY_ELEM_T, 4)*)out)[v] =
+                inner_stride ? ((__global const CAT(COPY_ELEM_T, 4)*)in)[from / 4] : (CAT(COPY_ELEM_T, 4))(in[from]);
+            continue;
+        }
+        for (ulong o = v * 4; o < v * 4 + 4 && o < n; ++o) {
+            out[o] = in[from];
+            from += inner_stride;
+            if (++col == inner) {
+                col = 0;
+                from = base + strided_row_offset(d, s, ++row);
+            }
+        }
+    }
+}
 #endif
