@@ -271,7 +271,8 @@ void reference(dynrt::HostCall& call) {
 // ---- cpu: oneDNN --------------------------------------------------------------------
 
 // oneDNN's output extent is (in - 1)*s + d*(k - 1) + 1 - pad_l - pad_r: the
-// end pad is what the reference's window leaves after its begin pad.
+// end pad is what the reference's window leaves after its begin pad
+// (negative when the output is longer than the natural extent).
 int64_t dnnl_pad_end(const AxisWindow& w) { return (w.in - 1) * w.s + w.d * (w.k - 1) + 1 - w.pb - w.out; }
 
 dnnl::deconvolution_forward::primitive_desc dnnl_deconv_pd(const dynrt::KernelParams& p) {
@@ -330,14 +331,6 @@ dynrt::DnnlPlan dnnl_deconv_plan(const dynrt::KernelParams& p) {
 }
 
 std::string dnnl_deconv_validate(const dynrt::KernelParams& p) {
-    const Shape xs = p.inputs.at(0).get_shape(), ws = p.inputs.at(1).get_shape();
-    const DeconvAttrs a = read_attrs(*p.attrs, xs.rank() - 2, p.node);
-    for (size_t i = 0; i + 2 < xs.rank(); ++i) {
-        const AxisWindow w = axis_window(a, i, xs[2 + i], ws[2 + i]);
-        if (dnnl_pad_end(w) < 0)
-            return "spatial axis [" + std::to_string(i) + "] needs rows past the natural extent (end pad " +
-                   std::to_string(dnnl_pad_end(w)) + ")";
-    }
     try {
         dnnl_deconv_pd(p);
     } catch (const dnnl::error& e) {
