@@ -87,10 +87,11 @@ OclKernelSpec expand_ocl_spec() {
     spec.source = expand_cl;
     spec.kernel_name = "expand_ref";
     spec.defines = [](const KernelParams& p, bool) {
-        return JitDefines{{"BITS_T", ocl_bits_type(p.outputs.at(0).dtype)}};
+        return JitDefines{{"COPY_ELEM_T", ocl_bits_type(p.outputs.at(0).dtype)}};
     };
+    // Grid-stride over the output's 4-element vectors (the last one partial).
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {
-        return dispatch_1d(p.outputs.at(0).count(), l);
+        return dispatch_grid_stride((p.outputs.at(0).count() + 3) / 4, l);
     };
     return spec;
 }

@@ -103,6 +103,33 @@ TEST(ExpandImpls, TargetAsARunInputAndRankEightMatchTheReference) {
     test::expect_impls_match_reference({"expand", {}, {in, target_layout(8)}, {}}, runs);
 }
 
+// The OpenCL walk merges dims that broadcast alike and copies whole 4-element
+// vectors where the rows allow: rows of 1024 and of 8 (vectors), a broadcast
+// inner dim of 8 (one element repeated), inner extents that are not multiples
+// of 4 and 1-element rows (element by element), ranks 1 to 6, element widths
+// 1, 2, 4 and 8 bytes (one per rank, in turn). The target is a run input, so
+// one dynamic network per rank serves every row.
+TEST(ExpandImpls, MergedRowsVectorsAndTailsMatchTheReferenceOnRanksOneToSix) {
+    const std::vector<std::vector<std::pair<Shape, std::vector<int64_t>>>> by_rank = {
+        {{{1}, {9}}, {{6}, {6}}, {{8}, {8}}, {{1}, {1}}},
+        {{{1, 1024}, {3, 1024}}, {{1, 7}, {5, 7}}, {{4, 1}, {4, 8}}, {{3, 1}, {3, 6}}, {{5, 1}, {5, 1}}},
+        {{{2, 1, 8}, {2, 3, 8}}, {{1, 3, 5}, {4, 3, 5}}, {{2, 3, 1}, {2, 3, 3}}},
+        {{{1, 3, 4, 1}, {2, 3, 4, 5}}, {{2, 1, 1, 4}, {2, 3, 5, 4}}, {{1, 1, 1, 1}, {2, 1, 3, 1}}},
+        {{{2, 1, 3, 1, 4}, {2, 2, 3, 2, 4}}, {{1, 2, 1, 2, 1}, {3, 2, 2, 2, 3}}},
+        {{{2, 1, 3, 1, 2, 5}, {2, 4, 3, 2, 2, 5}}, {{1, 1, 1, 1, 1, 4}, {2, 1, 3, 1, 1, 4}}},
+    };
+    const DataType widths[] = {DataType::u8, DataType::f16, DataType::f32, DataType::i64};
+    for (size_t r = 0; r < by_rank.size(); ++r) {
+        const DataType t = widths[r % 4];
+        SCOPED_TRACE(std::string(to_string(t)) + " rank " + std::to_string(r + 1));
+        std::vector<test::Run> runs;
+        for (const auto& [in, to] : by_rank[r])
+            runs.push_back({test::random_tensor(t, in, runs.size() + 9, -100, 100), target(to)});
+        const Layout in(PartialShape::dynamic_of_rank(r + 1), t);
+        test::expect_impls_match_reference({"expand", {}, {in, target_layout(static_cast<int64_t>(r + 1))}, {}}, runs);
+    }
+}
+
 TEST(ExpandImpls, RankNineRunsOnTheHostImplsOnly) {
     const Layout in(PartialShape::dynamic_of_rank(1), DataType::i32);
     const std::vector<std::string> ran = test::expect_impls_match_reference(
