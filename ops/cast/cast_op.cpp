@@ -125,20 +125,19 @@ void reference(HostCall& call) {
 
 // ---- OpenCL ---------------------------------------------------------------
 
-// CAST_STORE(p, i, v): v, loaded from input0 (f16 as float), stored as the
-// output type by the rules at the top of this file.
-std::string ocl_store(DataType from, DataType to) {
+// CAST_VALUE(v): v, loaded from input0 (f16 as float), converted by the
+// rules at the top of this file to CAST_T, the output type (for an f16
+// output the float or double the kernel then stores rounded once).
+std::string ocl_value(DataType from, DataType to) {
     const std::string v = from == DataType::boolean ? "((v) != 0)" : "(v)";
     switch (to) {
-        case DataType::f16:
-            return std::string("vstore_half_rte((") + (from == DataType::f64 ? "double" : "float") + ")" + v +
-                   ", (i), (p))";
-        case DataType::boolean: return "((p)[(i)] = ((v) != 0) ? (uchar)1 : (uchar)0)";
+        case DataType::f16: return std::string("((") + (from == DataType::f64 ? "double" : "float") + ")" + v + ")";
+        case DataType::boolean: return "(((v) != 0) ? (uchar)1 : (uchar)0)";
         case DataType::f32:
-        case DataType::f64: return "((p)[(i)] = (OUTPUT0_TYPE)" + v + ")";
+        case DataType::f64: return "((OUTPUT0_TYPE)" + v + ")";
         default:
-            if (is_floating(from)) return std::string("((p)[(i)] = convert_") + ocl_type_name(to) + "_sat(v))";
-            return "((p)[(i)] = (OUTPUT0_TYPE)" + v + ")";
+            if (is_floating(from)) return std::string("convert_") + ocl_type_name(to) + "_sat(v)";
+            return "((OUTPUT0_TYPE)" + v + ")";
     }
 }
 
@@ -146,14 +145,16 @@ OclKernelSpec ocl_spec() {
     OclKernelSpec spec;
     spec.source = cast_cl;
     spec.kernel_name = "cast_ref";
-    spec.dispatch = [](const KernelParams& p, const auto& l) { return dispatch_1d(p.outputs[0].count(), l); };
+    spec.dispatch = [](const KernelParams& p, const auto& l) { return dispatch_vec4(p.outputs[0].count(), l); };
     spec.defines = [](const KernelParams& p, bool) {
         const DataType from = p.inputs.at(0).dtype, to = p.outputs.at(0).dtype;
         const bool f64 = from == DataType::f64 || to == DataType::f64;
+        const std::string cast_t = to != DataType::f16 ? "OUTPUT0_TYPE" : from == DataType::f64 ? "double" : "float";
         return JitDefines{{"IN_F16", from == DataType::f16 ? "1" : "0"},
-                          {"OUT_F16", "0"},
+                          {"OUT_F16", to == DataType::f16 ? "1" : "0"},
                           {"USES_F64", f64 ? "1" : "0"},
-                          {"CAST_STORE(p, i, v)", ocl_store(from, to)}};
+                          {"CAST_T", cast_t},
+                          {"CAST_VALUE(v)", ocl_value(from, to)}};
     };
     return spec;
 }
