@@ -1,4 +1,5 @@
-// slice on OpenCL: one work-item per output element.
+// slice on OpenCL: a strided walk over the output (ocl_common.cl's
+// strided_copy, grid-stride over 4-element vectors).
 //
 // Dims are right-aligned over 8 slots (INPUT0_DIMj / OUTPUT0_DIMj, leading
 // ones; literals in the static build, shape_info reads in the shape-agnostic
@@ -8,12 +9,14 @@
 // inputs) and otherwise from the attribute constants ATTR_STARTk, ATTR_AXISk,
 // ATTR_STEPk. Then, per slot, it normalises the start as the host does
 // (negative counts from the end, clamped by the sign of the step) and walks
-// its output coordinate back to an input position. Shape inference sized the
-// output from the same values, so every position is inside the input; a
-// position outside it (values changed under a stale shape) writes 0 rather
+// its extent to an input start offset and stride; strided_copy then merges
+// the dims that continue each other (unsliced inner dims) once and copies
+// whole vectors where the rows allow. Shape inference sized the output from
+// the same values, so every position is inside the input; when one is not
+// (values changed under a stale shape) the whole output is written 0 rather
 // than reading out of bounds. Elements move as unsigned integers of their
-// width (ELEM_T), so one kernel serves every data type.
-KERNEL(slice_ref)(OPTIONAL_SHAPE_INFO_ARG __global const ELEM_T* input0,
+// width (COPY_ELEM_T), so one kernel serves every data type.
+KERNEL(slice_ref)(OPTIONAL_SHAPE_INFO_ARG __global const COPY_ELEM_T* input0,
 #if SLICE_INPUTS > 1
                   __global const INPUT1_TYPE* input1, __global const INPUT2_TYPE* input2,
 #endif
@@ -23,13 +26,9 @@ KERNEL(slice_ref)(OPTIONAL_SHAPE_INFO_ARG __global const ELEM_T* input0,
 #if SLICE_INPUTS > 4
                   __global const INPUT4_TYPE* input4,
 #endif
-                  __global ELEM_T* output0) {
-    const ulong o = get_global_id(0);
-    if (o >= (ulong)OUTPUT0_LENGTH) return;   // the global size is rounded up
+                  __global COPY_ELEM_T* output0) {
     const long in_dims[8] = {INPUT0_DIM0, INPUT0_DIM1, INPUT0_DIM2, INPUT0_DIM3,
                              INPUT0_DIM4, INPUT0_DIM5, INPUT0_DIM6, INPUT0_DIM7};
-    const long out_dims[8] = {OUTPUT0_DIM0, OUTPUT0_DIM1, OUTPUT0_DIM2, OUTPUT0_DIM3,
-                              OUTPUT0_DIM4, OUTPUT0_DIM5, OUTPUT0_DIM6, OUTPUT0_DIM7};
     const long attr_start[8] = {ATTR_START0, ATTR_START1, ATTR_START2, ATTR_START3,
                                 ATTR_START4, ATTR_START5, ATTR_START6, ATTR_START7};
     const long attr_axis[8] = {ATTR_AXIS0, ATTR_AXIS1, ATTR_AXIS2, ATTR_AXIS3,
@@ -59,20 +58,25 @@ KERNEL(slice_ref)(OPTIONAL_SHAPE_INFO_ARG __global const ELEM_T* input0,
         step[slot] = attr_step[k];
 #endif
     }
-    ulong rest = o;
-    long src = 0, pitch = 1;
+    ulong d[8] = {BCAST_DIMS_(OUTPUT0)};
+    long s[8];
+    long base = 0, pitch = 1;
     bool inside = true;
-    for (int j = 7; j >= 8 - SLICE_RANK; --j) {
+    for (int j = 7; j >= 0; --j) {
         const long dim = in_dims[j];
-        long s = start[j];
-        if (s < 0) s += dim;
-        s = step[j] > 0 ? clamp(s, 0L, dim) : clamp(s, -1L, dim - 1);
-        const long c = (long)(rest % (ulong)out_dims[j]);
-        rest /= (ulong)out_dims[j];
-        const long x = s + c * step[j];
-        inside = inside && x >= 0 && x < dim;
-        src += x * pitch;
+        long first = start[j];
+        if (first < 0) first += dim;
+        first = step[j] > 0 ? clamp(first, 0L, dim) : clamp(first, -1L, dim - 1);
+        const long last = first + ((long)d[j] - 1) * step[j];
+        inside = inside && (d[j] == 0 || (first >= 0 && first < dim && last >= 0 && last < dim));
+        base += first * pitch;
+        s[j] = step[j] * pitch;
         pitch *= dim;
     }
-    output0[o] = inside ? input0[src] : (ELEM_T)0;
+    if (!inside) {
+        for (ulong o = get_global_id(0); o < (ulong)OUTPUT0_LENGTH; o += get_global_size(0))
+            output0[o] = (COPY_ELEM_T)0;
+        return;
+    }
+    strided_copy(input0, output0, (ulong)OUTPUT0_LENGTH, base, d, s);
 }

@@ -239,7 +239,7 @@ OclKernelSpec slice_ocl_spec() {
         const size_t n = inputs > 1 ? kOclMaxRank : a.get_ints("starts").size();
         if (axes.empty())
             for (size_t k = 0; k < kOclMaxRank; ++k) axes.push_back(static_cast<int64_t>(k));
-        JitDefines d = {{"ELEM_T", ocl_bits_type(p.inputs.at(0).dtype)},
+        JitDefines d = {{"COPY_ELEM_T", ocl_bits_type(p.inputs.at(0).dtype)},
                         {"SLICE_RANK", std::to_string(p.inputs.at(0).shape.rank())},
                         {"SLICE_INPUTS", std::to_string(inputs)},
                         {"SLICE_N", inputs > 1 ? "((int)INPUT1_LENGTH)" : std::to_string(n)}};
@@ -248,8 +248,9 @@ OclKernelSpec slice_ocl_spec() {
         jit_attr_field(d, "ATTR_STEP", a.get_ints("steps"), 1);
         return d;
     };
+    // Grid-stride over the output's 4-element vectors (the last one partial).
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        return dispatch_1d(p.outputs.at(0).count(), limits);
+        return dispatch_grid_stride((p.outputs.at(0).count() + 3) / 4, limits);
     };
     return spec;
 }

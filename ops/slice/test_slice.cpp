@@ -143,6 +143,49 @@ TEST(SliceImpls, EveryImplMatchesTheReferenceForAttributesAndInputs) {
     test::expect_impls_match_reference(s, test::random_runs(DataType::f32, shapes, 5));
 }
 
+// The OpenCL walk merges the dims that continue each other and copies whole
+// 4-element vectors where every row starts 4-aligned: columns 256..768 of
+// 1024 (vectors), columns 1..5 and 3..8 (element by element: unaligned start
+// or a 5-column row), an unsliced inner dim under a sliced outer one (merged
+// into one run), negative steps, 1-element rows, ranks 1 to 6, element widths
+// 1, 2, 4 and 8 bytes (one per rank, in turn). Starts, ends and steps are run inputs, so one dynamic
+// network per rank serves every row.
+TEST(SliceImpls, MergedRowsVectorsAndTailsMatchTheReferenceOnRanksOneToSix) {
+    struct Row {
+        Shape in;
+        std::vector<int64_t> starts, ends, steps;
+    };
+    const std::vector<std::vector<Row>> by_rank = {
+        {{{9}, {1}, {9}, {1}}, {{16}, {4}, {12}, {1}}, {{7}, {-1}, {kMin}, {-2}}, {{1}, {0}, {1}, {1}}},
+        {{{3, 1024}, {0, 256}, {3, 768}, {1, 1}},
+         {{4, 9}, {1, 1}, {3, 6}, {1, 1}},
+         {{5, 16}, {0, 3}, {5, 11}, {2, 1}},
+         {{5, 8}, {1, 0}, {4, 8}, {1, 1}},
+         {{6, 1}, {kMax, 0}, {kMin, 1}, {-1, 1}}},
+        {{{2, 3, 8}, {0, 1, 0}, {2, 3, 8}, {1, 1, 1}}, {{3, 4, 5}, {2, 0, 4}, {kMin, 4, kMin}, {-1, 2, -1}}},
+        {{{2, 3, 4, 8}, {0, 0, 1, 4}, {2, 3, 3, 8}, {1, 1, 1, 1}},
+         {{2, 2, 3, 3}, {1, 0, 0, 1}, {2, 2, 3, 2}, {1, 1, 1, 1}}},
+        {{{2, 2, 3, 2, 4}, {0, 1, 0, 0, 0}, {2, 2, 3, 2, 4}, {1, 1, 2, 1, 1}}},
+        {{{2, 1, 3, 2, 2, 5}, {1, 0, 0, 0, 0, 1}, {2, 1, 3, 2, 2, 5}, {1, 1, 1, 1, 1, 1}},
+         {{2, 2, 3, 1, 2, 8}, {0, 0, 0, 0, 0, 0}, {2, 2, 3, 1, 2, 8}, {1, 1, 1, 1, 1, 1}}},
+    };
+    const DataType widths[] = {DataType::u8, DataType::f16, DataType::f32, DataType::i64};
+    for (size_t r = 0; r < by_rank.size(); ++r) {
+        const DataType t = widths[r % 4];
+        SCOPED_TRACE(std::string(to_string(t)) + " rank " + std::to_string(r + 1));
+        std::vector<int64_t> axes(r + 1);
+        for (size_t k = 0; k <= r; ++k) axes[k] = static_cast<int64_t>(k);
+        std::vector<test::Run> runs;
+        for (const Row& row : by_rank[r])
+            runs.push_back({test::random_tensor(t, row.in, runs.size() + 11, -100, 100), ints(row.starts),
+                            ints(row.ends), ints(row.steps)});
+        const Layout idx = index_layout(r + 1);
+        test::expect_impls_match_reference(
+            {"slice", {}, {Layout(PartialShape::dynamic_of_rank(r + 1), t), idx, idx, idx, idx}, {{3, ints(axes)}}},
+            runs);
+    }
+}
+
 // ---- 4. one instance, changing shapes and values --------------------------------
 
 TEST(SliceDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
