@@ -1,32 +1,50 @@
-// gather on OpenCL: one work-item per output element.
-//
-// Output element o splits into (outer, j, inner) with inner < INNER (product
-// of the data dims after the axis) and j < INPUT1_LENGTH (position in the
-// indices tensor). It copies data[outer, indices[j], inner]. Elements move as
-// unsigned integers of the element's width (ELEM_T, from the host), so every
-// data type is one kernel. A negative index counts from the end of the axis;
-// an index still out of range writes 0 (the host impl raises an error instead:
-// the device cannot report one without a read-back).
+// gather on OpenCL: the output is rows of INNER elements (the product of the
+// data dims after the axis); row r is (outer, j) with j < INPUT1_LENGTH (a
+// position in the indices tensor) and copies data row (outer, indices[j]).
+// A grid-stride loop over the output's 4-element vectors: one index load and
+// one division per vector, and whole-vector copies when INNER is a multiple
+// of 4 (every row then starts 4-aligned on both sides), else element by
+// element. Elements move as unsigned integers of the element's width (ELEM_T,
+// from the host), so every data type is one kernel. A negative index counts
+// from the end of the axis; an index still out of range writes 0 (the host
+// impl raises an error instead: the device cannot report one without a
+// read-back).
 //
 // From the host: ELEM_T, AXIS_LEN (data dim at the axis) and INNER, both
 // written in terms of the INPUT0_DIMj constants (literals in the static build,
 // shape_info reads in the shape-agnostic one).
+
+// The data offset of output row `row`, or -1 when its index is out of range.
+inline long source_row(__global const INPUT1_TYPE* indices, ulong row, ulong count, long axis_len, ulong inner) {
+    ulong j;
+    const ulong outer = udiv_rem(row, count, &j);
+    long idx = (long)indices[j];
+    if (idx < 0) idx += axis_len;
+    if (idx < 0 || idx >= axis_len) return -1;
+    return (long)((outer * (ulong)axis_len + (ulong)idx) * inner);
+}
+
+typedef CAT(ELEM_T, 4) vec_t;
+
 KERNEL(gather_ref)(OPTIONAL_SHAPE_INFO_ARG __global const ELEM_T* input0, __global const INPUT1_TYPE* input1,
                    __global ELEM_T* output0) {
-    const ulong o = get_global_id(0);
-    if (o >= (ulong)OUTPUT0_LENGTH) return;   // the global size is rounded up
-    const ulong inner_n = (ulong)(INNER);
-    const ulong count = (ulong)INPUT1_LENGTH;
-    const ulong inner = o % inner_n;
-    const ulong t = o / inner_n;
-    const ulong j = t % count;
-    const ulong outer = t / count;
+    const ulong n = (ulong)OUTPUT0_LENGTH, n4 = (n + 3) / 4, gs = get_global_size(0);
+    const ulong inner = (ulong)(INNER), count = (ulong)INPUT1_LENGTH;
     const long axis_len = (long)(AXIS_LEN);
-    long idx = (long)input1[j];
-    if (idx < 0) idx += axis_len;
-    if (idx < 0 || idx >= axis_len) {
-        output0[o] = (ELEM_T)0;
-        return;
+    for (ulong v = get_global_id(0); v < n4; v += gs) {
+        ulong col;
+        ulong row = udiv_rem(v * 4, inner, &col);
+        long from = source_row(input1, row, count, axis_len, inner);
+        if (inner % 4 == 0) {
+            ((__global vec_t*)output0)[v] = from < 0 ? (vec_t)0 : ((__global const vec_t*)input0)[(from + col) / 4];
+            continue;
+        }
+        for (ulong o = v * 4; o < v * 4 + 4 && o < n; ++o) {
+            output0[o] = from < 0 ? (ELEM_T)0 : input0[from + col];
+            if (++col == inner) {
+                col = 0;
+                from = source_row(input1, ++row, count, axis_len, inner);
+            }
+        }
     }
-    output0[o] = input0[(outer * (ulong)axis_len + (ulong)idx) * inner_n + inner];
 }

@@ -4,12 +4,14 @@
 // Output shape = data[:axis] + indices.shape + data[axis+1:]; rank-0 indices
 // therefore drop the axis. The kernel moves whole inner slices as bytes, so every
 // data type is served by the same loop.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -38,16 +40,24 @@ std::vector<Layout> infer_gather(const ShapeInferContext& ctx) {
     return {Layout(PartialShape(std::move(out)), data.dtype)};
 }
 
-void gather_kernel(HostCall& call) {
+// The gather of one call: data split as [outer, axis_len, inner], and the
+// position along the axis of every index, each checked before anything is
+// written, so a bad index leaves no half-written output behind.
+struct GatherPlan {
+    size_t outer = 0, inner = 0, axis_len = 0;
+    std::vector<size_t> pos;
+};
+
+GatherPlan plan_gather(const HostCall& call) {
     const Shape& data = call.in_shape(0);
     const size_t axis = axis_attr(call.attrs(), data.rank());
-    const size_t outer = dims_product(data, 0, axis), inner = dims_product(data, axis + 1, data.rank());
+    GatherPlan g;
+    g.outer = dims_product(data, 0, axis);
+    g.inner = dims_product(data, axis + 1, data.rank());
     const int64_t axis_len = data[axis];
-
+    g.axis_len = static_cast<size_t>(axis_len);
     const std::vector<int64_t> idx = call.get_ints(1);
-    // Validate every index before writing anything, so a bad index leaves no
-    // half-written output behind.
-    std::vector<size_t> pos(idx.size());
+    g.pos.resize(idx.size());
     for (size_t j = 0; j < idx.size(); ++j) {
         const int64_t v = idx[j] < 0 ? idx[j] + axis_len : idx[j];
         if (v < 0 || v >= axis_len) {
@@ -59,20 +69,62 @@ void gather_kernel(HostCall& call) {
                             std::to_string(axis_len) + " in data " + data.to_string(),
                         where);
         }
-        pos[j] = static_cast<size_t>(v);
+        g.pos[j] = static_cast<size_t>(v);
     }
+    return g;
+}
 
-    const size_t esize = byte_size(call.in_type(0));
-    const size_t slice = inner * esize;
-    if (outer == 0 || pos.empty() || slice == 0) return;   // empty output
+void gather_kernel(HostCall& call) {
+    const GatherPlan g = plan_gather(call);
+    const size_t slice = g.inner * byte_size(call.in_type(0));
+    if (g.outer == 0 || g.pos.empty() || slice == 0) return;   // empty output
     const auto* src = static_cast<const uint8_t*>(call.in_raw(0));
     auto* dst = static_cast<uint8_t*>(call.out_raw(0));
-    for (size_t o = 0; o < outer; ++o) {
-        const uint8_t* block = src + o * static_cast<size_t>(axis_len) * slice;
-        for (size_t j = 0; j < pos.size(); ++j) {
-            std::memcpy(dst, block + pos[j] * slice, slice);
+    for (size_t o = 0; o < g.outer; ++o) {
+        const uint8_t* block = src + o * g.axis_len * slice;
+        for (size_t j = 0; j < g.pos.size(); ++j) {
+            std::memcpy(dst, block + g.pos[j] * slice, slice);
             dst += slice;
         }
+    }
+}
+
+// ---- cpu: output rows over the engine's threads -----------------------------
+
+// Output row r = (outer, j) of `inner` elements of type T: a typed loop for
+// short rows (one element: a gather of scalars), memcpy for long ones.
+template <typename T>
+void copy_rows(const GatherPlan& g, const T* src, T* dst, size_t begin, size_t end) {
+    const size_t count = g.pos.size(), inner = g.inner;
+    for (size_t r = begin; r < end; ++r) {
+        const T* from = src + ((r / count) * g.axis_len + g.pos[r % count]) * inner;
+        T* to = dst + r * inner;
+        if (inner < 16) {
+            for (size_t k = 0; k < inner; ++k) to[k] = from[k];
+        } else {
+            std::memcpy(to, from, inner * sizeof(T));
+        }
+    }
+}
+
+template <typename T>
+void fast_rows(const GatherPlan& g, HostCall& call) {
+    const size_t rows = g.outer * g.pos.size();
+    const CpuThreads threads(call.params().engine, 2 * rows * g.inner * sizeof(T));
+    const T* src = call.in<T>(0);
+    T* dst = call.out<T>(0);
+    parallel_for(threads, rows, std::max<size_t>(1, 4096 / std::max<size_t>(g.inner, 1)),
+                 [&](size_t begin, size_t end) { copy_rows(g, src, dst, begin, end); });
+}
+
+void fast_kernel(HostCall& call) {
+    const GatherPlan g = plan_gather(call);
+    if (g.outer == 0 || g.pos.empty() || g.inner == 0) return;   // empty output
+    switch (byte_size(call.in_type(0))) {
+        case 1: return fast_rows<uint8_t>(g, call);
+        case 2: return fast_rows<uint16_t>(g, call);
+        case 8: return fast_rows<uint64_t>(g, call);
+        default: return fast_rows<uint32_t>(g, call);
     }
 }
 
@@ -92,8 +144,9 @@ OclKernelSpec gather_ocl_spec() {
                           {"AXIS_LEN", jit_dims_product("INPUT0", rank, axis, axis + 1)},
                           {"INNER", jit_dims_product("INPUT0", rank, axis + 1, rank)}};
     };
+    // Grid-stride over the output's 4-element vectors (the last one partial).
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
-        return dispatch_1d(p.outputs.at(0).count(), limits);
+        return dispatch_grid_stride((p.outputs.at(0).count() + 3) / 4, limits);
     };
     return spec;
 }
@@ -120,6 +173,7 @@ void register_gather(ModuleRegistrar& reg) {
         return {};
     };
     add_host_impls(reg, "gather", gather_kernel, host_options({}, check_indices));
+    add_host_impls(reg, "gather", fast_kernel, optimised_host_options({}, check_indices));
 
     // OpenCL: an out-of-range index writes 0 there instead of raising (see
     // gather.cl); the host impl is the one that reports it.
