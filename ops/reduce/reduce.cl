@@ -1,5 +1,13 @@
-// reduce on OpenCL: one work-item per output element, looping over the
-// elements of the input that reduce into it.
+// reduce on OpenCL. Two kernels:
+//   reduce_rows (the host defines ROW_LEN): the reduced dims are the
+//     innermost ones, so output element r reduces the contiguous run
+//     [r * ROW_LEN, (r + 1) * ROW_LEN). `lanes` work-items (a power of two)
+//     share a row, ROW_GROUP / lanes rows per work-group: consecutive
+//     work-items read consecutive 4-element vectors (coalesced), each
+//     accumulates its share, then a tree over each row's lanes in local
+//     memory combines them.
+//   reduce_ref (every other case): one work-item per output element, looping
+//     over the elements of the input that reduce into it, described below.
 //
 // The input's 8 right-aligned dims (INPUT0_DIM0..7) split into kept and
 // reduced dims, a bit mask over the 8 (bit j: dim j is reduced). The output
@@ -119,11 +127,12 @@ inline long next_offset(ulong* c, const ulong* d, const ulong* stride, uint mask
     return delta;
 }
 
-KERNEL(reduce_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0,
+KERNEL(reduce_ref)
+(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0,
 #if AXES_INPUT
-                   __global const INPUT1_TYPE* input1,
+ __global const INPUT1_TYPE* input1,
 #endif
-                   __global OUTPUT0_TYPE* output0) {
+ __global OUTPUT0_TYPE* output0) {
     const ulong o = get_global_id(0);
     if (o >= (ulong)(OUTPUT0_LENGTH)) return;   // the global size is rounded up
 #if AXES_INPUT
@@ -164,3 +173,79 @@ KERNEL(reduce_ref)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0,
     }
     STORE(output0, o, reduce_finish(acc, n, mx));
 }
+
+#ifdef ROW_LEN
+// Two partial results of one row.
+inline ACC_T reduce_combine(ACC_T a, ACC_T b) {
+#if MODE == MODE_MAX || MODE == MODE_MIN
+    return reduce_step(a, b, a);
+#elif MODE == MODE_PROD
+    return MUL(a, b);
+#else
+    return ADD(a, b);
+#endif
+}
+
+inline ACC_T max_nan(ACC_T a, ACC_T x) { return (x > a || IS_NAN(x)) ? x : a; }
+
+// v combined over the `lanes` work-items of each row (by maximum when
+// `take_max`); every lane of the row gets the result.
+inline ACC_T row_combine(__local ACC_T* part, ACC_T v, uint lanes, bool take_max) {
+    const uint lid = get_local_id(0), lane = lid & (lanes - 1);
+    part[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = lanes / 2; s > 0; s >>= 1) {
+        if (lane < s)
+            part[lid] = take_max ? max_nan(part[lid], part[lid + s]) : reduce_combine(part[lid], part[lid + s]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const ACC_T total = part[lid - lane];
+    barrier(CLK_LOCAL_MEM_FENCE);   // part is reused by the next call
+    return total;
+}
+
+#if IN_F16
+#define VEC4_T float4
+#else
+#define VEC4_T CAT(INPUT0_TYPE, 4)
+#endif
+
+// The lane's share of row `row` (of `len` elements): 4-element vectors when
+// every row starts 4-aligned, else single elements, `lanes` apart.
+inline ACC_T row_share(__global const INPUT0_TYPE* input0, ulong len, ulong row, uint lane, uint lanes, bool take_max,
+                       ACC_T mx) {
+    const ulong base = row * len;
+    ACC_T acc = take_max ? (ACC_T)(LOWEST) : INIT;
+    if (len % 4 == 0) {
+        for (ulong v = lane; v < len / 4; v += lanes) {
+            const VEC4_T x = LOAD4(INPUT0_TYPE, input0, base / 4 + v);
+            const ACC_T x4[4] = {(ACC_T)x.s0, (ACC_T)x.s1, (ACC_T)x.s2, (ACC_T)x.s3};
+            for (int k = 0; k < 4; ++k) acc = take_max ? max_nan(acc, x4[k]) : reduce_step(acc, x4[k], mx);
+        }
+    } else {
+        for (ulong i = lane; i < len; i += lanes)
+            acc = take_max ? max_nan(acc, LOAD_X(base + i)) : reduce_step(acc, LOAD_X(base + i), mx);
+    }
+    return acc;
+}
+
+KERNEL(reduce_rows)
+(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* input0, __global OUTPUT0_TYPE* output0, const int lanes_arg) {
+    __local ACC_T part[ROW_GROUP];
+    const uint lanes = (uint)lanes_arg, lane = get_local_id(0) & (lanes - 1);
+    const ulong len = ROW_LEN, rows = ROW_COUNT, per_group = ROW_GROUP / lanes;
+    // The trip count is the same for the whole work-group: the barriers are safe.
+    for (ulong first = get_group_id(0) * per_group; first < rows; first += get_num_groups(0) * per_group) {
+        const ulong row = first + get_local_id(0) / lanes;
+        const bool live = row < rows;
+        ACC_T mx = (ACC_T)0;
+#if MODE == MODE_LOG_SUM_EXP
+        mx =
+            row_combine(part, live ? row_share(input0, len, row, lane, lanes, true, mx) : (ACC_T)(LOWEST), lanes, true);
+#endif
+        const ACC_T acc =
+            row_combine(part, live ? row_share(input0, len, row, lane, lanes, false, mx) : INIT, lanes, false);
+        if (live && lane == 0) STORE(output0, row, reduce_finish(acc, len, mx));
+    }
+}
+#endif

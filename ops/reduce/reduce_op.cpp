@@ -20,6 +20,8 @@
 
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_parallel.hpp"
+#include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -108,6 +110,15 @@ std::vector<bool> reduced_dims_of(const HostCall& call) {
         positions.push_back(static_cast<size_t>(k));
     }
     return reduced_dims(positions, rank, call.attrs().get_bool("noop_with_empty_axes"));
+}
+
+// The reduced dims of the `axes` attribute (the impls that decide by the axes
+// before any run: input 1's values are not known then).
+std::vector<bool> attr_reduced_dims(const Attributes& attrs, size_t rank) {
+    std::vector<size_t> positions;
+    for (const int64_t a : attrs.get_ints("axes"))
+        positions.push_back(static_cast<size_t>(normalize_axis(a, static_cast<int64_t>(rank), "axes")));
+    return reduced_dims(positions, rank, attrs.get_bool("noop_with_empty_axes"));
 }
 
 // ---- reference ------------------------------------------------------------
@@ -244,6 +255,159 @@ void reference(HostCall& call) {
     }
 }
 
+// ---- optimised cpu impl (f32) ----------------------------------------------
+//
+// The reduced dims as one block: the input seen as [outer, len, inner], each
+// output element (o, j) reducing x[o, :, j]. inner == 1 (trailing axes)
+// reduces contiguous rows in independent lanes that vectorise; inner > 1 (a
+// middle or leading block) walks the len rows of a column strip, the strip's
+// accumulators vectorising along inner. Accumulators are double as in the
+// reference; log_sum_exp's exponentials use dynrt/cpu_vec_math.hpp.
+
+struct Block {
+    size_t outer = 1, len = 1, inner = 1;
+};
+
+Block block_of(const Shape& in, const std::vector<bool>& reduced) {
+    Block b;
+    bool seen = false;
+    for (size_t d = 0; d < in.rank(); ++d) {
+        const auto n = static_cast<size_t>(in[d]);
+        if (reduced[d]) {
+            seen = true;
+            b.len *= n;
+        } else {
+            (seen ? b.inner : b.outer) *= n;
+        }
+    }
+    return b;
+}
+
+template <Mode M>
+inline double fast_step(double a, double x, double mx) {
+    if constexpr (M == Mode::max) return x > a || x != x ? x : a;
+    else if constexpr (M == Mode::min) return x < a || x != x ? x : a;
+    else if constexpr (M == Mode::prod) return a * x;
+    else if constexpr (M == Mode::l1) return a + std::fabs(x);
+    else if constexpr (M == Mode::l2 || M == Mode::sum_square) return a + x * x;
+    else if constexpr (M == Mode::log_sum_exp) return a + vec::exp(static_cast<float>(x - mx));
+    else return a + x;
+}
+
+// Two partial results of one output element.
+template <Mode M>
+inline double fast_combine(double a, double b) {
+    if constexpr (M == Mode::max || M == Mode::min) return fast_step<M>(a, b, 0);
+    else if constexpr (M == Mode::prod) return a * b;
+    else return a + b;
+}
+
+// One contiguous row of n elements, in kLanes independent accumulators.
+template <Mode M>
+double fast_row(const float* x, size_t n, double mx) {
+    constexpr size_t kLanes = 8;
+    double lanes[kLanes];
+    for (double& l : lanes) l = float_init(M);
+    size_t k = 0;
+    for (; k + kLanes <= n; k += kLanes)
+        for (size_t l = 0; l < kLanes; ++l) lanes[l] = fast_step<M>(lanes[l], x[k + l], mx);
+    for (; k < n; ++k) lanes[0] = fast_step<M>(lanes[0], x[k], mx);
+    double a = lanes[0];
+    for (size_t l = 1; l < kLanes; ++l) a = fast_combine<M>(a, lanes[l]);
+    return a;
+}
+
+template <Mode M>
+void fast_rows(const CpuThreads& threads, const float* x, float* y, const Block& b) {
+    parallel_for(
+        threads, b.outer, std::max<size_t>(1, 16384 / std::max<size_t>(b.len, 1)), [&](size_t begin, size_t end) {
+            for (size_t o = begin; o < end; ++o) {
+                const float* row = x + o * b.len;
+                const double mx = M == Mode::log_sum_exp ? fast_row<Mode::max>(row, b.len, 0) : 0;
+                const bool sum_exp = M != Mode::log_sum_exp || std::isfinite(mx);   // else the result is mx itself
+                const double a = sum_exp ? fast_row<M>(row, b.len, mx) : 0;
+                y[o] = static_cast<float>(float_finish(M, a, b.len, mx));
+            }
+        });
+}
+
+// Columns [j0, j0 + n) of output row o: the len input rows of the strip,
+// accumulated along inner.
+template <Mode M>
+void fast_strip(const float* x, float* y, const Block& b, size_t o, size_t j0, size_t n) {
+    constexpr size_t kStrip = 256;
+    double acc[kStrip], mx[kStrip];
+    const float* first = x + o * b.len * b.inner + j0;
+    for (size_t j = 0; j < n; ++j) mx[j] = M == Mode::log_sum_exp ? float_init(Mode::max) : 0;
+    if constexpr (M == Mode::log_sum_exp)
+        for (size_t r = 0; r < b.len; ++r)
+            for (size_t j = 0; j < n; ++j) mx[j] = fast_step<Mode::max>(mx[j], first[r * b.inner + j], 0);
+    for (size_t j = 0; j < n; ++j) acc[j] = float_init(M);
+    for (size_t r = 0; r < b.len; ++r) {
+        const float* row = first + r * b.inner;
+        for (size_t j = 0; j < n; ++j) acc[j] = fast_step<M>(acc[j], row[j], mx[j]);
+    }
+    float* out = y + o * b.inner + j0;
+    for (size_t j = 0; j < n; ++j) {
+        // log_sum_exp of a column whose maximum is not finite is that maximum (float_finish ignores acc).
+        out[j] = static_cast<float>(float_finish(M, acc[j], b.len, mx[j]));
+    }
+}
+
+template <Mode M>
+void fast_columns(const CpuThreads& threads, const float* x, float* y, const Block& b) {
+    constexpr size_t kStrip = 256;
+    const size_t strips = (b.inner + kStrip - 1) / kStrip;
+    const size_t grain = std::max<size_t>(1, 16384 / std::max<size_t>(b.len * kStrip, 1));
+    parallel_for(threads, b.outer * strips, grain, [&](size_t begin, size_t end) {
+        for (size_t item = begin; item < end; ++item) {
+            const size_t o = item / strips, j0 = item % strips * kStrip;
+            fast_strip<M>(x, y, b, o, j0, std::min(kStrip, b.inner - j0));
+        }
+    });
+}
+
+template <Mode M>
+void fast_mode(const CpuThreads& threads, const float* x, float* y, const Block& b) {
+    if (b.inner == 1) fast_rows<M>(threads, x, y, b);
+    else fast_columns<M>(threads, x, y, b);
+}
+
+void fast_kernel(HostCall& call) {
+    const Shape& in = call.in_shape(0);
+    const Block b = block_of(in, reduced_dims_of(call));
+    if (b.outer * b.inner == 0) return;
+    const CpuThreads threads(call.params().engine, (in.count() + b.outer * b.inner) * sizeof(float));
+    const float* x = call.in<float>(0);
+    float* y = call.out<float>(0);
+    switch (parse_mode(call.attrs().get_string("mode"))) {
+        case Mode::sum: return fast_mode<Mode::sum>(threads, x, y, b);
+        case Mode::mean: return fast_mode<Mode::mean>(threads, x, y, b);
+        case Mode::max: return fast_mode<Mode::max>(threads, x, y, b);
+        case Mode::min: return fast_mode<Mode::min>(threads, x, y, b);
+        case Mode::prod: return fast_mode<Mode::prod>(threads, x, y, b);
+        case Mode::l1: return fast_mode<Mode::l1>(threads, x, y, b);
+        case Mode::l2: return fast_mode<Mode::l2>(threads, x, y, b);
+        case Mode::sum_square: return fast_mode<Mode::sum_square>(threads, x, y, b);
+        case Mode::log_sum: return fast_mode<Mode::log_sum>(threads, x, y, b);
+        case Mode::log_sum_exp: return fast_mode<Mode::log_sum_exp>(threads, x, y, b);
+    }
+}
+
+// The loops above cover axes from the attribute that form one run of
+// adjacent dims: trailing (rows) or a middle/leading block (columns).
+std::string fast_supported(const KernelParams& p) {
+    if (p.inputs.size() > 1) return "the axes are input 1, known only when the kernel runs";
+    const size_t rank = p.inputs.at(0).shape.rank();
+    const std::vector<bool> reduced = attr_reduced_dims(*p.attrs, rank);
+    size_t runs = 0;
+    for (size_t d = 0; d < rank; ++d) runs += reduced[d] && (d == 0 || !reduced[d - 1]);
+    if (runs > 1)
+        return "axes " + ints_to_string(p.attrs->get_ints("axes")) + " are not one run of adjacent dims of rank " +
+               std::to_string(rank);
+    return {};
+}
+
 // ---- OpenCL ---------------------------------------------------------------
 
 // LOWEST / HIGHEST: the max / min identity of the input type.
@@ -257,39 +421,111 @@ std::pair<const char*, const char*> type_bounds(DataType t) {
     }
 }
 
+std::vector<bool> attr_reduced(const KernelParams& p) {
+    return attr_reduced_dims(*p.attrs, p.inputs.at(0).shape.rank());
+}
+
 // AXES_MASK: the reduced dims of the attribute's axes over the kernel's 8
 // right-aligned dims (bit j: dim j of INPUT0_DIM0..7). Unused when the axes
 // come from input 1 (AXES_INPUT 1): the kernel reads them itself.
 std::string attr_axes_mask(const KernelParams& p) {
     const size_t rank = p.inputs.at(0).shape.rank();
-    std::vector<size_t> positions;
-    for (const int64_t a : p.attrs->get_ints("axes"))
-        positions.push_back(static_cast<size_t>(normalize_axis(a, static_cast<int64_t>(rank), "axes")));
-    const std::vector<bool> reduced = reduced_dims(positions, rank, p.attrs->get_bool("noop_with_empty_axes"));
+    const std::vector<bool> reduced = attr_reduced(p);
     uint32_t mask = 0;
     for (size_t d = 0; d < rank; ++d)
         if (reduced[d]) mask |= 1u << (kShapeInfoDims - rank + d);
     return std::to_string(mask) + "u";
 }
 
-OclKernelSpec ocl_spec() {
-    OclKernelSpec spec;
+// Whether each output element reduces one contiguous run of the input: the
+// reduced dims are the innermost ones (trailing axes, or every dim). Axes
+// from input 1 are known only on the device: no. The static impl ignores
+// size-1 dims (they are on either side); the shape-agnostic one decides by
+// the axes alone, so its kernel holds for every shape.
+bool reduces_rows(const KernelParams& p, bool dynamic) {
+    if (p.inputs.size() > 1) return false;
+    const PartialShape& in = p.inputs.at(0).shape;
+    const std::vector<bool> reduced = attr_reduced(p);
+    bool seen_reduced = false;
+    for (size_t d = 0; d < in.rank(); ++d) {
+        if (!dynamic && in[d].get_length() == 1) continue;
+        if (reduced[d]) seen_reduced = true;
+        else if (seen_reduced) return false;
+    }
+    return true;
+}
+
+// The product of the input dims `reduced` selects (or does not) as a JIT
+// expression: a literal in the static build, shape_info dims in the
+// shape-agnostic one.
+std::string dims_product_expr(const KernelParams& p, bool dynamic, bool of_reduced) {
+    const PartialShape& in = p.inputs.at(0).shape;
+    const std::vector<bool> reduced = attr_reduced(p);
+    size_t n = 1;
+    std::string e = "((ulong)1";
+    for (size_t d = 0; d < in.rank(); ++d) {
+        if (reduced[d] != of_reduced) continue;
+        if (dynamic) e += "*(ulong)INPUT0_DIM" + std::to_string(kShapeInfoDims - in.rank() + d);
+        else n *= static_cast<size_t>(in[d].get_length());
+    }
+    return dynamic ? e + ")" : "((ulong)" + std::to_string(n) + ")";
+}
+
+// The work-group size of reduce_rows: the device's preferred size.
+size_t rows_group_size(const OclDeviceLimits& l) {
+    const size_t work[3] = {2, 1, 1};
+    return pick_local_size(work, 1, l)[0];
+}
+
+size_t pow2_at_least(size_t n) {
+    size_t p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+
+// reduce_rows: `lanes` work-items per row (enough for its 4-element vectors,
+// at most the group), group / lanes rows per work-group; on a GPU a few waves
+// of groups loop over the rows, on a CPU one group per row block.
+void rows_update(const KernelParams& p, const OclDeviceLimits& l, OclStageRun& run) {
+    const size_t outer = p.outputs.at(0).count(), group = rows_group_size(l);
+    const size_t len = outer ? p.inputs.at(0).count() / outer : 0;
+    const size_t lanes = std::min(group, pow2_at_least((len + 3) / 4));
+    size_t groups = (outer + group / lanes - 1) / (group / lanes);
+    if (l.is_gpu) groups = std::min(groups, std::max<size_t>(l.compute_units, 1) * 16);
+    run.dispatch.dims = 1;
+    run.dispatch.lws = {group, 1, 1};
+    run.dispatch.gws = {groups * group, 1, 1};
+    run.scalars = {OclArg::i32(static_cast<int32_t>(lanes))};
+}
+
+OclMultiKernelSpec ocl_spec(bool dynamic) {
+    OclMultiKernelSpec spec;
     spec.source = reduce_cl;
-    spec.kernel_name = "reduce_ref";
-    spec.defines = [](const KernelParams& p, bool) {
+    spec.defines = [dynamic](const KernelParams& p, bool) {
         const DataType t = p.inputs.at(0).dtype;
         const auto [lowest, highest] = type_bounds(t);
         const bool axes_input = p.inputs.size() > 1;
-        return JitDefines{{"MODE", std::to_string(static_cast<int>(parse_mode(p.attrs->get_string("mode"))))},
-                          {"IS_INT", is_floating(t) ? "0" : "1"},
-                          {"LOWEST", lowest},
-                          {"HIGHEST", highest},
-                          {"AXES_INPUT", axes_input ? "1" : "0"},
-                          {"AXES_MASK", axes_input ? "0u" : attr_axes_mask(p)},
-                          {"NOOP_EMPTY", p.attrs->get_bool("noop_with_empty_axes") ? "1" : "0"},
-                          jit_data_f16(t)};
+        JitDefines d = {{"MODE", std::to_string(static_cast<int>(parse_mode(p.attrs->get_string("mode"))))},
+                        {"IS_INT", is_floating(t) ? "0" : "1"},
+                        {"LOWEST", lowest},
+                        {"HIGHEST", highest},
+                        {"AXES_INPUT", axes_input ? "1" : "0"},
+                        {"AXES_MASK", axes_input ? "0u" : attr_axes_mask(p)},
+                        {"NOOP_EMPTY", p.attrs->get_bool("noop_with_empty_axes") ? "1" : "0"},
+                        jit_data_f16(t)};
+        if (reduces_rows(p, dynamic))
+            d.insert(d.end(), {{"ROW_LEN", dims_product_expr(p, dynamic, true)},
+                               {"ROW_COUNT", dims_product_expr(p, dynamic, false)},
+                               {"ROW_GROUP", std::to_string(rows_group_size(OclDevice::from(*p.engine)->limits()))}});
+        return d;
     };
-    spec.dispatch = [](const KernelParams& p, const auto& l) { return dispatch_1d(p.outputs[0].count(), l); };
+    spec.stages = [dynamic](const KernelParams& p, bool) {
+        return std::vector<OclStage>{{reduces_rows(p, dynamic) ? "reduce_rows" : "reduce_ref"}};
+    };
+    spec.update = [dynamic](const KernelParams& p, const OclDeviceLimits& l, std::vector<OclStageRun>& runs) {
+        if (reduces_rows(p, dynamic)) return rows_update(p, l, runs[0]);
+        runs[0].dispatch = dispatch_1d(p.outputs.at(0).count(), l);
+    };
     return spec;
 }
 
@@ -351,7 +587,14 @@ void register_reduce(ModuleRegistrar& reg) {
     def.imports = onnx_rules();
     reg.add_op(def);
     add_host_impls(reg, "reduce", reference, host_options(kTypes));
-    add_ocl_impls(reg, "reduce", ocl_spec(), ocl_options(kTypes, validate_ocl));
+    add_host_impls(reg, "reduce", fast_kernel, optimised_host_options({DataType::f32}, fast_supported));
+    // Registered apart: the static impl's kernel choice follows its shape.
+    for (const bool dynamic : {true, false}) {
+        OclImplOptions o = ocl_options(kTypes, validate_ocl);
+        o.register_dynamic = dynamic;
+        o.register_static = !dynamic;
+        add_ocl_multi_impls(reg, "reduce", ocl_spec(dynamic), o);
+    }
 }
 
 }   // namespace

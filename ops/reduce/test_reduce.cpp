@@ -6,6 +6,7 @@
 // NaN through max/min, integer wrap-around, log_sum_exp of large numbers).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,6 +17,8 @@
 
 namespace dynrt {
 namespace {
+
+const std::vector<std::string> kCpuOpt = test::kOptimisedCpuImpls, kNone = {};
 
 const std::vector<std::string> kModes = {"sum", "mean", "max",        "min",     "prod",
                                          "l1",  "l2",   "sum_square", "log_sum", "log_sum_exp"};
@@ -144,8 +147,9 @@ TEST(ReduceImpls, EveryImplMatchesTheReferenceInEveryModeAndDtype) {
                               reduce_attrs(kModes[m], axes, keepdims),
                               {Layout(PartialShape::dynamic_of_rank(3), DataType::f32)},
                               {}};
+        // The optimised cpu impls decline axes that are not one run of adjacent dims.
         test::expect_impls_match_reference(s, test::random_runs(DataType::f32, shapes, 11, low, high),
-                                           tolerance_of(DataType::f32));
+                                           tolerance_of(DataType::f32), axes.size() == 2 ? kCpuOpt : kNone);
     }
     // The other dtypes: the modes whose math differs by type (integer wrap,
     // truncated mean, type bounds as the max identity), reducing the first
@@ -159,7 +163,8 @@ TEST(ReduceImpls, EveryImplMatchesTheReferenceInEveryModeAndDtype) {
             SCOPED_TRACE(mode + " " + to_string(t));
             const test::OpSetup s{
                 "reduce", reduce_attrs(mode, {0, -1}, false), {Layout(PartialShape::dynamic_of_rank(3), t)}, {}};
-            test::expect_impls_match_reference(s, test::random_runs(t, few, 11, low, high), tolerance_of(t));
+            test::expect_impls_match_reference(s, test::random_runs(t, few, 11, low, high), tolerance_of(t),
+                                               kCpuOpt);   // f32 only
         }
     }
 }
@@ -171,20 +176,21 @@ TEST(ReduceImpls, AxesFromInputOneMatchTheReference) {
     for (const char* mode : {"sum", "log_sum_exp"}) {
         SCOPED_TRACE(mode);
         const test::OpSetup constant{"reduce", reduce_attrs(mode, {}), {in, axes_layout(2)}, {{1, axes_of({0, -1})}}};
+        // The optimised cpu impls decide by the axes attribute: input 1 is declined.
         test::expect_impls_match_reference(constant, test::random_runs(DataType::f32, {{{3, 5, 7}}, {{1, 17, 2}}}),
-                                           tolerance_of(DataType::f32));
+                                           tolerance_of(DataType::f32), kCpuOpt);
         std::vector<test::Run> runs;
         const std::vector<std::vector<int64_t>> axes = {{0, 2}, {1, -1}, {2, 0}, {-3, -2}};
         for (size_t k = 0; k < axes.size(); ++k)
             runs.push_back({test::random_tensor(DataType::f32, Shape{3, 4, 5}, 40 + k), axes_of(axes[k])});
         const test::OpSetup runtime{"reduce", reduce_attrs(mode, {}, false), {in, axes_layout(2)}, {}};
-        test::expect_impls_match_reference(runtime, runs, tolerance_of(DataType::f32));
+        test::expect_impls_match_reference(runtime, runs, tolerance_of(DataType::f32), kCpuOpt);
     }
     // Empty axes at run time: every dim, or none with noop_with_empty_axes.
     for (bool noop : {false, true}) {
         const test::OpSetup empty{"reduce", reduce_attrs("sum_square", {}, true, noop), {in, axes_layout(0)}, {}};
         std::vector<test::Run> runs = {{test::random_tensor(DataType::f32, Shape{2, 3, 4}, 7), axes_of({})}};
-        test::expect_impls_match_reference(empty, runs, tolerance_of(DataType::f32));
+        test::expect_impls_match_reference(empty, runs, tolerance_of(DataType::f32), kCpuOpt);
     }
 }
 
@@ -197,7 +203,64 @@ TEST(ReduceImpls, RanksOneToEightMatchTheReference) {
         const test::OpSetup s{
             "reduce", reduce_attrs("mean", axes, false), {test::f32(PartialShape::dynamic_of_rank(rank))}, {}};
         test::expect_impls_match_reference(s, test::random_runs(DataType::f32, {{Shape(dims)}}),
-                                           tolerance_of(DataType::f32));
+                                           tolerance_of(DataType::f32), rank > 2 ? kCpuOpt : kNone);
+    }
+}
+
+// The OpenCL rows kernel (trailing axes: a work-group's lanes share each
+// row, vectors when the row length is a multiple of 4) and the optimised cpu
+// impls (trailing axes as rows, a middle or leading block as columns), in
+// every mode: long rows around a 256-lane group's multiples, short rows
+// (many per group), empty rows, and size-1 dims that let only the static
+// OpenCL impl take the rows kernel. Every impl must run.
+TEST(ReduceImpls, RowsAndBlocksMatchTheReferenceInEveryMode) {
+    struct Case {
+        std::vector<int64_t> axes;
+        bool keepdims;
+        std::vector<std::vector<Shape>> shapes;
+    };
+    const std::vector<Case> cases = {
+        {{-1}, true, {{{5, 1031}}, {{3, 1}}, {{67, 3}}, {{2, 4100}}, {{9, 4}}, {{4, 0}}, {{5, 1031}}}},
+        {{1, 2}, false, {{{3, 17, 60}}, {{2, 1, 1}}, {{1, 33, 8}}}},
+        {{1}, true, {{{4, 7, 1}}, {{2, 300, 1}}, {{3, 17, 5}}, {{2, 5, 257}}}},
+        {{0}, false, {{{37, 3, 5}}, {{1, 2, 2}}}},
+        {{}, false, {{{6, 70}}, {{1, 1}}}},
+    };
+    // Every shape for the modes whose combining differs (sum-like, max, prod,
+    // log_sum_exp's two passes); two shapes of each case for the others
+    // (each static impl is one OpenCL build per shape).
+    const std::vector<std::string> every_shape = {"sum", "max", "prod", "log_sum_exp"};
+    for (const std::string& mode : kModes) {
+        const auto [low, high] = value_range(mode, DataType::f32);
+        const bool all = std::find(every_shape.begin(), every_shape.end(), mode) != every_shape.end();
+        for (size_t k = 0; k < cases.size(); ++k) {
+            Case c = cases[k];
+            if (!all && c.shapes.size() > 2) c.shapes.resize(2);
+            SCOPED_TRACE(mode + " case " + std::to_string(k));
+            const test::OpSetup s{"reduce",
+                                  reduce_attrs(mode, c.axes, c.keepdims),
+                                  {Layout(PartialShape::dynamic_of_rank(c.shapes[0][0].rank()), DataType::f32)},
+                                  {}};
+            const std::vector<std::string> ran = test::expect_impls_match_reference(
+                s, test::random_runs(DataType::f32, c.shapes, 23, low, high), tolerance_of(DataType::f32));
+            for (const std::string& name : kCpuOpt)
+                EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
+        }
+    }
+}
+
+// The rows kernel for every dtype: the vector path (length a multiple of 4)
+// and the element path, sums that wrap, the type bounds as max identities.
+TEST(ReduceImpls, RowsKernelMatchesTheReferenceForEveryDtype) {
+    const std::vector<std::vector<Shape>> shapes = {{{3, 8}}, {{2, 17}}, {{4, 1024}}};
+    for (DataType t : {DataType::f16, DataType::f64, DataType::i32, DataType::i64, DataType::u8, DataType::i8}) {
+        for (const char* mode : {"sum", "max", "prod", "mean"}) {
+            const auto [low, high] = value_range(mode, t);
+            SCOPED_TRACE(mode + std::string(" ") + to_string(t));
+            const test::OpSetup s{"reduce", reduce_attrs(mode, {-1}), {Layout({Dimension(), Dimension()}, t)}, {}};
+            test::expect_impls_match_reference(s, test::random_runs(t, shapes, 31, low, high), tolerance_of(t),
+                                               kCpuOpt);
+        }
     }
 }
 
@@ -214,6 +277,11 @@ TEST(ReduceDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
         test::expect_sequence(
             {"reduce", reduce_attrs("log_sum_exp", {-1, 0}, false), {test::f32({Dimension(), Dimension(), 2})}, {}},
             test::random_runs(DataType::f32, rows, 200), o);
+        // Rows of changing length (the OpenCL rows kernel), then revisits.
+        std::vector<std::vector<Shape>> lines;
+        for (int64_t n : {1, 3, 1024, 17, 1031, 0, 3, 1024}) lines.push_back({Shape{5, n}});
+        test::expect_sequence({"reduce", reduce_attrs("mean", {-1}), {test::f32({Dimension(), Dimension()})}, {}},
+                              test::random_runs(DataType::f32, lines, 300), o);
     }
 }
 
