@@ -56,6 +56,11 @@ test::Tolerance tol(DataType t) {
     return t == DataType::f16 ? test::Tolerance{1e-2, 2e-3} : test::Tolerance{1e-4, 1e-5};
 }
 
+// The optimised cpu impls take f32 only: skippable for f16.
+std::vector<std::string> f32_only(DataType t) {
+    return t == DataType::f32 ? std::vector<std::string>{} : test::kOptimisedCpuImpls;
+}
+
 TEST(LayerNormImpls, EveryImplMatchesTheReferenceOnEveryAxis) {
     for (DataType t : {DataType::f32, DataType::f16}) {
         SCOPED_TRACE(to_string(t));
@@ -67,11 +72,36 @@ TEST(LayerNormImpls, EveryImplMatchesTheReferenceOnEveryAxis) {
              {}},
             test::random_runs(
                 t, {{{1, 1}, {1}, {1}}, {{3, 17}, {17}, {17}}, {{2, 257}, {257}, {257}}, {{0, 4}, {4}, {4}}}, 1, -4, 4),
-            tol(t));
+            tol(t), f32_only(t));
         // Axis 1 of rank 3 with a broadcast scale [1, c] and no bias.
         test::expect_impls_match_reference(
             {"layer_norm", axis(1), {Layout(PartialShape::dynamic_of_rank(3), t), Layout({1, Dimension()}, t)}, {}},
-            test::random_runs(t, {{{2, 3, 5}, {1, 5}}, {{1, 13, 17}, {1, 17}}, {{3, 1, 1}, {1, 1}}}, 7, -4, 4), tol(t));
+            test::random_runs(t, {{{2, 3, 5}, {1, 5}}, {{1, 13, 17}, {1, 17}}, {{3, 1, 1}, {1, 1}}}, 7, -4, 4), tol(t),
+            test::kOptimisedCpuImpls);
+    }
+}
+
+// The OpenCL kernel keeps a work-item's vectors of 4 in registers when the
+// row holds whole vectors (64 work-items a row; up to 8 vectors each in the
+// static build, 4 in the shape-agnostic one): a row of 1024 is read once by
+// both, 2048 once by the static build and again per pass by the dynamic one,
+// 8192 again per pass by both; rows of 2051, 5 and 1 (a one-item group) go
+// element by element, 4 is one vector. The optimised cpu impl (f32, scale and
+// bias over the whole row) must run on every f32 row here; a scale broadcast
+// inside the row runs the reference within it.
+TEST(LayerNormImpls, LongShortAndTailRowsMatchTheReference) {
+    for (DataType t : {DataType::f32, DataType::f16}) {
+        SCOPED_TRACE(to_string(t));
+        std::vector<std::vector<Shape>> rows;
+        for (int64_t n : {1024, 2048, 8192, 2051, 4, 5, 1}) rows.push_back({Shape{3, n}, Shape{n}, Shape{n}});
+        const Layout w({Dimension()}, t);
+        test::expect_impls_match_reference({"layer_norm", axis(-1), {Layout({Dimension(), Dimension()}, t), w, w}, {}},
+                                           test::random_runs(t, rows, 50, -4, 4), tol(t), f32_only(t));
+        // Rank 4 over the last two dims, scale [n] broadcast over the rows of the block.
+        test::expect_impls_match_reference(
+            {"layer_norm", axis(-2), {Layout(PartialShape::dynamic_of_rank(4), t), w}, {}},
+            test::random_runs(t, {{{2, 1, 3, 8}, {8}}, {{1, 2, 4, 7}, {7}}}, 60, -4, 4), tol(t),
+            test::kOptimisedCpuImpls);
     }
 }
 
