@@ -62,6 +62,20 @@ void gather_elements_kernel(HostCall& call) {
 
 constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
 
+// The report of gather_elements_ref (gather_elements.cl): a bad index's
+// position + 1 (0: none) and its low and high 32 bits. The error is the host
+// impls' (axis_index_positions), naming the indices input.
+void check_report(const KernelParams& p, const std::vector<int32_t>& report) {
+    if (report.at(0) == 0) return;
+    const auto given = static_cast<int64_t>(uint64_t(uint32_t(report.at(2))) << 32 | uint32_t(report.at(1)));
+    const Shape data = p.inputs.at(0).get_shape();
+    const size_t axis = axis_attr(*p.attrs, data.rank());
+    throw Error("index " + std::to_string(given) + " (at position " + std::to_string(uint32_t(report[0]) - 1) +
+                    ") is out of range for axis " + std::to_string(axis) + " of size " + std::to_string(data[axis]) +
+                    " in data " + data.to_string(),
+                node_context(p.node, kOp, "indices"));
+}
+
 OclKernelSpec gather_elements_ocl_spec() {
     OclKernelSpec spec;
     spec.source = gather_elements_cl;
@@ -75,12 +89,20 @@ OclKernelSpec gather_elements_ocl_spec() {
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {
         return dispatch_1d(p.outputs.at(0).count(), l);
     };
+    spec.report_ints = 3;
+    spec.report_check = check_report;
     return spec;
 }
 
 std::string check_inputs(const KernelParams& p) { return check_index_input(p, 1, "indices"); }
 
-std::string check_ocl(const KernelParams& p) { return check_index_input(p, 1, "indices", kOclMaxRank); }
+// The report holds a position + 1 in an int: indices of 2^31 - 1 elements or
+// more are left to the host impls.
+std::string check_ocl(const KernelParams& p) {
+    const PartialShape& indices = p.inputs.at(1).shape;
+    if (indices.is_static() && indices.to_shape().count() >= uint64_t(INT32_MAX)) return "2^31 - 1 indices or more";
+    return check_index_input(p, 1, "indices", kOclMaxRank);
+}
 
 // ONNX ops this op implements (dynrt/op_import.hpp).
 bool onnx_gather_elements(ImportContext& c) {
@@ -97,7 +119,7 @@ void register_gather_elements(ModuleRegistrar& reg) {
     def.imports = {onnx_rule("GatherElements", 2, 2, onnx_gather_elements, "`axis`")};
     reg.add_op(def);
     add_host_impls(reg, kOp, gather_elements_kernel, host_options({}, check_inputs));
-    // OpenCL: an out-of-range index writes 0 (gather_elements.cl); the host impls report it.
+    // OpenCL: an out-of-range index is reported by the kernel and raised by check_report.
     add_ocl_impls(reg, kOp, gather_elements_ocl_spec(), ocl_options({}, check_ocl));
 }
 
