@@ -79,14 +79,12 @@ Geometry geometry_of(const Shape& data, const Shape& indices, size_t b) {
             dims_product(data, b + k, data.rank())};
 }
 
-Error index_error(const HostCall& call, int64_t value, size_t at, size_t dim) {
-    ErrorContext where;
-    where.node = call.node();
-    where.op = kOp;
+// The error of an index out of range, the same from the host and the OpenCL
+// impls.
+Error index_error(const std::string& node, const Shape& data, int64_t value, size_t at, size_t dim) {
     return Error("index " + std::to_string(value) + " (at position " + std::to_string(at) +
-                     " of indices) is out of range for dim " + std::to_string(dim) + " of data " +
-                     call.in_shape(0).to_string(),
-                 where);
+                     " of indices) is out of range for dim " + std::to_string(dim) + " of data " + data.to_string(),
+                 node_context(node, kOp, "indices"));
 }
 
 void gather_nd_kernel(HostCall& call) {
@@ -101,7 +99,7 @@ void gather_nd_kernel(HostCall& call) {
         for (size_t i = 0; i < g.k; ++i) {
             const int64_t len = data[b + i], raw = idx[t * g.k + i];
             const int64_t v = raw < 0 ? raw + len : raw;
-            if (v < 0 || v >= len) throw index_error(call, raw, t * g.k + i, b + i);
+            if (v < 0 || v >= len) throw index_error(call.node(), data, raw, t * g.k + i, b + i);
             at = at * static_cast<size_t>(len) + static_cast<size_t>(v);
         }
         offset[t] = (t / std::max<size_t>(g.tuples, 1) * g.prefix + at) * g.inner;
@@ -117,6 +115,17 @@ void gather_nd_kernel(HostCall& call) {
 // ---- OpenCL ---------------------------------------------------------------
 
 constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
+
+// The report of gather_nd_ref (gather_nd.cl): a bad index's position in
+// indices + 1 (0: none) and its low and high 32 bits.
+void check_report(const KernelParams& p, const std::vector<int32_t>& report) {
+    if (report.at(0) == 0) return;
+    const auto given = static_cast<int64_t>(uint64_t(uint32_t(report.at(2))) << 32 | uint32_t(report.at(1)));
+    const Shape indices = p.inputs.at(1).get_shape();
+    const auto b = static_cast<size_t>(p.attrs->get_int("batch_dims"));
+    const size_t at = uint32_t(report[0]) - 1, k = static_cast<size_t>(indices[indices.rank() - 1]);
+    throw index_error(p.node, p.inputs.at(0).get_shape(), given, at, b + at % k);
+}
 
 OclKernelSpec gather_nd_ocl_spec() {
     OclKernelSpec spec;
@@ -135,6 +144,8 @@ OclKernelSpec gather_nd_ocl_spec() {
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {
         return dispatch_1d(p.outputs.at(0).count(), l);
     };
+    spec.report_ints = 3;
+    spec.report_check = check_report;
     return spec;
 }
 
@@ -144,7 +155,11 @@ std::string check_inputs(const KernelParams& p) {
     return {};
 }
 
+// The report holds a position + 1 in an int: indices of 2^31 - 1 elements or
+// more are left to the host impls.
 std::string check_ocl(const KernelParams& p) {
+    const PartialShape& indices = p.inputs.at(1).shape;
+    if (indices.is_static() && indices.to_shape().count() >= uint64_t(INT32_MAX)) return "2^31 - 1 indices or more";
     for (const Layout& l : {p.inputs.at(0), p.inputs.at(1), p.outputs.at(0)})
         if (l.shape.rank() > kOclMaxRank)
             return "rank " + std::to_string(l.shape.rank()) + " is above " + std::to_string(kOclMaxRank);
@@ -175,7 +190,7 @@ void register_gather_nd(ModuleRegistrar& reg) {
                              "`batch_dims` (0 before opset 12); `tuple_length` from the type of indices")};
     reg.add_op(def);
     add_host_impls(reg, kOp, gather_nd_kernel, host_options({}, check_inputs));
-    // OpenCL: a tuple with an out-of-range index writes 0 (gather_nd.cl); the host impls report it.
+    // OpenCL: an out-of-range index is reported by the kernel and raised by check_report.
     add_ocl_impls(reg, kOp, gather_nd_ocl_spec(), ocl_options({}, check_ocl));
 }
 
