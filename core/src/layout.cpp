@@ -118,9 +118,36 @@ Shape Layout::padded_shape() const {
     return s;
 }
 
-size_t Layout::count() const { return get_shape().count(); }
+namespace {
+
+// The element count of a static shape without building a Shape (layouts are
+// counted on every run of every node); false where the general path must
+// answer (a dynamic dim, or a count beyond the cap, which it reports).
+bool static_count(const PartialShape& shape, size_t* count) {
+    uint64_t n = 1;
+    for (const Dimension& d : shape) {
+        if (!d.is_static()) return false;
+        const int64_t v = d.get_length();
+        if (v == 0) {
+            *count = 0;
+            return true;
+        }
+        if (v < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(v), &n) || n > kMaxElements) return false;
+    }
+    *count = static_cast<size_t>(n);
+    return true;
+}
+
+}   // namespace
+
+size_t Layout::count() const {
+    size_t n = 0;
+    return static_count(shape, &n) ? n : get_shape().count();
+}
 
 size_t Layout::storage_count() const {
+    size_t n = 0;
+    if (padding.empty() && block_size(format) == 1 && static_count(shape, &n)) return n;
     Shape s = padded_shape();
     const size_t b = block_size(format);
     if (b > 1 && s.rank() > 0) {

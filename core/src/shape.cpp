@@ -68,9 +68,10 @@ bool PartialShape::is_static() const {
 
 Shape PartialShape::to_shape() const {
     if (!is_static()) throw Error("shape " + to_string() + " is dynamic, a static shape is required");
-    Shape s;
+    std::vector<int64_t> s;
+    s.reserve(dims_.size());
     for (const Dimension& d : dims_) s.push_back(d.get_length());
-    return s;
+    return Shape(std::move(s));
 }
 
 bool PartialShape::compatible(const Shape& s) const {

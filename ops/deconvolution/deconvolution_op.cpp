@@ -21,7 +21,6 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
 #include "dynrt/cpu_dnnl.hpp"
-#include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -312,13 +311,6 @@ dnnl::deconvolution_forward::primitive_desc dnnl_deconv_pd(const dynrt::KernelPa
 }
 
 dynrt::DnnlPlan dnnl_deconv_plan(const dynrt::KernelParams& p) {
-    // oneDNN sizes a primitive's parallel split from the threads at creation:
-    // create it with the share its runs get (CpuThreads caps it by the bytes
-    // moved), or a one-thread run would still wait on a second thread.
-    size_t bytes = 0;
-    for (const dynrt::Layout& l : p.inputs) bytes += l.bytes();
-    for (const dynrt::Layout& l : p.outputs) bytes += l.bytes();
-    const dynrt::CpuThreads threads(p.engine, bytes);
     const auto pd = dnnl_deconv_pd(p);
     std::vector<dynrt::DnnlArgRef> args{
         {DNNL_ARG_SRC, false, 0}, {DNNL_ARG_WEIGHTS, false, 1}, {DNNL_ARG_DST, true, 0}};

@@ -26,7 +26,6 @@
 
 #include "dynrt/attributes.hpp"
 #include "dynrt/cpu_dnnl.hpp"
-#include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -190,13 +189,6 @@ dnnl::pooling_v2_forward::primitive_desc dnnl_pooling_pd(const KernelParams& p) 
 }
 
 DnnlPlan dnnl_pooling_plan(const KernelParams& p) {
-    // oneDNN sizes a primitive's parallel split from the threads at creation:
-    // create it with the share its runs get (CpuThreads caps it by the bytes
-    // moved), or a one-thread run would still wait on a second thread.
-    size_t bytes = 0;
-    for (const Layout& l : p.inputs) bytes += l.bytes();
-    for (const Layout& l : p.outputs) bytes += l.bytes();
-    const CpuThreads threads(p.engine, bytes);
     const auto pd = dnnl_pooling_pd(p);
     return dnnl_plan(dnnl::pooling_v2_forward(pd), pd.scratchpad_desc(),
                      {{DNNL_ARG_SRC, false, 0}, {DNNL_ARG_DST, true, 0}}, {pd.src_desc(), pd.dst_desc()});

@@ -100,6 +100,26 @@ public:
     bool have_plan = false;
     std::vector<Layout> inputs, outputs;
     DnnlPlan plan;
+    // The memory objects of the last run, rebound to new buffers by pointer
+    // alone while the plan and the layouts stay (creating them costs more
+    // than a small matmul).
+    const DnnlPlan* bound_plan = nullptr;
+    std::vector<Layout> bound_inputs, bound_outputs;
+    std::vector<dnnl::memory> mems;
+};
+
+// The host mappings of one run's buffers (no heap allocation per run).
+class RunMappings {
+public:
+    static constexpr size_t kMax = 16;
+    void* map(const Memory& mem, Stream& stream) {
+        if (used_ == kMax) throw Error("a oneDNN plan binds more than 16 buffers");
+        return maps_[used_++].emplace(mem, stream).data();
+    }
+
+private:
+    std::optional<MappedMemory> maps_[kMax];
+    size_t used_ = 0;
 };
 
 class DnnlImpl final : public Impl {
@@ -116,7 +136,7 @@ public:
             }
         }
         if (!dynamic) {
-            if (!agnostic_) plan_ = spec_->plan(p);
+            if (!agnostic_) plan_ = plan_for(p);
             inputs_ = p.inputs;
             outputs_ = p.outputs;
         }
@@ -143,49 +163,79 @@ public:
         if (!dynamic_ && (p.inputs != inputs_ || p.outputs != outputs_))
             throw Error(name_ + " was built for other layouts than it was executed with");
         const DnnlPlan& plan = current_plan(p, *s);
-        std::vector<dnnl::memory::desc> runtime;
-        if (agnostic_) runtime = spec_->runtime_descs(p);
-        const std::vector<dnnl::memory::desc>& descs = runtime.empty() ? plan.descs : runtime;
-
-        std::vector<std::unique_ptr<MappedMemory>> maps;
-        s->args.clear();
-        for (size_t a = 0; a < plan.args.size(); ++a) {
-            const DnnlArgRef& r = plan.args[a];
-            const auto& mems = r.output ? ctx.outputs : ctx.inputs;
-            if (r.index >= mems.size() || !mems[r.index])
-                throw Error(name_ + ": " + (r.output ? "output " : "input ") + std::to_string(r.index) + " is missing");
-            maps.push_back(std::make_unique<MappedMemory>(*mems[r.index], ctx.stream));
-            s->args.emplace(r.arg, dnnl::memory(descs[a], dnnl_cpu_engine(), maps.back()->data()));
-        }
-        for (const auto& [arg, mem] : plan.fixed) s->args.emplace(arg, mem);
-        if (plan.scratchpad_bytes) {
-            const dnnl::memory::desc sd({static_cast<dnnl::memory::dim>(plan.scratchpad_bytes)},
-                                        dnnl::memory::data_type::u8, dnnl::memory::format_tag::a);
-            s->args.emplace(DNNL_ARG_SCRATCHPAD,
-                            dnnl::memory(sd, dnnl_cpu_engine(), s->scratchpad.reserve(plan.scratchpad_bytes)));
-        }
+        if (s->bound_plan != &plan || p.inputs != s->bound_inputs || p.outputs != s->bound_outputs) bind(p, plan, *s);
         {
-            size_t bytes = 0;
-            for (const Layout& l : p.inputs) bytes += l.bytes();
-            for (const Layout& l : p.outputs) bytes += l.bytes();
-            CpuThreads threads(p.engine, bytes);
-            try {
-                plan.primitive.execute(s->stream, s->args);
-                s->stream.wait();
-            } catch (const dnnl::error& e) {
-                throw Error(name_ + ": oneDNN failed (" + std::string(e.what()) + ")");
+            RunMappings maps;
+            for (size_t a = 0; a < plan.args.size(); ++a) {
+                const DnnlArgRef& r = plan.args[a];
+                const auto& mems = r.output ? ctx.outputs : ctx.inputs;
+                if (r.index >= mems.size() || !mems[r.index])
+                    throw Error(name_ + ": " + (r.output ? "output " : "input ") + std::to_string(r.index) +
+                                " is missing");
+                s->mems[a].set_data_handle(maps.map(*mems[r.index], ctx.stream));
             }
+            run(p, plan, *s);
         }
-        maps.clear();
         if (!p.fused_ops.empty()) apply_fused_host_ops(ctx);
     }
 
 private:
+    static size_t io_bytes(const KernelParams& p) {
+        size_t bytes = 0;
+        for (const Layout& l : p.inputs) bytes += l.bytes();
+        for (const Layout& l : p.outputs) bytes += l.bytes();
+        return bytes;
+    }
+
+    // oneDNN fixes a primitive's parallel split from the threads at its
+    // creation: a plan for one set of shapes is made with the share its runs
+    // get, or a one-thread run would still wait on a second thread.
+    DnnlPlan plan_for(const KernelParams& p) const {
+        const CpuThreads threads(p.engine, io_bytes(p));
+        return spec_->plan(p);
+    }
+
+    void run(const KernelParams& p, const DnnlPlan& plan, DnnlState& s) const {
+        const CpuThreads threads(p.engine, io_bytes(p));
+        try {
+            plan.primitive.execute(s.stream, s.args);
+            s.stream.wait();
+        } catch (const dnnl::error& e) {
+            throw Error(name_ + ": oneDNN failed (" + std::string(e.what()) + ")");
+        }
+    }
+
+    // Memory objects for the plan's args at these layouts (their buffers are
+    // set per run; the argument map holds handles to the same objects), the
+    // plan's fixed args and the scratchpad.
+    void bind(const KernelParams& p, const DnnlPlan& plan, DnnlState& s) const {
+        s.bound_plan = nullptr;
+        std::vector<dnnl::memory::desc> runtime;
+        if (agnostic_) runtime = spec_->runtime_descs(p);
+        const std::vector<dnnl::memory::desc>& descs = runtime.empty() ? plan.descs : runtime;
+        s.mems.clear();
+        s.args.clear();
+        for (size_t a = 0; a < plan.args.size(); ++a) {
+            s.mems.emplace_back(descs[a], dnnl_cpu_engine(), static_cast<void*>(nullptr));
+            s.args[plan.args[a].arg] = s.mems.back();
+        }
+        for (const auto& [arg, mem] : plan.fixed) s.args[arg] = mem;
+        if (plan.scratchpad_bytes) {
+            const dnnl::memory::desc sd({static_cast<dnnl::memory::dim>(plan.scratchpad_bytes)},
+                                        dnnl::memory::data_type::u8, dnnl::memory::format_tag::a);
+            s.args[DNNL_ARG_SCRATCHPAD] =
+                dnnl::memory(sd, dnnl_cpu_engine(), s.scratchpad.reserve(plan.scratchpad_bytes));
+        }
+        s.bound_inputs = p.inputs;
+        s.bound_outputs = p.outputs;
+        s.bound_plan = &plan;
+    }
+
     const DnnlPlan& current_plan(const KernelParams& p, DnnlState& s) const {
         if (!dynamic_ || agnostic_) return plan_;
         if (!s.have_plan || p.inputs != s.inputs || p.outputs != s.outputs) {
             s.have_plan = false;
-            s.plan = spec_->plan(p);
+            s.plan = plan_for(p);
             s.inputs = p.inputs;
             s.outputs = p.outputs;
             s.have_plan = true;
