@@ -8,12 +8,14 @@
 // the host. Dims are the 8 right-aligned INPUTk_DIMj (literals in the static
 // build, shape_info reads in the shape-agnostic one); AXIS_POS is the axis
 // among them. A negative index counts from the end; an update whose index is
-// still out of range is dropped (the host impls raise an error instead: the
-// device cannot report one without a read-back).
+// still out of range is dropped and the index reported (scatter_report_index
+// of ocl_scatter.cl: its position in indices and value), and the host raises
+// the host impls' error after the run.
 //
 // From the host: the constants of dynrt/ocl_scatter.cl and AXIS_POS.
 KERNEL(scatter_elements_apply)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT1_TYPE* input1,
-                               __global const ELEM_T* input2, __global ELEM_T* output0) {
+                               __global const ELEM_T* input2, __global ELEM_T* output0,
+                               __global int* report) {
     const ulong data_dims[8] = {INPUT0_DIM0, INPUT0_DIM1, INPUT0_DIM2, INPUT0_DIM3,
                                 INPUT0_DIM4, INPUT0_DIM5, INPUT0_DIM6, INPUT0_DIM7};
     const ulong index_dims[8] = {INPUT1_DIM0, INPUT1_DIM1, INPUT1_DIM2, INPUT1_DIM3,
@@ -40,9 +42,12 @@ KERNEL(scatter_elements_apply)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT1_TYP
     const long len = (long)data_dims[AXIS_POS];
     for (ulong k = 0; k < k_n; ++k) {
         const ulong at = first + k * axis_ipitch;
-        long v = (long)input1[at];
-        if (v < 0) v += len;
-        if (v < 0 || v >= len) continue;
+        const long given = (long)input1[at];
+        const long v = given < 0 ? given + len : given;
+        if (v < 0 || v >= len) {
+            scatter_report_index(report, at, given);
+            continue;
+        }
         const ulong to = base + (ulong)v * axis_pitch;
         const VALUE_T a = GET(output0, to);
         const VALUE_T b = GET(input2, at);

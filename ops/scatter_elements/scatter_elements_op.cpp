@@ -74,6 +74,19 @@ void scatter_elements_kernel(HostCall& call) {
 
 constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
 
+// An index the apply kernel reported: the host impls' error
+// (axis_index_positions), naming the indices input.
+void check_report(const KernelParams& p, const std::vector<int32_t>& report) {
+    ScatterBadIndex bad;
+    if (!scatter_bad_index(report, &bad)) return;
+    const Shape data = p.inputs.at(0).get_shape();
+    const size_t axis = axis_attr(*p.attrs, data.rank());
+    throw Error("index " + std::to_string(bad.value) + " (at position " + std::to_string(bad.position) +
+                    ") is out of range for axis " + std::to_string(axis) + " of size " + std::to_string(data[axis]) +
+                    " in data " + data.to_string(),
+                node_context(p.node, kOp, "indices"));
+}
+
 OclMultiKernelSpec scatter_elements_ocl_spec() {
     static const std::string kSource = ocl_scatter_source(scatter_elements_cl);
     OclMultiKernelSpec spec;
@@ -92,12 +105,17 @@ OclMultiKernelSpec scatter_elements_ocl_spec() {
         // One work-item per line of indices along the axis (none when the axis is empty).
         runs[1].dispatch = ind[axis] == 0 ? dispatch_1d(0, l) : dispatch_1d(ind.count() / ind[axis], l);
     };
+    spec.report_ints = kScatterReportInts;
+    spec.report_check = check_report;
     return spec;
 }
 
 std::string check_inputs(const KernelParams& p) { return check_index_input(p, 1, "indices"); }
 
-std::string check_ocl(const KernelParams& p) { return check_index_input(p, 1, "indices", kOclMaxRank); }
+std::string check_ocl(const KernelParams& p) {
+    const std::string why = check_scatter_report_fits(p, 1);
+    return why.empty() ? check_index_input(p, 1, "indices", kOclMaxRank) : why;
+}
 
 // ONNX ops this op implements (dynrt/op_import.hpp).
 bool onnx_scatter_elements(ImportContext& c) {
@@ -118,8 +136,7 @@ void register_scatter_elements(ModuleRegistrar& reg) {
                    onnx_rule("Scatter", 3, 3, onnx_scatter_elements, "`axis` (deprecated Scatter, opsets 9-10)")};
     reg.add_op(def);
     add_host_impls(reg, kOp, scatter_elements_kernel, host_options({}, check_inputs));
-    // OpenCL: an update with an out-of-range index is dropped (scatter_elements.cl);
-    // the host impls report it.
+    // OpenCL: an out-of-range index is reported by the apply kernel and raised by check_report.
     add_ocl_multi_impls(reg, kOp, scatter_elements_ocl_spec(), ocl_options({}, check_ocl));
 }
 

@@ -8,13 +8,14 @@
 // address data dims FIRST_DIM.. of the 8 right-aligned INPUT0_DIMj (literals
 // in the static build, shape_info reads in the shape-agnostic one), each
 // counted from the end when negative; an update whose tuple is still out of
-// range is dropped (the host impls raise an error instead: the device cannot
-// report one without a read-back).
+// range is dropped and the tuple's first bad index reported
+// (scatter_report_index of ocl_scatter.cl: its position in indices and
+// value), and the host raises the host impls' error after the run.
 //
 // From the host: the constants of dynrt/ocl_scatter.cl, TUPLE_LEN, FIRST_DIM,
 // TUPLES and INNER.
 KERNEL(scatter_nd_apply)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT1_TYPE* input1, __global const ELEM_T* input2,
-                         __global ELEM_T* output0) {
+                         __global ELEM_T* output0, __global int* report) {
     const ulong inner = (ulong)(INNER);
     const ulong e = get_global_id(0);
     if (e >= inner) return;   // the global size is rounded up
@@ -24,11 +25,12 @@ KERNEL(scatter_nd_apply)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT1_TYPE* inp
     for (ulong t = 0; t < tuples; ++t) {
         ulong at = 0;
         int ok = 1;
-        for (int i = 0; i < TUPLE_LEN; ++i) {
+        for (int i = 0; i < TUPLE_LEN && ok; ++i) {
             const long len = (long)data_dims[FIRST_DIM + i];
-            long v = (long)input1[t * TUPLE_LEN + i];
-            if (v < 0) v += len;
-            ok &= v >= 0 && v < len;
+            const long given = (long)input1[t * TUPLE_LEN + i];
+            const long v = given < 0 ? given + len : given;
+            ok = v >= 0 && v < len;
+            if (!ok) scatter_report_index(report, t * TUPLE_LEN + i, given);
             at = at * (ulong)len + (ulong)v;
         }
         if (!ok) continue;

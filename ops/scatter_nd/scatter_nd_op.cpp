@@ -58,14 +58,12 @@ std::vector<Layout> infer_scatter_nd(const ShapeInferContext& ctx) {
 
 // ---- reference ------------------------------------------------------------
 
-Error index_error(const HostCall& call, int64_t value, size_t at, size_t dim) {
-    ErrorContext where;
-    where.node = call.node();
-    where.op = kOp;
+// The error of an index out of range, the same from the host and the OpenCL
+// impls.
+Error index_error(const std::string& node, const Shape& data, int64_t value, size_t at, size_t dim) {
     return Error("index " + std::to_string(value) + " (at position " + std::to_string(at) +
-                     " of indices) is out of range for dim " + std::to_string(dim) + " of data " +
-                     call.in_shape(0).to_string(),
-                 where);
+                     " of indices) is out of range for dim " + std::to_string(dim) + " of data " + data.to_string(),
+                 node_context(node, kOp, "indices"));
 }
 
 void scatter_nd_kernel(HostCall& call) {
@@ -81,7 +79,7 @@ void scatter_nd_kernel(HostCall& call) {
         for (size_t i = 0; i < k; ++i) {
             const int64_t len = data[i], raw = idx[t * k + i];
             const int64_t v = raw < 0 ? raw + len : raw;
-            if (v < 0 || v >= len) throw index_error(call, raw, t * k + i, i);
+            if (v < 0 || v >= len) throw index_error(call.node(), data, raw, t * k + i, i);
             at = at * static_cast<size_t>(len) + static_cast<size_t>(v);
         }
         slice[t] = at;
@@ -102,6 +100,15 @@ void scatter_nd_kernel(HostCall& call) {
 // ---- OpenCL ---------------------------------------------------------------
 
 constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
+
+// An index the apply kernel reported: the host impls' error.
+void check_report(const KernelParams& p, const std::vector<int32_t>& report) {
+    ScatterBadIndex bad;
+    if (!scatter_bad_index(report, &bad)) return;
+    const Shape indices = p.inputs.at(1).get_shape();
+    const auto k = static_cast<size_t>(indices[indices.rank() - 1]);
+    throw index_error(p.node, p.inputs.at(0).get_shape(), bad.value, bad.position, bad.position % k);
+}
 
 OclMultiKernelSpec scatter_nd_ocl_spec() {
     static const std::string kSource = ocl_scatter_source(scatter_nd_cl);
@@ -126,12 +133,17 @@ OclMultiKernelSpec scatter_nd_ocl_spec() {
         // One work-item per element of a slice; none when there is no tuple.
         runs[1].dispatch = dispatch_1d(tuples == 0 ? 0 : dims_product(data, k, data.rank()), l);
     };
+    spec.report_ints = kScatterReportInts;
+    spec.report_check = check_report;
     return spec;
 }
 
 std::string check_inputs(const KernelParams& p) { return check_index_input(p, 1, "indices"); }
 
-std::string check_ocl(const KernelParams& p) { return check_index_input(p, 1, "indices", kOclMaxRank); }
+std::string check_ocl(const KernelParams& p) {
+    const std::string why = check_scatter_report_fits(p, 1);
+    return why.empty() ? check_index_input(p, 1, "indices", kOclMaxRank) : why;
+}
 
 // ONNX ops this op implements (dynrt/op_import.hpp).
 bool onnx_scatter_nd(ImportContext& c) {
@@ -147,8 +159,7 @@ void register_scatter_nd(ModuleRegistrar& reg) {
     def.imports = {onnx_rule("ScatterND", 3, 3, onnx_scatter_nd, "`reduction`")};
     reg.add_op(def);
     add_host_impls(reg, kOp, scatter_nd_kernel, host_options({}, check_inputs));
-    // OpenCL: an update whose tuple is out of range is dropped (scatter_nd.cl);
-    // the host impls report it.
+    // OpenCL: an out-of-range index is reported by the apply kernel and raised by check_report.
     add_ocl_multi_impls(reg, kOp, scatter_nd_ocl_spec(), ocl_options({}, check_ocl));
 }
 

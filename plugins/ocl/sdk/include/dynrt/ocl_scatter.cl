@@ -36,6 +36,17 @@
 #define COMBINE(a, b) (b)
 #endif
 
+// An index out of range (the host impls' error, raised after the run by the
+// op's report_check through scatter_bad_index): the work-item that sets
+// report[0] from 0 to the index's position + 1 (an atomic, so one of several
+// bad indices is kept whole) stores its low and high 32 bits after it.
+void scatter_report_index(__global int* report, ulong position, long value) {
+    if (atomic_cmpxchg(report, 0, (int)(position + 1)) == 0) {
+        report[1] = (int)(value & 0xffffffffL);
+        report[2] = (int)(value >> 32);
+    }
+}
+
 // One work-item per element, as bits.
 KERNEL(scatter_copy)(OPTIONAL_SHAPE_INFO_ARG __global const BITS_T* input0, __global BITS_T* output0) {
     const ulong i = get_global_id(0);
