@@ -285,6 +285,44 @@ std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const st
     return ran_impls;
 }
 
+void expect_device_index_errors(const OpSetup& s, const std::vector<BadIndexRun>& bad, const Run& good) {
+    if (!ocl_engine()) GTEST_SKIP() << "no ocl engine";
+    const auto on_cpu = [&](const Run& run) {
+        const auto program = program_of(registry(), s, static_layouts(s, run));
+        InferRequest req(Network::create(program, engine("cpu")));
+        set_inputs(req, s, run);
+        req.infer();
+        return outputs_of(req, program->outputs().size());
+    };
+    const std::vector<HostTensor> want = on_cpu(good);
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "dynamic" : "static");
+        NetworkOptions opts;
+        opts.use_dynamic_impls = dynamic;
+        opts.async_compile = false;
+        const auto program = program_of(registry(), s, s.inputs);
+        InferRequest req(Network::create(program, ocl_engine(), opts));
+        const auto infer = [&](const Run& run) {
+            set_inputs(req, s, run);
+            req.infer();
+            return outputs_of(req, program->outputs().size());
+        };
+        for (size_t b = 0; b < bad.size(); ++b) {
+            SCOPED_TRACE("bad run " + std::to_string(b) + ": " + describe(bad[b].run));
+            const std::string msg = error_of([&] { infer(bad[b].run); });
+            const std::string host = error_of([&] { on_cpu(bad[b].run); });
+            ASSERT_NE(host.find("index "), std::string::npos) << host;
+            EXPECT_NE(msg.find(host.substr(host.find("index "))), std::string::npos) << msg << " vs " << host;
+            EXPECT_NE(msg.find("'node'"), std::string::npos) << msg;
+            for (const std::string& word : bad[b].words)
+                EXPECT_NE(msg.find(word), std::string::npos) << word << " in " << msg;
+            const std::vector<HostTensor> got = infer(good);
+            ASSERT_EQ(got.size(), want.size());
+            for (size_t k = 0; k < got.size(); ++k) expect_bytes_equal(got[k], want[k]);
+        }
+    }
+}
+
 void expect_sequence(const OpSetup& s, const std::vector<Run>& runs, const SequenceOptions& o) {
     const EnginePtr eng = engine_for(o.engine);
     if (!eng) {

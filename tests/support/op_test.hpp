@@ -152,6 +152,22 @@ std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const st
                                                       std::optional<Tolerance> tol = {},
                                                       const std::vector<std::string>& may_skip = {});
 
+// ---- device errors on one instance --------------------------------------------
+
+// A run with a bad index: the non-constant inputs, and the words the device's
+// error must hold besides the host's (input name, position, dims...).
+struct BadIndexRun {
+    Run run;
+    std::vector<std::string> words;
+};
+
+// Both OpenCL impls (one network each, built from `s`, dynamic impls then
+// static impls only; skipped when there is no ocl engine): each bad run raises
+// an error naming node 'node' that holds the cpu engine's error from "index "
+// on plus the run's words, and `good` right after it on the same instance
+// gives the cpu engine's outputs byte for byte (no stale report is left).
+void expect_device_index_errors(const OpSetup& s, const std::vector<BadIndexRun>& bad, const Run& good);
+
 // ---- 3. one instance, changing shapes --------------------------------------------
 
 struct SequenceOptions {
