@@ -5,29 +5,15 @@
 //
 // Training (TRAINING 1): one work-group per channel. Its work-items stride
 // over the channel's BATCH * INNER elements and combine partial sums through
-// local memory: the batch mean, then the sum of (x - mean)^2; they then write
-// y with the batch statistics, and work-item 0 the running statistics
-// (outputs 1 and 2). Sums are kept in ACC_T (FLOAT_ACC: double where the
-// device has fp64).
+// local memory (ocl_common.cl's work_group_sum): the batch mean, then the sum
+// of (x - mean)^2; they then write y with the batch statistics, and work-item
+// 0 the running statistics (outputs 1 and 2). Sums are kept in ACC_T
+// (FLOAT_ACC: double where the device has fp64).
 //
 // From the host: ACC_T, TRAINING, BATCH, CHANNELS, INNER, EPSILON, MOMENTUM,
 // GROUP_MAX (the size of the local buffer, at least the work-group size, a
 // power of two), DATA_F16.
 #if TRAINING
-
-// Sum of every work-item's `v` over the work-group (a power of two in size).
-inline ACC_T group_sum(__local ACC_T* part, ACC_T v) {
-    const uint lid = get_local_id(0);
-    part[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
-        if (lid < s) part[lid] += part[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const ACC_T total = part[0];
-    barrier(CLK_LOCAL_MEM_FENCE);   // part is reused by the next call
-    return total;
-}
 
 // Flat index of element j (over batch and inner) of channel c.
 #define CHANNEL_INDEX(c, j) ((((j) / inner) * (ulong)(CHANNELS) + (c)) * inner + (j) % inner)
@@ -44,13 +30,13 @@ KERNEL(batch_norm_ref)
 
     ACC_T sum = (ACC_T)0;
     for (ulong j = lid; j < n; j += step) sum += (ACC_T)LOAD(input0, CHANNEL_INDEX(c, j));
-    const ACC_T mean = group_sum(part, sum) / (ACC_T)n;
+    const ACC_T mean = work_group_sum(part, sum) / (ACC_T)n;
     ACC_T sq = (ACC_T)0;
     for (ulong j = lid; j < n; j += step) {
         const ACC_T d = (ACC_T)LOAD(input0, CHANNEL_INDEX(c, j)) - mean;
         sq += d * d;
     }
-    const ACC_T var = group_sum(part, sq) / (ACC_T)n;
+    const ACC_T var = work_group_sum(part, sq) / (ACC_T)n;
     const float fmean = (float)mean;
     const float k = (float)LOAD(input1, c) * (float)((ACC_T)1 / sqrt(var + (ACC_T)EPSILON));
     const float b = (float)LOAD(input2, c);
