@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_broadcast_rows.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
@@ -284,10 +285,11 @@ void kernel(dynrt::HostCall& call) {
 
 // ---- cpu: vectorised f32 loops over the engine's threads -------------------
 //
-// Two f32 inputs in the modes models use, broadcast as rows: the output is
-// split into rows over the longest run of trailing dims along which each input
-// either follows the output element by element or holds one value, so every
-// row is a contiguous loop (vector against vector, or against a scalar).
+// Two f32 inputs in the modes models use, broadcast as rows
+// (dynrt/cpu_broadcast_rows.hpp): the output is split into rows over the
+// longest run of trailing dims along which each input either follows the
+// output element by element or holds one value, so every row is a contiguous
+// loop (vector against vector, or against a scalar).
 // Everything else runs on the reference impl.
 
 bool has_fast_loop(Mode m) {
@@ -336,59 +338,10 @@ DYNRT_CPU_CLONES void row_loop(Mode m, const float* a, bool a_one, const float* 
     }
 }
 
-// The output as rows: `inner` elements per row, and per input whether it holds
-// one value per row and its element strides over the leading (row) dims.
-struct Rows {
-    size_t inner = 1;
-    std::vector<int64_t> lead;                    // the output's leading dims
-    std::array<std::vector<size_t>, 2> strides;   // per input, over `lead` (0 where it broadcasts)
-    std::array<bool, 2> one{false, false};
-};
-
-Rows plan_rows(const Shape& out, const Shape& a, const Shape& b) {
-    const size_t r = out.rank();
-    const Shape* in[2] = {&a, &b};
-    // dim d of input k, right-aligned (1 where the input has fewer dims)
-    auto dim = [&](size_t k, size_t d) {
-        const size_t lead = r - in[k]->rank();
-        return d < lead ? int64_t{1} : (*in[k])[d - lead];
-    };
-    Rows rows;
-    size_t split = r;                  // dims [split, r) form the rows
-    std::array<int, 2> kind{-1, -1};   // per input: -1 unknown yet, 0 follows the output, 1 one value
-    for (; split > 0; --split) {
-        const size_t d = split - 1;
-        if (out[d] == 1) continue;
-        bool fits = true;
-        std::array<int, 2> k2 = kind;
-        for (size_t k = 0; k < 2; ++k) {
-            const int here = dim(k, d) == 1 ? 1 : 0;
-            if (k2[k] == -1) k2[k] = here;
-            fits = fits && k2[k] == here;
-        }
-        if (!fits) break;
-        kind = k2;
-        rows.inner *= static_cast<size_t>(out[d]);
-    }
-    for (size_t k = 0; k < 2; ++k) rows.one[k] = kind[k] == 1;
-    rows.lead.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(split));
-    for (size_t k = 0; k < 2; ++k) {
-        // Element strides of input k over its own dims, then over the leading ones.
-        std::vector<size_t> st(r, 0);
-        size_t stride = 1;
-        for (size_t d = r; d-- > 0;) {
-            const int64_t n = dim(k, d);
-            st[d] = n == 1 ? 0 : stride;
-            stride *= static_cast<size_t>(n);
-        }
-        rows.strides[k].assign(st.begin(), st.begin() + static_cast<std::ptrdiff_t>(split));
-    }
-    return rows;
-}
-
 void fast_kernel(dynrt::HostCall& call) {
     const Mode m = mode_of(call.attrs());
-    const Rows rows = plan_rows(call.out_shape(0), call.in_shape(0), call.in_shape(1));
+    const dynrt::BroadcastRows rows =
+        dynrt::plan_broadcast_rows(call.out_shape(0), {&call.in_shape(0), &call.in_shape(1)});
     const float* a = call.in<float>(0);
     const float* b = call.in<float>(1);
     float* y = call.out<float>(0);
@@ -397,14 +350,9 @@ void fast_kernel(dynrt::HostCall& call) {
     const size_t grain = std::max<size_t>(1, 16384 / std::max<size_t>(1, rows.inner));
     dynrt::parallel_for(threads, n_rows, grain, [&](size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r) {
-            size_t rest = r, oa = 0, ob = 0;
-            for (size_t d = rows.lead.size(); d-- > 0;) {
-                const size_t i = rest % static_cast<size_t>(rows.lead[d]);
-                rest /= static_cast<size_t>(rows.lead[d]);
-                oa += i * rows.strides[0][d];
-                ob += i * rows.strides[1][d];
-            }
-            row_loop(m, a + oa, rows.one[0], b + ob, rows.one[1], y + r * rows.inner, rows.inner);
+            std::array<size_t, 2> at{};   // element offsets of the row in a and b
+            dynrt::broadcast_row_offsets(rows, r, at.data());
+            row_loop(m, a + at[0], rows.one[0], b + at[1], rows.one[1], y + r * rows.inner, rows.inner);
         }
     });
 }
