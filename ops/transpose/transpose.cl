@@ -21,24 +21,12 @@
 #define TILE 32
 #define TILE_ROWS (TILE / 4)
 
-// a / b, and a % b in *rem: in 32 bits when both fit (GPUs divide 64-bit
-// integers in software; in the static build b is a literal).
-inline ulong tr_divide(ulong a, ulong b, ulong* rem) {
-    if (((a | b) >> 32) == 0) {
-        const uint q = (uint)a / (uint)b;
-        *rem = (uint)a - q * (uint)b;
-        return q;
-    }
-    *rem = a % b;
-    return a / b;
-}
-
 // The offset of index `i` over `n` dims of extents `dims` and strides `strides`.
 inline ulong offset_of(ulong i, const ulong* dims, const ulong* strides, int n) {
     ulong offset = 0;
     for (int k = n - 1; k >= 0; --k) {
         ulong c;
-        i = tr_divide(i, dims[k], &c);
+        i = udiv_rem(i, dims[k], &c);
         offset += c * strides[k];
     }
     return offset;
@@ -76,7 +64,7 @@ KERNEL(transpose_tiles)(OPTIONAL_SHAPE_INFO_ARG __global const ELEM_T* input0, _
     // The trip count is the same for the whole work-group: the barriers are safe.
     for (ulong t = get_group_id(0); t < tiles; t += get_num_groups(0)) {
         ulong ta, tb;
-        const ulong batch = tr_divide(tr_divide(t, tiles_a, &ta), tiles_b, &tb);
+        const ulong batch = udiv_rem(udiv_rem(t, tiles_a, &ta), tiles_b, &tb);
         const ulong in0 = offset_of(batch, dims, in_strides, BATCH_RANK);
         const ulong out0 = offset_of(batch, dims, out_strides, BATCH_RANK);
         const ulong a0 = ta * TILE, b0 = tb * TILE;
