@@ -240,12 +240,15 @@ std::vector<HostTensor> reference_outputs(const OpSetup& s, const Run& run) {
 
 std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const std::vector<Run>& runs,
                                                       std::optional<Tolerance> tol,
-                                                      const std::vector<std::string>& may_skip) {
+                                                      const std::vector<std::string>& may_skip,
+                                                      const std::vector<std::string>& impl_types) {
     std::vector<std::vector<HostTensor>> want;
     for (const Run& run : runs) want.push_back(reference_outputs(s, run));
     std::vector<std::string> ran_impls;
     for (const RegisteredImpl* impl : registry()->all_impls(s.op)) {
         const ImplEntry& e = impl->entry;
+        if (!impl_types.empty() && std::find(impl_types.begin(), impl_types.end(), e.impl_type) == impl_types.end())
+            continue;
         const EnginePtr eng = engine_for(e.impl_type);
         if (!eng) {
             std::printf("note: %s: impl %s skipped, no %s engine here\n", s.op.c_str(), e.name.c_str(),

@@ -148,9 +148,13 @@ std::vector<HostTensor> reference_outputs(const OpSetup& s, const Run& run);
 // `may_skip` (and a test of what they cover does not: there they must run).
 inline const std::vector<std::string> kOptimisedCpuImpls = {"cpu_opt_dynamic", "cpu_opt_static"};
 
+// `impl_types` (empty: all) keeps the impls of those engines only: a test
+// of the cpu engine's optimised impls need not build an OpenCL kernel per
+// shape that another test already covers.
 std::vector<std::string> expect_impls_match_reference(const OpSetup& s, const std::vector<Run>& runs,
                                                       std::optional<Tolerance> tol = {},
-                                                      const std::vector<std::string>& may_skip = {});
+                                                      const std::vector<std::string>& may_skip = {},
+                                                      const std::vector<std::string>& impl_types = {});
 
 // ---- device errors on one instance --------------------------------------------
 
