@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
@@ -120,22 +121,38 @@ Shape Layout::padded_shape() const {
 
 namespace {
 
+// The dim lengths of a static shape, as count_fits reads them.
+class StaticLengths {
+public:
+    using DimIter = decltype(std::declval<const PartialShape&>().begin());
+    class Iter {
+    public:
+        explicit Iter(DimIter it) : it_(it) {}
+        int64_t operator*() const { return it_->get_length(); }
+        Iter& operator++() {
+            ++it_;
+            return *this;
+        }
+        bool operator!=(const Iter& o) const { return it_ != o.it_; }
+
+    private:
+        DimIter it_;
+    };
+    explicit StaticLengths(const PartialShape& shape) : shape_(shape) {}
+    Iter begin() const { return Iter(shape_.begin()); }
+    Iter end() const { return Iter(shape_.end()); }
+
+private:
+    const PartialShape& shape_;
+};
+
 // The element count of a static shape without building a Shape (layouts are
 // counted on every run of every node); false where the general path must
 // answer (a dynamic dim, or a count beyond the cap, which it reports).
 bool static_count(const PartialShape& shape, size_t* count) {
-    uint64_t n = 1;
-    for (const Dimension& d : shape) {
+    for (const Dimension& d : shape)
         if (!d.is_static()) return false;
-        const int64_t v = d.get_length();
-        if (v == 0) {
-            *count = 0;
-            return true;
-        }
-        if (v < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(v), &n) || n > kMaxElements) return false;
-    }
-    *count = static_cast<size_t>(n);
-    return true;
+    return count_fits(StaticLengths(shape), count);
 }
 
 }   // namespace

@@ -89,23 +89,20 @@ private:
     size_t size_ = 0;
 };
 
-// One request's state: its stream, scratchpad, argument map and, for a
-// dynamic impl without a shape-agnostic plan, the plan of its last layouts.
+// One request's state: its stream, scratchpad and, for the layouts of its
+// last run, the memory objects and argument map (rebound to each run's
+// buffers by pointer alone: creating them costs more than a small matmul)
+// and, for a dynamic impl without a shape-agnostic plan, the plan itself.
 class DnnlState final : public ImplState {
 public:
     const void* owner = nullptr;
     dnnl::stream stream{dnnl_cpu_engine()};
     Scratchpad scratchpad;
-    std::unordered_map<int, dnnl::memory> args;
-    bool have_plan = false;
+    bool bound = false;   // inputs/outputs name the layouts of plan, mems and args
     std::vector<Layout> inputs, outputs;
     DnnlPlan plan;
-    // The memory objects of the last run, rebound to new buffers by pointer
-    // alone while the plan and the layouts stay (creating them costs more
-    // than a small matmul).
-    const DnnlPlan* bound_plan = nullptr;
-    std::vector<Layout> bound_inputs, bound_outputs;
     std::vector<dnnl::memory> mems;
+    std::unordered_map<int, dnnl::memory> args;
 };
 
 // The host mappings of one run's buffers (no heap allocation per run).
@@ -162,8 +159,8 @@ public:
         }
         if (!dynamic_ && (p.inputs != inputs_ || p.outputs != outputs_))
             throw Error(name_ + " was built for other layouts than it was executed with");
-        const DnnlPlan& plan = current_plan(p, *s);
-        if (s->bound_plan != &plan || p.inputs != s->bound_inputs || p.outputs != s->bound_outputs) bind(p, plan, *s);
+        if (!s->bound || p.inputs != s->inputs || p.outputs != s->outputs) prepare(p, *s);
+        const DnnlPlan& plan = own_plan() ? s->plan : plan_;
         {
             RunMappings maps;
             for (size_t a = 0; a < plan.args.size(); ++a) {
@@ -205,11 +202,18 @@ private:
         }
     }
 
-    // Memory objects for the plan's args at these layouts (their buffers are
-    // set per run; the argument map holds handles to the same objects), the
-    // plan's fixed args and the scratchpad.
-    void bind(const KernelParams& p, const DnnlPlan& plan, DnnlState& s) const {
-        s.bound_plan = nullptr;
+    // Whether each request plans its own layouts (a dynamic impl without a
+    // shape-agnostic plan); else plan_ serves every run.
+    bool own_plan() const { return dynamic_ && !agnostic_; }
+
+    // The state for a run at new layouts: the plan when it is the request's
+    // own, then memory objects for the plan's args (their buffers are set per
+    // run; the argument map holds handles to the same objects), the plan's
+    // fixed args and the scratchpad.
+    void prepare(const KernelParams& p, DnnlState& s) const {
+        s.bound = false;
+        if (own_plan()) s.plan = plan_for(p);
+        const DnnlPlan& plan = own_plan() ? s.plan : plan_;
         std::vector<dnnl::memory::desc> runtime;
         if (agnostic_) runtime = spec_->runtime_descs(p);
         const std::vector<dnnl::memory::desc>& descs = runtime.empty() ? plan.descs : runtime;
@@ -226,21 +230,9 @@ private:
             s.args[DNNL_ARG_SCRATCHPAD] =
                 dnnl::memory(sd, dnnl_cpu_engine(), s.scratchpad.reserve(plan.scratchpad_bytes));
         }
-        s.bound_inputs = p.inputs;
-        s.bound_outputs = p.outputs;
-        s.bound_plan = &plan;
-    }
-
-    const DnnlPlan& current_plan(const KernelParams& p, DnnlState& s) const {
-        if (!dynamic_ || agnostic_) return plan_;
-        if (!s.have_plan || p.inputs != s.inputs || p.outputs != s.outputs) {
-            s.have_plan = false;
-            s.plan = plan_for(p);
-            s.inputs = p.inputs;
-            s.outputs = p.outputs;
-            s.have_plan = true;
-        }
-        return s.plan;
+        s.inputs = p.inputs;
+        s.outputs = p.outputs;
+        s.bound = true;
     }
 
     std::string name_;
