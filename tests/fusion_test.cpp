@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -215,6 +216,145 @@ TEST(FusionRun, FullyConnectedGeluAndEltwiseSigmoid_MatchTheReference) {
                 {"b", test::random_tensor(DataType::f32, Shape{1, 5}, 2)}});
         EXPECT_EQ(stats_of(pq.fused, "add").counters.fused_runs, 1u);
     }
+}
+
+// ---- oneDNN post-ops on the cpu engine -------------------------------------------
+
+// A fused op's host impl that counts its runs (the reference impl of its op):
+// the oneDNN impls apply the fused ops inside their primitive where they can.
+class CountedHostImpl final : public Impl {
+public:
+    CountedHostImpl(std::unique_ptr<Impl> impl, size_t* runs) : impl_(std::move(impl)), runs_(runs) {}
+    void execute(ExecContext& ctx) override {
+        ++*runs_;
+        impl_->execute(ctx);
+    }
+    std::string name() const override { return impl_->name(); }
+    bool is_dynamic() const override { return true; }
+
+private:
+    std::unique_ptr<Impl> impl_;
+    size_t* runs_;
+};
+
+std::shared_ptr<Impl> counted_host_impl(const std::string& op, const Attributes& attrs, const Layout& out,
+                                        size_t* runs) {
+    for (const RegisteredImpl* ri : test::registry()->impls(op, "cpu")) {
+        if (!ri->entry.reference || ri->entry.shape_type != ShapeType::dynamic_shape) continue;
+        KernelParams p;
+        p.node = op;
+        p.op = &test::registry()->op(op).def;
+        p.attrs = &attrs;
+        p.inputs = {out};
+        p.outputs = {out};
+        p.engine = test::engine("cpu").get();
+        return std::make_shared<CountedHostImpl>(ri->entry.create(p), runs);
+    }
+    throw Error("no dynamic reference impl of " + op);
+}
+
+MemoryPtr device_copy(const EnginePtr& eng, Stream& stream, const HostTensor& t) {
+    auto m = std::make_shared<Memory>(eng->allocate(t.bytes()), t.layout());
+    m->buffer()->write(stream, t.data(), 0, t.bytes());
+    return m;
+}
+
+// fully_connected x [m, 16] * w^T -> + bias [8] -> * r (its left operand;
+// [1, 8] broadcast over the rows, or [m, 8]) -> tanh, on every oneDNN impl:
+// one dynamic impl over changing rows and broadcasts, a static impl per
+// shape. Bias, a broadcast r and tanh are oneDNN post-ops on every plan: no
+// fused op runs on the host. An r of [m, 8] with m varying has no runtime
+// post-op in oneDNN: a plan of that shape applies it, or the host impls do.
+// Each output is compared with the same math in double.
+TEST(FusionRun, OneDnnImpls_ApplyBiasResidualAndActivationInsideThePrimitive) {
+    const auto reg = test::registry();
+    const EnginePtr eng = test::engine("cpu");
+    const auto stream = eng->create_stream();
+    const Attributes none, add = elt("add"), mul = elt("mul");
+    Attributes tanh_attrs = act("tanh");   // as the flow gives them: with the defaults
+    tanh_attrs.set("alpha", 0.0);
+    tanh_attrs.set("beta", 0.0);
+    const OpDefinition& eltwise = reg->op("eltwise").def;
+    const OpDefinition& activation = reg->op("activation").def;
+    size_t host_runs = 0;
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{8, 16}, 1);
+    const HostTensor bias = test::random_tensor(DataType::f32, Shape{8}, 2);
+    const auto node_inputs = std::make_shared<const std::vector<Layout>>(
+        std::vector<Layout>{Layout(PartialShape{Dimension(), 16}, DataType::f32), w.layout()});
+    struct Step {
+        int64_t m;
+        int64_t r_rows;
+    };
+    const std::vector<Step> steps = {{1, 1}, {5, 5}, {5, 1}, {3, 3}, {1, 1}, {7, 1}, {5, 5}};
+    size_t dnnl_impls = 0;
+    for (const RegisteredImpl* ri : reg->impls("fully_connected", "cpu")) {
+        if (ri->entry.name.find("dnnl") == std::string::npos) continue;
+        ++dnnl_impls;
+        const bool dynamic = ri->entry.shape_type == ShapeType::dynamic_shape;
+        std::unique_ptr<Impl> impl;
+        std::unique_ptr<ImplState> state;
+        uint64_t seed = 10;
+        for (const Step& st : steps) {
+            SCOPED_TRACE(ri->entry.name + " m " + std::to_string(st.m) + " r rows " + std::to_string(st.r_rows));
+            const HostTensor x = test::random_tensor(DataType::f32, Shape{st.m, 16}, ++seed);
+            const HostTensor r = test::random_tensor(DataType::f32, Shape{st.r_rows, 8}, ++seed);
+            const Layout out(PartialShape{st.m, 8}, DataType::f32);
+            KernelParams p;
+            p.node = "fc";
+            p.op = &reg->op("fully_connected").def;
+            p.attrs = &none;
+            p.inputs = {x.layout(), w.layout()};
+            p.outputs = {out};
+            p.engine = eng.get();
+            p.node_inputs = node_inputs;
+            p.fused_ops = {
+                {"bias",
+                 &eltwise,
+                 &add,
+                 {out, bias.layout()},
+                 0,
+                 out,
+                 counted_host_impl("eltwise", add, out, &host_runs)},
+                {"res", &eltwise, &mul, {r.layout(), out}, 1, out, counted_host_impl("eltwise", mul, out, &host_runs)},
+                {"act",
+                 &activation,
+                 &tanh_attrs,
+                 {out},
+                 0,
+                 out,
+                 counted_host_impl("activation", tanh_attrs, out, &host_runs)}};
+            ASSERT_EQ(ri->entry.validate(p), "");
+            if (!impl || !dynamic) {
+                impl = ri->entry.create(p);
+                state = impl->create_state();
+            }
+            const std::vector<MemoryPtr> ins = {device_copy(eng, *stream, x), device_copy(eng, *stream, w)};
+            const std::vector<MemoryPtr> fused = {device_copy(eng, *stream, bias), device_copy(eng, *stream, r)};
+            const std::vector<MemoryPtr> outs = {std::make_shared<Memory>(eng->allocate(out.bytes()), out)};
+            ExecContext ctx{*stream, p, ins, outs};
+            ctx.fused_inputs = &fused;
+            ctx.state = state.get();
+            host_runs = 0;
+            impl->execute(ctx);
+            if (st.r_rows == 1) {
+                EXPECT_EQ(host_runs, 0u) << "fused ops ran on the host";
+            }
+            HostTensor got(DataType::f32, Shape{st.m, 8});
+            outs[0]->buffer()->read(*stream, got.data(), 0, got.bytes());
+            const float* xv = x.as<float>();
+            const float* wv = w.as<float>();
+            double worst = 0;
+            for (int64_t i = 0; i < st.m; ++i)
+                for (int64_t n = 0; n < 8; ++n) {
+                    double acc = bias.as<float>()[n];
+                    for (int64_t k = 0; k < 16; ++k) acc += double(xv[i * 16 + k]) * wv[n * 16 + k];
+                    acc *= r.as<float>()[(st.r_rows == 1 ? 0 : i) * 8 + n];
+                    worst = std::max(worst, std::abs(std::tanh(acc) - got.as<float>()[i * 8 + n]));
+                }
+            EXPECT_LE(worst, 1e-5);
+        }
+    }
+    EXPECT_EQ(dnnl_impls, 2u);
 }
 
 TEST(FusionRun, FusedOpThatCannotRunAtAll_IsAnErrorNamingTheNode) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,34 @@ const FuncInfo& func_info(Func f) {
     for (const FuncInfo& i : kFuncs)
         if (i.func == f) return i;
     return kFuncs[0];
+}
+
+// The functions with a standard post-op (alpha and beta as PostOp says).
+std::optional<dynrt::PostOp> post_op(const dynrt::Attributes& a, size_t, size_t) {
+    using Fn = dynrt::PostOp::Fn;
+    const auto alpha = static_cast<float>(a.get_float("alpha")), beta = static_cast<float>(a.get_float("beta"));
+    const auto op = [](Fn f, float al = 0.0f, float be = 0.0f) {
+        return std::optional<dynrt::PostOp>(dynrt::PostOp{f, al, be});
+    };
+    switch (parse_func(a.get_string("func"), "")) {
+        case Func::relu: return op(Fn::relu);
+        case Func::leaky_relu: return op(Fn::relu, alpha);
+        case Func::gelu: return op(Fn::gelu_erf);
+        case Func::gelu_tanh: return op(Fn::gelu_tanh);
+        case Func::silu: return op(Fn::swish, 1.0f);
+        case Func::sigmoid: return op(Fn::sigmoid);
+        case Func::tanh_: return op(Fn::tanh);
+        case Func::exp_: return op(Fn::exp);
+        case Func::abs_: return op(Fn::abs);
+        case Func::neg: return op(Fn::linear, -1.0f, 0.0f);
+        case Func::sqrt_: return op(Fn::sqrt);
+        case Func::log_: return op(Fn::log);
+        case Func::elu: return op(Fn::elu, alpha);
+        case Func::clamp: return op(Fn::clip, alpha, beta);
+        case Func::hswish: return op(Fn::hardswish);
+        case Func::identity: return op(Fn::linear, 1.0f, 0.0f);
+        default: return std::nullopt;
+    }
 }
 
 bool takes_integers(Func f) { return func_info(f).ocl_int != nullptr; }
@@ -661,6 +690,7 @@ void register_activation(dynrt::ModuleRegistrar& reg) {
         e = dynrt::replace_identifier(e, "ALPHA", float_literal(a.get_float("alpha")));
         return dynrt::replace_identifier(e, "BETA", float_literal(a.get_float("beta")));
     };
+    def.post_op = post_op;
     def.imports = onnx_rules();
     reg.add_op(def);
 

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -413,6 +414,23 @@ std::string ocl_post_op(const dynrt::Attributes& attrs, const std::vector<std::s
     return e;
 }
 
+// Two-input arithmetic as a standard post-op; sub and div only with the
+// running result on the left.
+std::optional<dynrt::PostOp> post_op(const dynrt::Attributes& attrs, size_t main_input, size_t num_inputs) {
+    using Fn = dynrt::PostOp::Fn;
+    if (num_inputs != 2) return std::nullopt;
+    const auto op = [](Fn f) { return std::optional<dynrt::PostOp>(dynrt::PostOp{f}); };
+    switch (mode_of(attrs)) {
+        case Mode::add: return op(Fn::add);
+        case Mode::mul: return op(Fn::mul);
+        case Mode::min: return op(Fn::min);
+        case Mode::max: return op(Fn::max);
+        case Mode::sub: return main_input == 0 ? op(Fn::sub) : std::nullopt;
+        case Mode::div: return main_input == 0 ? op(Fn::div) : std::nullopt;
+        default: return std::nullopt;
+    }
+}
+
 const char* compute_type(DataType t) {
     if (is_integer_type(t)) return "long";
     return t == DataType::f64 ? "double" : "float";
@@ -572,6 +590,7 @@ void register_eltwise(dynrt::ModuleRegistrar& reg) {
     def.traits.fusable = true;
     def.traits.accepts_fused_ops = true;
     def.ocl_post_op = ocl_post_op;
+    def.post_op = post_op;
     def.imports = onnx_rules();
     reg.add_op(def);
     dynrt::add_host_impls(reg, "eltwise", kernel, dynrt::host_options(kDtypes));

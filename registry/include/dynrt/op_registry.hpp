@@ -49,6 +49,39 @@ struct ChannelAffine {
     std::vector<double> scale, shift;
 };
 
+// A fusable op as a standard post-op, which math libraries apply inside
+// their own kernels (oneDNN's post-ops): either a unary function of the
+// running result x, or a binary one of x and the fused op's other input y.
+struct PostOp {
+    enum class Fn {
+        // binary: x + y, x - y, x * y, x / y, min(x, y), max(x, y)
+        add,
+        sub,
+        mul,
+        div,
+        min,
+        max,
+        // unary, alpha and beta as noted
+        relu,        // x > 0 ? x : alpha * x
+        tanh,        // tanh(x)
+        sigmoid,     // 1 / (1 + exp(-x))
+        gelu_erf,    // 0.5 x (1 + erf(x / sqrt 2))
+        gelu_tanh,   // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        swish,       // x / (1 + exp(-alpha * x))
+        elu,         // x > 0 ? x : alpha * (exp(x) - 1)
+        exp,         // exp(x)
+        log,         // log(x)
+        abs,         // |x|
+        sqrt,        // sqrt(x)
+        clip,        // min(max(x, alpha), beta)
+        linear,      // alpha * x + beta
+        hardswish    // x * min(max(x + 3, 0), 6) / 6
+    };
+    Fn fn = Fn::linear;
+    float alpha = 0.0f, beta = 0.0f;
+    bool binary() const { return fn <= Fn::max; }
+};
+
 // The values of a node's inputs, one per input: the tensor of a constant
 // input, null for any other.
 using ConstantInputs = std::vector<const HostTensor*>;
@@ -118,6 +151,10 @@ struct OpDefinition {
     // attributes inlined as literals. Device impls generate their FUSED_OPS code
     // from it (dynrt/ocl_fused_ops.hpp); without it the op runs unfused there.
     std::function<std::string(const Attributes& attrs, const std::vector<std::string>& args)> ocl_post_op;
+    // Fusable ops: the op as a PostOp when fused through input `main_input`
+    // of its `num_inputs` (a binary PostOp's y is the other input); nullopt
+    // where it is none (then engines run the op's host impl on the result).
+    std::function<std::optional<PostOp>(const Attributes& attrs, size_t main_input, size_t num_inputs)> post_op;
     // Work of one execution for static input and output shapes. Without it,
     // no FLOPs and the bytes of every input and output (a memory-bound op).
     std::function<OpCost(const std::vector<Layout>& inputs, const std::vector<Layout>& outputs,

@@ -35,14 +35,16 @@ DnnlPlan conv_plan(const KernelParams& p, const ConvGeometry& g) {
     const dnnl::convolution_forward::desc cd(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                              src, wei, bias, dst, to_dims(g.strides), dilates, to_dims(g.pads_begin),
                                              to_dims(g.pads_end));
-    const dnnl::convolution_forward::primitive_desc pd(cd, dnnl_attr(), dnnl_cpu_engine());
-    std::vector<DnnlArgRef> args{{DNNL_ARG_SRC, false, 0}, {DNNL_ARG_WEIGHTS, false, 1}, {DNNL_ARG_DST, true, 0}};
-    std::vector<memory::desc> descs{src, wei, dst};
-    if (has_bias) {
-        args.push_back({DNNL_ARG_BIAS, false, 2});
-        descs.push_back(bias);
-    }
-    return dnnl_plan(dnnl::convolution_forward(pd), pd.scratchpad_desc(), std::move(args), std::move(descs));
+    return dnnl_plan_with_post_ops(p, dst, [&](const DnnlPostOps& post) {
+        const dnnl::convolution_forward::primitive_desc pd(cd, dnnl_attr(post), dnnl_cpu_engine());
+        std::vector<DnnlArgRef> args{{DNNL_ARG_SRC, false, 0}, {DNNL_ARG_WEIGHTS, false, 1}, {DNNL_ARG_DST, true, 0}};
+        std::vector<memory::desc> descs{src, wei, dst};
+        if (has_bias) {
+            args.push_back({DNNL_ARG_BIAS, false, 2});
+            descs.push_back(bias);
+        }
+        return dnnl_plan(dnnl::convolution_forward(pd), pd.scratchpad_desc(), std::move(args), std::move(descs), post);
+    });
 }
 
 std::string validate(const KernelParams& p) {

@@ -1,5 +1,6 @@
 #include "dynrt/cpu_dnnl.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -18,10 +19,112 @@ const dnnl::engine& dnnl_cpu_engine() {
     return kEngine;
 }
 
-dnnl::primitive_attr dnnl_attr() {
+dnnl::primitive_attr dnnl_attr(const DnnlPostOps& post) {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (post.applied) attr.set_post_ops(post.ops);
     return attr;
+}
+
+namespace {
+
+dnnl::algorithm dnnl_algorithm(PostOp::Fn f) {
+    using A = dnnl::algorithm;
+    switch (f) {
+        case PostOp::Fn::add: return A::binary_add;
+        case PostOp::Fn::sub: return A::binary_sub;
+        case PostOp::Fn::mul: return A::binary_mul;
+        case PostOp::Fn::div: return A::binary_div;
+        case PostOp::Fn::min: return A::binary_min;
+        case PostOp::Fn::max: return A::binary_max;
+        case PostOp::Fn::relu: return A::eltwise_relu;
+        case PostOp::Fn::tanh: return A::eltwise_tanh;
+        case PostOp::Fn::sigmoid: return A::eltwise_logistic;
+        case PostOp::Fn::gelu_erf: return A::eltwise_gelu_erf;
+        case PostOp::Fn::gelu_tanh: return A::eltwise_gelu_tanh;
+        case PostOp::Fn::swish: return A::eltwise_swish;
+        case PostOp::Fn::elu: return A::eltwise_elu;
+        case PostOp::Fn::exp: return A::eltwise_exp;
+        case PostOp::Fn::log: return A::eltwise_log;
+        case PostOp::Fn::abs: return A::eltwise_abs;
+        case PostOp::Fn::sqrt: return A::eltwise_sqrt;
+        case PostOp::Fn::clip: return A::eltwise_clip;
+        case PostOp::Fn::linear: return A::eltwise_linear;
+        case PostOp::Fn::hardswish: return A::eltwise_hardswish;
+    }
+    return A::undef;
+}
+
+bool plain_f32(const Layout& l) {
+    return l.dtype == DataType::f32 && l.format == Format::plain && l.padding.empty() && l.shape.is_static();
+}
+
+// The dims of a binary post-op's operand `y` on the primitive's output `dst`
+// (the node's output has `out` dims); nullopt where oneDNN cannot read it so.
+std::optional<dnnl::memory::dims> operand_dims(const Shape& y, const Shape& out, const dnnl::memory::dims& dst) {
+    if (y.rank() > out.rank()) return std::nullopt;
+    std::vector<int64_t> aligned(out.rank() - y.rank(), 1);
+    aligned.insert(aligned.end(), y.begin(), y.end());
+    dnnl::memory::dims dims;
+    if (dst.size() == aligned.size()) {
+        dims.assign(aligned.begin(), aligned.end());
+    } else if (!dst.empty() && std::all_of(aligned.begin(), aligned.end() - (aligned.empty() ? 0 : 1),
+                                           [](int64_t d) { return d == 1; })) {
+        dims.assign(dst.size(), 1);   // at most the last dim: per channel of a merged output
+        dims.back() = aligned.empty() ? 1 : aligned.back();
+    } else if (aligned == std::vector<int64_t>(out.begin(), out.end())) {
+        dims = dst;   // the output's whole shape: the merged output's, element for element
+    } else {
+        return std::nullopt;
+    }
+    for (size_t d = 0; d < dims.size(); ++d)
+        if (dims[d] != 1 && (dst[d] == DNNL_RUNTIME_DIM_VAL || dims[d] != dst[d])) return std::nullopt;
+    return dims;
+}
+
+}   // namespace
+
+DnnlPostOps dnnl_post_ops(const KernelParams& p, const dnnl::memory::desc& dst) {
+    DnnlPostOps post;
+    if (p.fused_ops.empty()) return post;
+    const dnnl::memory::dims dst_dims = dst.dims();
+    size_t extra = 0;   // the fused ops' extra inputs before this one's
+    for (const FusedOpDesc& f : p.fused_ops) {
+        if (!f.op || !f.op->post_op || !f.attrs || !plain_f32(f.output)) return {};
+        for (const Layout& l : f.inputs)
+            if (!plain_f32(l)) return {};
+        const std::optional<PostOp> op = f.op->post_op(*f.attrs, f.main_input, f.inputs.size());
+        if (!op) return {};
+        if (!op->binary()) {
+            post.ops.append_eltwise(1.0f, dnnl_algorithm(op->fn), op->alpha, op->beta);
+        } else {
+            if (f.inputs.size() != 2) return {};
+            const size_t other = 1 - f.main_input;
+            const std::optional<dnnl::memory::dims> dims =
+                operand_dims(f.inputs[other].get_shape(), f.output.get_shape(), dst_dims);
+            if (!dims) return {};
+            const dnnl::memory::desc md = dnnl_plain_desc(*dims, DataType::f32);
+            const int position = post.ops.len();
+            post.ops.append_binary(dnnl_algorithm(op->fn), md);
+            post.args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(position) | DNNL_ARG_SRC_1, false,
+                                 extra + (other < f.main_input ? other : other - 1), true});
+            post.descs.push_back(md);
+        }
+        extra += f.inputs.size() - 1;
+    }
+    post.applied = true;
+    return post;
+}
+
+DnnlPlan dnnl_plan_with_post_ops(const KernelParams& p, const dnnl::memory::desc& dst,
+                                 const std::function<DnnlPlan(const DnnlPostOps&)>& make) {
+    const DnnlPostOps post = dnnl_post_ops(p, dst);
+    if (!post.applied) return make({});
+    try {
+        return make(post);
+    } catch (const dnnl::error&) {
+        return make({});   // oneDNN has no impl with these post-ops: the host impls run them
+    }
 }
 
 dnnl::memory::data_type dnnl_type(DataType t) {
@@ -44,11 +147,16 @@ dnnl::memory::desc dnnl_plain_desc(const std::vector<int64_t>& dims, DataType t)
 }
 
 DnnlPlan dnnl_plan(dnnl::primitive primitive, const dnnl::memory::desc& scratchpad, std::vector<DnnlArgRef> args,
-                   std::vector<dnnl::memory::desc> descs) {
+                   std::vector<dnnl::memory::desc> descs, const DnnlPostOps& post) {
     DnnlPlan plan;
     plan.primitive = std::move(primitive);
     plan.args = std::move(args);
     plan.descs = std::move(descs);
+    if (post.applied) {
+        plan.args.insert(plan.args.end(), post.args.begin(), post.args.end());
+        plan.descs.insert(plan.descs.end(), post.descs.begin(), post.descs.end());
+        plan.fused_ops_applied = true;
+    }
     plan.scratchpad_bytes = scratchpad.get_size();
     return plan;
 }
@@ -100,6 +208,8 @@ public:
     Scratchpad scratchpad;
     bool bound = false;   // inputs/outputs name the layouts of plan, mems and args
     std::vector<Layout> inputs, outputs;
+    std::vector<Layout> fused_inputs;   // every fused op's inputs, in order
+    bool own = false;                   // runs `plan`, else the impl's
     DnnlPlan plan;
     std::vector<dnnl::memory> mems;
     std::unordered_map<int, dnnl::memory> args;
@@ -159,21 +269,18 @@ public:
         }
         if (!dynamic_ && (p.inputs != inputs_ || p.outputs != outputs_))
             throw Error(name_ + " was built for other layouts than it was executed with");
-        if (!s->bound || p.inputs != s->inputs || p.outputs != s->outputs) prepare(p, *s);
-        const DnnlPlan& plan = own_plan() ? s->plan : plan_;
+        if (!s->bound || p.inputs != s->inputs || p.outputs != s->outputs || fused_layouts_changed(p, *s))
+            prepare(p, *s);
+        const DnnlPlan& plan = s->own ? s->plan : plan_;
         {
             RunMappings maps;
             for (size_t a = 0; a < plan.args.size(); ++a) {
                 const DnnlArgRef& r = plan.args[a];
-                const auto& mems = r.output ? ctx.outputs : ctx.inputs;
-                if (r.index >= mems.size() || !mems[r.index])
-                    throw Error(name_ + ": " + (r.output ? "output " : "input ") + std::to_string(r.index) +
-                                " is missing");
-                s->mems[a].set_data_handle(maps.map(*mems[r.index], ctx.stream));
+                s->mems[a].set_data_handle(maps.map(buffer(ctx, r), ctx.stream));
             }
             run(p, plan, *s);
         }
-        if (!p.fused_ops.empty()) apply_fused_host_ops(ctx);
+        if (!p.fused_ops.empty() && !plan.fused_ops_applied) apply_fused_host_ops(ctx);
     }
 
 private:
@@ -202,21 +309,55 @@ private:
         }
     }
 
-    // Whether each request plans its own layouts (a dynamic impl without a
-    // shape-agnostic plan); else plan_ serves every run.
-    bool own_plan() const { return dynamic_ && !agnostic_; }
+    const Memory& buffer(const ExecContext& ctx, const DnnlArgRef& r) const {
+        const std::vector<MemoryPtr>* mems = r.output ? &ctx.outputs : &ctx.inputs;
+        if (r.fused) mems = ctx.fused_inputs;
+        if (!mems || r.index >= mems->size() || !(*mems)[r.index])
+            throw Error(name_ + ": " +
+                        (r.fused    ? "fused input "
+                         : r.output ? "output "
+                                    : "input ") +
+                        std::to_string(r.index) + " is missing");
+        return *(*mems)[r.index];
+    }
+
+    // Post-op operands are bound by layout too: a shape-agnostic plan's
+    // operands may change while the node's own layouts stay.
+    static bool fused_layouts_changed(const KernelParams& p, const DnnlState& s) {
+        if (p.fused_ops.empty()) return false;
+        size_t k = 0;
+        for (const FusedOpDesc& f : p.fused_ops)
+            for (const Layout& l : f.inputs)
+                if (k >= s.fused_inputs.size() || s.fused_inputs[k++] != l) return true;
+        return k != s.fused_inputs.size();
+    }
 
     // The state for a run at new layouts: the plan when it is the request's
     // own, then memory objects for the plan's args (their buffers are set per
     // run; the argument map holds handles to the same objects), the plan's
-    // fixed args and the scratchpad.
+    // fixed args and the scratchpad. A request plans its own layouts in a
+    // dynamic impl without a shape-agnostic plan; with one, it plans its own
+    // shape-agnostic plan where this run's post-ops differ from the impl's
+    // (an operand that broadcast at the first run and no longer does, or
+    // the other way round). Which plan a run gets thus depends on its layouts
+    // alone, never on the runs before it or on which impl serves it: the
+    // same bits for the same inputs.
     void prepare(const KernelParams& p, DnnlState& s) const {
         s.bound = false;
-        if (own_plan()) s.plan = plan_for(p);
-        const DnnlPlan& plan = own_plan() ? s.plan : plan_;
-        std::vector<dnnl::memory::desc> runtime;
-        if (agnostic_) runtime = spec_->runtime_descs(p);
-        const std::vector<dnnl::memory::desc>& descs = runtime.empty() ? plan.descs : runtime;
+        s.own = dynamic_ && !agnostic_;
+        if (s.own) s.plan = plan_for(p);
+        if (agnostic_ && !same_post_ops(p)) {
+            std::optional<DnnlPlan> own = spec_->shape_agnostic_plan(p);
+            if (!own) throw Error(name_ + ": no shape-agnostic plan for " + p.inputs.at(0).to_string());
+            s.plan = std::move(*own);
+            s.own = true;
+        }
+        const DnnlPlan& plan = s.own ? s.plan : plan_;
+        std::vector<dnnl::memory::desc> descs = plan.descs;
+        if (agnostic_) {
+            const std::vector<dnnl::memory::desc> runtime = spec_->runtime_descs(p);
+            std::copy(runtime.begin(), runtime.end(), descs.begin());
+        }
         s.mems.clear();
         s.args.clear();
         for (size_t a = 0; a < plan.args.size(); ++a) {
@@ -232,7 +373,28 @@ private:
         }
         s.inputs = p.inputs;
         s.outputs = p.outputs;
+        s.fused_inputs.clear();
+        for (const FusedOpDesc& f : p.fused_ops)
+            s.fused_inputs.insert(s.fused_inputs.end(), f.inputs.begin(), f.inputs.end());
         s.bound = true;
+    }
+
+    // Whether the fused ops of this run take the shape-agnostic plan's
+    // post-ops: the same operand descriptors, or none where it has none.
+    bool same_post_ops(const KernelParams& p) const {
+        for (size_t a = 0; a < plan_.args.size(); ++a) {
+            if (plan_.args[a].arg != DNNL_ARG_DST || plan_.args[a].fused) continue;
+            const DnnlPostOps post = dnnl_post_ops(p, plan_.descs[a]);
+            if (post.applied != plan_.fused_ops_applied) return false;
+            const auto operands = static_cast<size_t>(
+                std::count_if(plan_.args.begin(), plan_.args.end(), [](const DnnlArgRef& r) { return r.fused; }));
+            if (post.descs.size() != operands) return false;
+            const size_t first = plan_.descs.size() - operands;
+            for (size_t i = 0; i < operands; ++i)
+                if (post.descs[i] != plan_.descs[first + i]) return false;
+            return true;
+        }
+        return false;
     }
 
     std::string name_;

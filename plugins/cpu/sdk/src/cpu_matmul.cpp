@@ -178,15 +178,17 @@ std::vector<memory::desc> concrete_descs(const Product& m) {
     return d;
 }
 
-DnnlPlan make_plan(const std::vector<memory::desc>& d, const MatmulVariant& v) {
-    dnnl::primitive_attr attr = dnnl_attr();
-    if (v.alpha != 1.0) attr.set_output_scales(0, {static_cast<float>(v.alpha)});
-    const dnnl::matmul::desc md =
-        d.size() > 3 ? dnnl::matmul::desc(d[0], d[1], d[3], d[2]) : dnnl::matmul::desc(d[0], d[1], d[2]);
-    const dnnl::matmul::primitive_desc pd(md, attr, dnnl_cpu_engine());
-    std::vector<DnnlArgRef> args{{DNNL_ARG_SRC, false, 0}, {DNNL_ARG_WEIGHTS, false, 1}, {DNNL_ARG_DST, true, 0}};
-    if (d.size() > 3) args.push_back({DNNL_ARG_BIAS, false, 2});
-    return dnnl_plan(dnnl::matmul(pd), pd.scratchpad_desc(), std::move(args), d);
+DnnlPlan make_plan(const KernelParams& p, const std::vector<memory::desc>& d, const MatmulVariant& v) {
+    return dnnl_plan_with_post_ops(p, d[2], [&](const DnnlPostOps& post) {
+        dnnl::primitive_attr attr = dnnl_attr(post);
+        if (v.alpha != 1.0) attr.set_output_scales(0, {static_cast<float>(v.alpha)});
+        const dnnl::matmul::desc md =
+            d.size() > 3 ? dnnl::matmul::desc(d[0], d[1], d[3], d[2]) : dnnl::matmul::desc(d[0], d[1], d[2]);
+        const dnnl::matmul::primitive_desc pd(md, attr, dnnl_cpu_engine());
+        std::vector<DnnlArgRef> args{{DNNL_ARG_SRC, false, 0}, {DNNL_ARG_WEIGHTS, false, 1}, {DNNL_ARG_DST, true, 0}};
+        if (d.size() > 3) args.push_back({DNNL_ARG_BIAS, false, 2});
+        return dnnl_plan(dnnl::matmul(pd), pd.scratchpad_desc(), std::move(args), d, post);
+    });
 }
 
 // One primitive for every shape of the node: possible when no batch dim
@@ -213,7 +215,7 @@ std::optional<DnnlPlan> shape_agnostic(const KernelParams& p, const MatmulVarian
         d.push_back(*r);
     }
     try {
-        return make_plan(d, v);
+        return make_plan(p, d, v);
     } catch (const dnnl::error&) {
         return std::nullopt;   // oneDNN takes these runtime dims in no impl: one plan per shape
     }
@@ -240,7 +242,7 @@ void add_dnnl_matmul_impls(ModuleRegistrar& reg, const std::string& op,
     spec.validate = [variant](const KernelParams& p) { return validate(p, variant(p)); };
     spec.plan = [variant](const KernelParams& p) {
         const MatmulVariant v = variant(p);
-        return make_plan(concrete_descs(product_of(p, v)), v);
+        return make_plan(p, concrete_descs(product_of(p, v)), v);
     };
     spec.shape_agnostic_plan = [variant](const KernelParams& p) { return shape_agnostic(p, variant(p)); };
     spec.runtime_descs = [variant](const KernelParams& p) { return concrete_descs(product_of(p, variant(p))); };

@@ -13,7 +13,10 @@
 //     oneDNN's primitive cache makes cheap for a shape seen before.
 // Both run on the engine's threads (dynrt/cpu_parallel.hpp), use a scratchpad
 // owned by the request's state (the primitives stay immutable and shared by
-// every request), and apply fused post-ops through the fused ops' host impls.
+// every request). Fused ops run inside the primitive as oneDNN post-ops where
+// each has one (OpDefinition::post_op) and oneDNN takes its operand's
+// broadcast (dnnl_plan_with_post_ops); else the fused ops' host impls apply
+// them to the output after the primitive.
 // What oneDNN cannot take (a dtype, a padded or blocked tensor, an attribute
 // combination) is refused by validate() with the reason, and the reference
 // impl serves it: `-v` and `dynrt ops` show the reason.
@@ -37,6 +40,7 @@ struct DnnlArgRef {
     int arg = 0;           // DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, ...
     bool output = false;   // an output of the node, else an input
     size_t index = 0;
+    bool fused = false;   // an extra input of the fused ops (ExecContext::fused_inputs)
 };
 
 // One primitive and how a run binds it.
@@ -50,6 +54,17 @@ struct DnnlPlan {
     // Arguments bound to memory the plan owns (e.g. a constant scale).
     std::vector<std::pair<int, dnnl::memory>> fixed;
     size_t scratchpad_bytes = 0;   // from the primitive descriptor (user scratchpad)
+    // The primitive applies every fused op (post-ops); else none, and the
+    // fused ops' host impls run after it.
+    bool fused_ops_applied = false;
+};
+
+// A node's fused ops as oneDNN post-ops: all of them, or none (applied false).
+struct DnnlPostOps {
+    bool applied = false;
+    dnnl::post_ops ops;
+    std::vector<DnnlArgRef> args;            // the binary post-ops' operands
+    std::vector<dnnl::memory::desc> descs;   // their descriptors, in args order
 };
 
 struct DnnlSpec {
@@ -72,15 +87,27 @@ void add_dnnl_impls(ModuleRegistrar& reg, const std::string& op, DnnlSpec spec);
 
 // The process's oneDNN cpu engine (host memory, as the cpu engine's buffers).
 const dnnl::engine& dnnl_cpu_engine();
-// Attributes every plan starts from: a user scratchpad (the request's).
-dnnl::primitive_attr dnnl_attr();
+// Attributes every plan starts from: a user scratchpad (the request's) and
+// the post-ops.
+dnnl::primitive_attr dnnl_attr(const DnnlPostOps& post = {});
+// The fused ops of `p` as post-ops of a primitive whose output is `dst`:
+// not applied where one has no post-op, is not f32, or has an operand that
+// does not broadcast into dst (a runtime dim of dst takes operands of 1 there;
+// a dst that merges the output's leading dims takes operands that are 1
+// there or the output's whole shape).
+DnnlPostOps dnnl_post_ops(const KernelParams& p, const dnnl::memory::desc& dst);
+// make(post-ops of the node's fused ops) when they apply and oneDNN creates
+// the primitive with them; else make({}) (the host impls apply them).
+DnnlPlan dnnl_plan_with_post_ops(const KernelParams& p, const dnnl::memory::desc& dst,
+                                 const std::function<DnnlPlan(const DnnlPostOps&)>& make);
 dnnl::memory::data_type dnnl_type(DataType t);
 // A dense row-major descriptor of `dims` (int64 dims; an empty list is a scalar [1]).
 dnnl::memory::desc dnnl_plain_desc(const std::vector<int64_t>& dims, DataType t);
 // A plan of `primitive`, made from a primitive descriptor whose scratchpad
-// is `scratchpad` (pd.scratchpad_desc()).
+// is `scratchpad` (pd.scratchpad_desc()) and whose attributes hold `post`
+// (its operands are bound after `args`).
 DnnlPlan dnnl_plan(dnnl::primitive primitive, const dnnl::memory::desc& scratchpad, std::vector<DnnlArgRef> args,
-                   std::vector<dnnl::memory::desc> descs);
+                   std::vector<dnnl::memory::desc> descs, const DnnlPostOps& post = {});
 // Empty when every input and output is plain and unpadded (what the plans
 // bind), else the reason.
 std::string dnnl_check_dense(const KernelParams& p);
