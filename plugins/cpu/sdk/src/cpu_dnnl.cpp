@@ -237,7 +237,7 @@ public:
         // plan too: one JIT kernel for all of the node's shapes (the static
         // builds cost no code), and the same bits as the dynamic impl.
         if (spec_->shape_agnostic_plan) {
-            if (std::optional<DnnlPlan> plan = spec_->shape_agnostic_plan(p)) {
+            if (std::optional<DnnlPlan> plan = agnostic_plan_for(p)) {
                 plan_ = std::move(*plan);
                 agnostic_ = true;
             }
@@ -298,6 +298,12 @@ private:
         const CpuThreads threads(p.engine, io_bytes(p));
         return spec_->plan(p);
     }
+    // A shape-agnostic plan serves runs of any size: made with the engine's
+    // whole budget (one thread under --threads 1, not the process's cores).
+    std::optional<DnnlPlan> agnostic_plan_for(const KernelParams& p) const {
+        const CpuThreads threads(p.engine);
+        return spec_->shape_agnostic_plan(p);
+    }
 
     void run(const KernelParams& p, const DnnlPlan& plan, DnnlState& s) const {
         const CpuThreads threads(p.engine, io_bytes(p));
@@ -347,7 +353,7 @@ private:
         s.own = dynamic_ && !agnostic_;
         if (s.own) s.plan = plan_for(p);
         if (agnostic_ && !same_post_ops(p)) {
-            std::optional<DnnlPlan> own = spec_->shape_agnostic_plan(p);
+            std::optional<DnnlPlan> own = agnostic_plan_for(p);
             if (!own) throw Error(name_ + ": no shape-agnostic plan for " + p.inputs.at(0).to_string());
             s.plan = std::move(*own);
             s.own = true;
