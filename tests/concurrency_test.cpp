@@ -301,8 +301,10 @@ void run_concurrently(const Graph& g, const std::vector<int64_t>& pool, const st
     for (size_t r = 0; r < n; ++r) {
         for (size_t i = 0; i < kSteps; ++i)
             EXPECT_TRUE(again[r][i] == want[r][i]) << "second pass: request " << r << ", step " << i;
-        EXPECT_FALSE(reqs[r]->inst(g.critical).impl()->is_dynamic())
-            << "request " << r << ": " << g.critical << " still runs " << reqs[r]->inst(g.critical).impl()->name();
+        // (A shape-agnostic impl as fast as a static build keeps every shape.)
+        const Impl& impl = *reqs[r]->inst(g.critical).impl();
+        EXPECT_TRUE(!impl.is_dynamic() || impl.static_builds_redundant())
+            << "request " << r << ": " << g.critical << " still runs " << impl.name();
     }
 }
 

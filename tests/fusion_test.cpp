@@ -260,12 +260,14 @@ MemoryPtr device_copy(const EnginePtr& eng, Stream& stream, const HostTensor& t)
 }
 
 // fully_connected x [m, 16] * w^T -> + bias [8] -> * r (its left operand;
-// [1, 8] broadcast over the rows, or [m, 8]) -> tanh, on every oneDNN impl:
-// one dynamic impl over changing rows and broadcasts, a static impl per
-// shape. Bias, a broadcast r and tanh are oneDNN post-ops on every plan: no
-// fused op runs on the host. An r of [m, 8] with m varying has no runtime
-// post-op in oneDNN: a plan of that shape applies it, or the host impls do.
-// Each output is compared with the same math in double.
+// [1, 8] broadcast over the rows, or [m, 8]) -> tanh, on every oneDNN impl,
+// for a node whose rows are static (an impl per shape) and one whose rows
+// vary (one dynamic impl over changing rows and broadcasts). With static
+// rows the plans are oneDNN's brgemm kernels and every fused op is a post-op:
+// none runs on the host. With varying rows oneDNN runs its gemm-based
+// matmul, whose binary post-ops cost more than the host pass: the host impls
+// run them there (dnnl_plan_with_post_ops). Each output is compared with the
+// same math in double.
 TEST(FusionRun, OneDnnImpls_ApplyBiasResidualAndActivationInsideThePrimitive) {
     const auto reg = test::registry();
     const EnginePtr eng = test::engine("cpu");
@@ -279,7 +281,7 @@ TEST(FusionRun, OneDnnImpls_ApplyBiasResidualAndActivationInsideThePrimitive) {
     size_t host_runs = 0;
     const HostTensor w = test::random_tensor(DataType::f32, Shape{8, 16}, 1);
     const HostTensor bias = test::random_tensor(DataType::f32, Shape{8}, 2);
-    const auto node_inputs = std::make_shared<const std::vector<Layout>>(
+    const auto varying_rows = std::make_shared<const std::vector<Layout>>(
         std::vector<Layout>{Layout(PartialShape{Dimension(), 16}, DataType::f32), w.layout()});
     struct Step {
         int64_t m;
@@ -288,70 +290,78 @@ TEST(FusionRun, OneDnnImpls_ApplyBiasResidualAndActivationInsideThePrimitive) {
     const std::vector<Step> steps = {{1, 1}, {5, 5}, {5, 1}, {3, 3}, {1, 1}, {7, 1}, {5, 5}};
     size_t dnnl_impls = 0;
     for (const RegisteredImpl* ri : reg->impls("fully_connected", "cpu")) {
-        if (ri->entry.name.find("dnnl") == std::string::npos) continue;
-        ++dnnl_impls;
-        const bool dynamic = ri->entry.shape_type == ShapeType::dynamic_shape;
-        std::unique_ptr<Impl> impl;
-        std::unique_ptr<ImplState> state;
-        uint64_t seed = 10;
-        for (const Step& st : steps) {
-            SCOPED_TRACE(ri->entry.name + " m " + std::to_string(st.m) + " r rows " + std::to_string(st.r_rows));
-            const HostTensor x = test::random_tensor(DataType::f32, Shape{st.m, 16}, ++seed);
-            const HostTensor r = test::random_tensor(DataType::f32, Shape{st.r_rows, 8}, ++seed);
-            const Layout out(PartialShape{st.m, 8}, DataType::f32);
-            KernelParams p;
-            p.node = "fc";
-            p.op = &reg->op("fully_connected").def;
-            p.attrs = &none;
-            p.inputs = {x.layout(), w.layout()};
-            p.outputs = {out};
-            p.engine = eng.get();
-            p.node_inputs = node_inputs;
-            p.fused_ops = {
-                {"bias",
-                 &eltwise,
-                 &add,
-                 {out, bias.layout()},
-                 0,
-                 out,
-                 counted_host_impl("eltwise", add, out, &host_runs)},
-                {"res", &eltwise, &mul, {r.layout(), out}, 1, out, counted_host_impl("eltwise", mul, out, &host_runs)},
-                {"act",
-                 &activation,
-                 &tanh_attrs,
-                 {out},
-                 0,
-                 out,
-                 counted_host_impl("activation", tanh_attrs, out, &host_runs)}};
-            ASSERT_EQ(ri->entry.validate(p), "");
-            if (!impl || !dynamic) {
-                impl = ri->entry.create(p);
-                state = impl->create_state();
-            }
-            const std::vector<MemoryPtr> ins = {device_copy(eng, *stream, x), device_copy(eng, *stream, w)};
-            const std::vector<MemoryPtr> fused = {device_copy(eng, *stream, bias), device_copy(eng, *stream, r)};
-            const std::vector<MemoryPtr> outs = {std::make_shared<Memory>(eng->allocate(out.bytes()), out)};
-            ExecContext ctx{*stream, p, ins, outs};
-            ctx.fused_inputs = &fused;
-            ctx.state = state.get();
-            host_runs = 0;
-            impl->execute(ctx);
-            if (st.r_rows == 1) {
-                EXPECT_EQ(host_runs, 0u) << "fused ops ran on the host";
-            }
-            HostTensor got(DataType::f32, Shape{st.m, 8});
-            outs[0]->buffer()->read(*stream, got.data(), 0, got.bytes());
-            const float* xv = x.as<float>();
-            const float* wv = w.as<float>();
-            double worst = 0;
-            for (int64_t i = 0; i < st.m; ++i)
-                for (int64_t n = 0; n < 8; ++n) {
-                    double acc = bias.as<float>()[n];
-                    for (int64_t k = 0; k < 16; ++k) acc += double(xv[i * 16 + k]) * wv[n * 16 + k];
-                    acc *= r.as<float>()[(st.r_rows == 1 ? 0 : i) * 8 + n];
-                    worst = std::max(worst, std::abs(std::tanh(acc) - got.as<float>()[i * 8 + n]));
+        for (const bool static_rows : {true, false}) {
+            if (ri->entry.name.find("dnnl") == std::string::npos) continue;
+            dnnl_impls += static_rows ? 1 : 0;
+            const bool dynamic = ri->entry.shape_type == ShapeType::dynamic_shape;
+            std::unique_ptr<Impl> impl;
+            std::unique_ptr<ImplState> state;
+            uint64_t seed = 10;
+            for (const Step& st : steps) {
+                SCOPED_TRACE(ri->entry.name + (static_rows ? " static" : " varying") + " rows, m " +
+                             std::to_string(st.m) + ", r rows " + std::to_string(st.r_rows));
+                const HostTensor x = test::random_tensor(DataType::f32, Shape{st.m, 16}, ++seed);
+                const HostTensor r = test::random_tensor(DataType::f32, Shape{st.r_rows, 8}, ++seed);
+                const Layout out(PartialShape{st.m, 8}, DataType::f32);
+                KernelParams p;
+                p.node = "fc";
+                p.op = &reg->op("fully_connected").def;
+                p.attrs = &none;
+                p.inputs = {x.layout(), w.layout()};
+                p.outputs = {out};
+                p.engine = eng.get();
+                p.node_inputs = static_rows ? std::make_shared<const std::vector<Layout>>(p.inputs) : varying_rows;
+                p.fused_ops = {{"bias",
+                                &eltwise,
+                                &add,
+                                {out, bias.layout()},
+                                0,
+                                out,
+                                counted_host_impl("eltwise", add, out, &host_runs)},
+                               {"res",
+                                &eltwise,
+                                &mul,
+                                {r.layout(), out},
+                                1,
+                                out,
+                                counted_host_impl("eltwise", mul, out, &host_runs)},
+                               {"act",
+                                &activation,
+                                &tanh_attrs,
+                                {out},
+                                0,
+                                out,
+                                counted_host_impl("activation", tanh_attrs, out, &host_runs)}};
+                ASSERT_EQ(ri->entry.validate(p), "");
+                if (!impl || !dynamic || static_rows) {
+                    impl = ri->entry.create(p);
+                    state = impl->create_state();
                 }
-            EXPECT_LE(worst, 1e-5);
+                const std::vector<MemoryPtr> ins = {device_copy(eng, *stream, x), device_copy(eng, *stream, w)};
+                const std::vector<MemoryPtr> fused = {device_copy(eng, *stream, bias), device_copy(eng, *stream, r)};
+                const std::vector<MemoryPtr> outs = {std::make_shared<Memory>(eng->allocate(out.bytes()), out)};
+                ExecContext ctx{*stream, p, ins, outs};
+                ctx.fused_inputs = &fused;
+                ctx.state = state.get();
+                host_runs = 0;
+                impl->execute(ctx);
+                if (static_rows) {
+                    EXPECT_EQ(host_runs, 0u) << "fused ops ran on the host";
+                }
+                HostTensor got(DataType::f32, Shape{st.m, 8});
+                outs[0]->buffer()->read(*stream, got.data(), 0, got.bytes());
+                const float* xv = x.as<float>();
+                const float* wv = w.as<float>();
+                double worst = 0;
+                for (int64_t i = 0; i < st.m; ++i)
+                    for (int64_t n = 0; n < 8; ++n) {
+                        double acc = bias.as<float>()[n];
+                        for (int64_t k = 0; k < 16; ++k) acc += double(xv[i * 16 + k]) * wv[n * 16 + k];
+                        acc *= r.as<float>()[(st.r_rows == 1 ? 0 : i) * 8 + n];
+                        worst = std::max(worst, std::abs(std::tanh(acc) - got.as<float>()[i * 8 + n]));
+                    }
+                EXPECT_LE(worst, 1e-5);
+            }
         }
     }
     EXPECT_EQ(dnnl_impls, 2u);

@@ -114,6 +114,12 @@ void PrimitiveInst::update_impl() {
     // weights can be reordered (constant) at all.
     const KernelParams req = request_params();
     const bool reorder_weights = weights_reorderable();
+    if (keeps_dynamic_impl(req, reorder_weights)) {
+        impl_.key.clear();
+        impl_.exec_params = req;
+        impl_.exec_special = align_.aligned || !req.fused_ops.empty() || reorder_weights;
+        return;
+    }
     const std::string key = ImplCache::make_key(req) + (reorder_weights ? "|reordered-weights" : "");
     const ImplPtr previous = impl_.impl;
     if (ImplPtr cached = network_.impl_cache().get(key)) {
@@ -129,6 +135,28 @@ void PrimitiveInst::update_impl() {
     impl_.exec_params = req;
     impl_.exec_special = align_.aligned || !req.fused_ops.empty() || reorder_weights;
     if (impl_.impl != previous) on_impl_changed();
+}
+
+// A node on its shape-agnostic impl that gets no static builds (not a
+// critical op, or an impl that makes them redundant) takes new layouts as
+// they come: no impl-cache key or lookup (the cache cannot hold a static impl
+// for it), only its entry's check, while the fused ops are of the kind the
+// impl was created for (fused_signature).
+bool PrimitiveInst::keeps_dynamic_impl(const KernelParams& req, bool reorder_weights) const {
+    if (!impl_.impl || impl_.impl != impl_.dynamic_impl || !impl_.dynamic_entry) return false;
+    if (node_.def->def.traits.critical && !impl_.impl->static_builds_redundant()) return false;
+    if (reorder_weights != impl_.dynamic_reordered) return false;
+    const std::vector<FusedOpDesc>& was = impl_.exec_params.fused_ops;
+    if (req.fused_ops.size() != was.size()) return false;
+    for (size_t i = 0; i < was.size(); ++i) {
+        const FusedOpDesc &a = req.fused_ops[i], &b = was[i];
+        if (a.op != b.op || a.attrs != b.attrs || a.main_input != b.main_input || a.inputs.size() != b.inputs.size())
+            return false;
+        for (size_t k = 0; k < a.inputs.size(); ++k)
+            if (a.inputs[k].dtype != b.inputs[k].dtype || a.inputs[k].shape.rank() != b.inputs[k].shape.rank())
+                return false;
+    }
+    return impl_.dynamic_entry->entry.check(req).empty();
 }
 
 // Impl-cache miss: the first dynamic and the first static candidate that
@@ -169,7 +197,8 @@ void PrimitiveInst::build_impl(const KernelParams& req, const std::string& key, 
 }
 
 // The shape-agnostic impl (one per entry and fused-op set); a critical op with
-// a static candidate also gets a background static build of it.
+// a static candidate also gets a background static build of it, unless the
+// dynamic impl is as fast (Impl::static_builds_redundant).
 void PrimitiveInst::use_dynamic_impl(const RegisteredImpl& dyn, const RegisteredImpl* stat, const KernelParams& req,
                                      const std::string& key, bool reorder_weights) {
     const NetworkOptions& opt = network_.options();
@@ -178,11 +207,14 @@ void PrimitiveInst::use_dynamic_impl(const RegisteredImpl& dyn, const Registered
     if (!impl_.dynamic_impl || sig != impl_.dynamic_sig) {
         impl_.dynamic_impl = create_impl(dyn, params_for(req, reorder_weights, w_in, dyn.entry), ctx());
         impl_.dynamic_sig = sig;
+        impl_.dynamic_entry = &dyn;
+        impl_.dynamic_reordered = reorder_weights;
     }
     impl_.impl = impl_.dynamic_impl;
     impl_.waiting_async = false;
     impl_.deferred.reset();
     if (!stat || !opt.async_compile || !network_.compilation_context()) return;
+    if (impl_.dynamic_impl->static_builds_redundant()) return;
     if (count_visit(key) >= opt.async_compile_after)
         queue_static_build(*stat, params_for(req, reorder_weights, w_in, stat->entry), key);
     else impl_.deferred = DeferredBuild{stat, params_for(req, reorder_weights, w_in, stat->entry)};

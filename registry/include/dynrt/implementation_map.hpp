@@ -98,6 +98,10 @@ public:
     virtual void execute(ExecContext& ctx) = 0;
     virtual std::string name() const = 0;   // e.g. "cumsum_ref"
     virtual bool is_dynamic() const = 0;
+    // A dynamic impl that runs every shape of its node as fast as a static
+    // impl built for it would (one kernel for all shapes, e.g. oneDNN's
+    // runtime-dims matmul): the flow builds no static impls beside it.
+    virtual bool static_builds_redundant() const { return false; }
     // Weightable ops (OpDefinition::weights_input): the format this impl reads
     // its weights in (ImplEntry::weights_format of the entry that created it).
     virtual Format weights_format() const { return Format::plain; }

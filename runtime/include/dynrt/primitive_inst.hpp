@@ -158,10 +158,12 @@ private:
     // The current impl and what it was chosen and created with (inst_impl.cpp).
     struct ImplSlot {
         ImplPtr impl;
-        ImplPtr dynamic_impl;               // shape-agnostic impl, kept once created
-        std::string dynamic_sig;            // what dynamic_impl was created for
-        std::string key;                    // impl-cache key of the current params
-        std::unique_ptr<ImplState> state;   // this request's state of `impl`, made when it changed
+        ImplPtr dynamic_impl;                            // shape-agnostic impl, kept once created
+        std::string dynamic_sig;                         // what dynamic_impl was created for
+        const RegisteredImpl* dynamic_entry = nullptr;   // ... from which entry
+        bool dynamic_reordered = false;                  // ... reading reordered weights
+        std::string key;                                 // impl-cache key of the current params
+        std::unique_ptr<ImplState> state;                // this request's state of `impl`, made when it changed
         // The params the impl is created and executed with: params_ plus fused
         // ops, fake alignment and the weights format (exec_special: they differ).
         KernelParams exec_params;
@@ -226,6 +228,7 @@ private:
     // impl
     std::vector<const RegisteredImpl*> impl_candidates() const;
     void build_impl(const KernelParams& req, const std::string& key, bool reorder_weights);
+    bool keeps_dynamic_impl(const KernelParams& req, bool reorder_weights) const;
     void use_dynamic_impl(const RegisteredImpl& dyn, const RegisteredImpl* stat, const KernelParams& req,
                           const std::string& key, bool reorder_weights);
     uint32_t count_visit(const std::string& key);

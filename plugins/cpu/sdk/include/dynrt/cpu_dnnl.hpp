@@ -57,6 +57,11 @@ struct DnnlPlan {
     // The primitive applies every fused op (post-ops); else none, and the
     // fused ops' host impls run after it.
     bool fused_ops_applied = false;
+    // The post-ops dnnl_plan_with_post_ops made it for, kept or not: the
+    // fused ops of another run with these post-ops get the same plan.
+    bool post_ops_considered = false;
+    bool post_ops_expressible = false;
+    std::vector<dnnl::memory::desc> post_op_descs;
 };
 
 // A node's fused ops as oneDNN post-ops: all of them, or none (applied false).
