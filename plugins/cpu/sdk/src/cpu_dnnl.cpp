@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -226,6 +227,20 @@ private:
     size_t size_ = 0;
 };
 
+// oneDNN generates its gemm kernels (matmul with runtime dims, im2col
+// convolution) once per process, on the first gemm it executes: 30 ms on
+// the corpus's KV decode, which fell on whichever run first reached such a
+// primitive (the second shape there). The first oneDNN impl created pays it.
+void warm_up_gemm() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        constexpr dnnl_dim_t n = 64;   // large enough for the jit path (small products take another)
+        const std::vector<float> a(n * n, 0.0f), b(n * n, 0.0f);
+        std::vector<float> c(n * n);
+        (void)dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    });
+}
+
 // One request's state: its stream, scratchpad and, for the layouts of its
 // last run, the memory objects and argument map (rebound to each run's
 // buffers by pointer alone: creating them costs more than a small matmul)
@@ -262,6 +277,7 @@ class DnnlImpl final : public Impl {
 public:
     DnnlImpl(std::string name, std::shared_ptr<const DnnlSpec> spec, const KernelParams& p, bool dynamic)
         : name_(std::move(name)), spec_(std::move(spec)), dynamic_(dynamic) {
+        warm_up_gemm();
         // A static impl of a node that has a shape-agnostic plan runs that
         // plan too: one JIT kernel for all of the node's shapes (the static
         // builds cost no code), and the same bits as the dynamic impl.
