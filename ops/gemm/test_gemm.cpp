@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "dynrt/primitive_inst.hpp"
 #include "ocl_sweep.hpp"
 #include "op_test.hpp"
 
@@ -189,6 +190,30 @@ TEST(GemmDynamic, OneInstanceFollowsShapesInEveryImplMode) {
     for (Mode mode : {Mode::dynamic_async, Mode::sync_compile, Mode::static_only}) {
         SCOPED_TRACE(test::mode_name(mode));
         sweep(mode);
+    }
+}
+
+// Batch dims that vary in both operands: the cpu engine's shape-agnostic
+// oneDNN plan takes them as runtime dims (one plan, no static builds), and a
+// run where one operand's batch broadcasts gets a plan of its shapes. Every
+// run on one instance against the reference, in every impl mode of the cpu
+// engine.
+TEST(GemmDynamic, VaryingBatchDimsThatSometimesBroadcastFollowTheReference) {
+    const Layout a(PartialShape{Dimension(), Dimension(), 16}, DataType::f32);
+    const Layout b(PartialShape{Dimension(), 16, 8}, DataType::f32);
+    const test::OpSetup setup{"gemm", {}, {a, b}, {}};
+    const std::vector<std::vector<Shape>> shapes = {
+        {Shape{1, 3, 16}, Shape{1, 16, 8}}, {Shape{2, 3, 16}, Shape{2, 16, 8}}, {Shape{2, 5, 16}, Shape{1, 16, 8}},
+        {Shape{3, 2, 16}, Shape{3, 16, 8}}, {Shape{1, 4, 16}, Shape{3, 16, 8}}, {Shape{2, 3, 16}, Shape{2, 16, 8}}};
+    for (test::SequenceOptions o : test::every_engine_and_mode()) {
+        if (o.engine != "cpu") continue;   // the OpenCL impls' broadcasts: GemmOcl below
+        SCOPED_TRACE(test::mode_name(o.mode));
+        if (o.engine == "cpu" && o.mode == Mode::dynamic_async)
+            o.on_step = [](const InferRequest& req, size_t step) {
+                const Impl& impl = *req.inst("node").impl();
+                EXPECT_TRUE(impl.static_builds_redundant()) << impl.name() << " at step " << step;
+            };
+        test::expect_sequence(setup, test::random_runs(DataType::f32, shapes, 7), o);
     }
 }
 

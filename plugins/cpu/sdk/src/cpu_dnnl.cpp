@@ -254,6 +254,7 @@ public:
     std::vector<Layout> inputs, outputs;
     std::vector<Layout> fused_inputs;   // every fused op's inputs, in order
     bool own = false;                   // runs `plan`, else the impl's
+    bool own_agnostic = false;          // `plan` is shape-agnostic (runtime descriptors)
     DnnlPlan plan;
     std::vector<dnnl::memory> mems;
     std::unordered_map<int, dnnl::memory> args;
@@ -288,6 +289,8 @@ public:
             }
         }
         if (!dynamic) {
+            // A shape the shape-agnostic plan cannot serve (see prepare()).
+            if (agnostic_ && !agnostic_serves(p)) agnostic_ = false;
             if (!agnostic_) plan_ = plan_for(p);
             inputs_ = p.inputs;
             outputs_ = p.outputs;
@@ -345,6 +348,9 @@ private:
         const CpuThreads threads(p.engine, io_bytes(p));
         return spec_->plan(p);
     }
+    bool agnostic_serves(const KernelParams& p) const {
+        return !spec_->shape_agnostic_serves || spec_->shape_agnostic_serves(p);
+    }
     // A shape-agnostic plan serves runs of any size: made with the engine's
     // whole budget (one thread under --threads 1, not the process's cores).
     std::optional<DnnlPlan> agnostic_plan_for(const KernelParams& p) const {
@@ -389,25 +395,30 @@ private:
     // own, then memory objects for the plan's args (their buffers are set per
     // run; the argument map holds handles to the same objects), the plan's
     // fixed args and the scratchpad. A request plans its own layouts in a
-    // dynamic impl without a shape-agnostic plan; with one, it plans its own
-    // shape-agnostic plan where this run's post-ops differ from the impl's
-    // (an operand that broadcast at the first run and no longer does, or
-    // the other way round). Which plan a run gets thus depends on its layouts
-    // alone, never on the runs before it or on which impl serves it: the
-    // same bits for the same inputs.
+    // dynamic impl without a shape-agnostic plan, and for a run the
+    // shape-agnostic plan cannot serve (DnnlSpec::shape_agnostic_serves: a
+    // batch dim it took as a runtime dim of both operands broadcasts); it
+    // plans its own shape-agnostic plan where this run's post-ops differ from
+    // the impl's (an operand that broadcast at the first run and no longer
+    // does, or the other way round). Which plan a run gets thus depends on
+    // its layouts alone, never on the runs before it or on which impl serves
+    // it: the same bits for the same inputs.
     void prepare(const KernelParams& p, DnnlState& s) const {
         s.bound = false;
         s.own = dynamic_ && !agnostic_;
-        if (s.own) s.plan = plan_for(p);
-        if (agnostic_ && !same_post_ops(p)) {
+        s.own_agnostic = false;
+        if (agnostic_ && !agnostic_serves(p)) {
+            s.own = true;
+        } else if (agnostic_ && !same_post_ops(p)) {
             std::optional<DnnlPlan> own = agnostic_plan_for(p);
             if (!own) throw Error(name_ + ": no shape-agnostic plan for " + p.inputs.at(0).to_string());
             s.plan = std::move(*own);
-            s.own = true;
+            s.own = s.own_agnostic = true;
         }
+        if (s.own && !s.own_agnostic) s.plan = plan_for(p);
         const DnnlPlan& plan = s.own ? s.plan : plan_;
         std::vector<dnnl::memory::desc> descs = plan.descs;
-        if (agnostic_) {
+        if (agnostic_ && (!s.own || s.own_agnostic)) {
             const std::vector<dnnl::memory::desc> runtime = spec_->runtime_descs(p);
             std::copy(runtime.begin(), runtime.end(), descs.begin());
         }

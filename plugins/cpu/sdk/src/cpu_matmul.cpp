@@ -191,17 +191,30 @@ DnnlPlan make_plan(const KernelParams& p, const std::vector<memory::desc>& d, co
     });
 }
 
-// One primitive for every shape of the node: possible when no batch dim
-// broadcasts (or may broadcast) between src and wei, which oneDNN's runtime
-// dims cannot express, and the ranks have format tags.
-std::optional<DnnlPlan> shape_agnostic(const KernelParams& p, const MatmulVariant& v) {
-    const Product m = product_of(p, v);
+// Whether a batch dim that varies in either operand is equal in both, and a
+// bias dim that varies equals the output's: a shape-agnostic plan takes them
+// as runtime dims, which oneDNN cannot broadcast.
+bool batch_dims_match(const Product& m) {
     for (size_t i = 0; i + 2 < m.src.dims.size(); ++i)
-        if (m.src.varies[i] || m.wei.varies[i] || m.src.dims[i] != m.wei.dims[i]) return std::nullopt;
-    if (m.has_bias)
+        if ((m.src.varies[i] || m.wei.varies[i]) && m.src.dims[i] != m.wei.dims[i]) return false;
+    if (m.has_bias && m.bias.dims.size() == m.dst.dims.size())
         for (size_t i = 0; i < m.bias.dims.size(); ++i)
-            if (m.bias.varies[i] && m.bias.dims.size() == m.dst.dims.size() && m.dst.dims[i] != m.bias.dims[i])
-                return std::nullopt;
+            if (m.bias.varies[i] && m.bias.dims[i] != m.dst.dims[i]) return false;
+    return true;
+}
+
+// One primitive for every shape of the node: batch dims that vary are
+// runtime dims of src, wei and dst, and the plan serves the runs where they
+// are equal in src and wei (shape_agnostic_serves; a run where one
+// broadcasts gets a plan of its shapes). Static batch dims must be equal
+// and the ranks must have format tags.
+std::optional<DnnlPlan> shape_agnostic(const KernelParams& p, const MatmulVariant& v) {
+    Product m = product_of(p, v);
+    if (!batch_dims_match(m)) return std::nullopt;
+    for (size_t i = 0; i + 2 < m.src.dims.size(); ++i) {
+        if (m.src.dims[i] != m.wei.dims[i]) return std::nullopt;
+        if (m.src.varies[i] || m.wei.varies[i]) m.src.varies[i] = m.wei.varies[i] = m.dst.varies[i] = true;
+    }
     std::vector<memory::desc> d;
     for (const Operand* o : {&m.src, &m.wei, &m.dst}) {
         std::optional<memory::desc> r = runtime(*o);
@@ -246,6 +259,9 @@ void add_dnnl_matmul_impls(ModuleRegistrar& reg, const std::string& op,
     };
     spec.shape_agnostic_plan = [variant](const KernelParams& p) { return shape_agnostic(p, variant(p)); };
     spec.runtime_descs = [variant](const KernelParams& p) { return concrete_descs(product_of(p, variant(p))); };
+    spec.shape_agnostic_serves = [variant](const KernelParams& p) {
+        return batch_dims_match(product_of(p, variant(p)));
+    };
     add_dnnl_impls(reg, op, std::move(spec));
 }
 

@@ -84,6 +84,10 @@ struct DnnlSpec {
     // per shape), and the descriptors of each run.
     std::function<std::optional<DnnlPlan>(const KernelParams&)> shape_agnostic_plan;
     std::function<std::vector<dnnl::memory::desc>(const KernelParams&)> runtime_descs;
+    // Optional, with a shape-agnostic plan: false for a run the plan made from
+    // the node's params cannot serve (then a plan of the run's shapes serves
+    // it); none: every run.
+    std::function<bool(const KernelParams&)> shape_agnostic_serves;
     bool register_static = true;
     bool register_dynamic = true;
 };
