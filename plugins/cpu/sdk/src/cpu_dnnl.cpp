@@ -234,10 +234,10 @@ private:
 void warm_up_gemm() {
     static std::once_flag once;
     std::call_once(once, [] {
-        constexpr dnnl_dim_t n = 64;   // large enough for the jit path (small products take another)
-        const std::vector<float> a(n * n, 0.0f), b(n * n, 0.0f);
-        std::vector<float> c(n * n);
-        (void)dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+        constexpr dnnl_dim_t kSize = 64;   // large enough for the jit path (small products take another)
+        const std::vector<float> a(kSize * kSize, 0.0f), b(kSize * kSize, 0.0f);
+        std::vector<float> c(kSize * kSize);
+        (void)dnnl_sgemm('N', 'N', kSize, kSize, kSize, 1.0f, a.data(), kSize, b.data(), kSize, 0.0f, c.data(), kSize);
     });
 }
 
