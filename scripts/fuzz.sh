@@ -37,21 +37,35 @@ seed shape_infer
 # runtime is loaded all the same, so the start-up check is left out.
 export ASAN_OPTIONS="detect_leaks=0:verify_asan_link_order=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+# The harnesses run side by side, as many at a time as there are cores (each
+# is one process on one core), so the job takes about SECONDS x harnesses /
+# cores; each writes its own log, reported in harness order at the end.
+run_one() {   # run_one <harness>: its exit status lands in build-fuzz/fuzz_<harness>.status
+  local h="$1" findings="$dir/findings/$1" start=$SECONDS status=0
+  mkdir -p "$findings" "$dir/corpus/$h"
+  "$dir/bin/fuzz_$h" "$dir/corpus/$h" "$DYNRT_ROOT/fuzz/regressions/$h" -max_total_time="$seconds" \
+    -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -artifact_prefix="$findings/" \
+    -print_final_stats=1 > "$dir/fuzz_$h.log" 2>&1 || status=$?
+  echo "$status $((SECONDS - start))" > "$dir/fuzz_$h.status"
+}
+cores="$(nproc 2>/dev/null || echo 2)"
+for h in "${harnesses[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n || true; done
+  echo "fuzz.sh: $h for ${seconds}s" >&2
+  rm -f "$dir/fuzz_$h.status"
+  run_one "$h" &
+done
+wait
 failed=()
 for h in "${harnesses[@]}"; do
-  findings="$dir/findings/$h"
-  mkdir -p "$findings" "$dir/corpus/$h"
-  echo "fuzz.sh: $h for ${seconds}s" >&2
-  start=$SECONDS
-  if ! "$dir/bin/fuzz_$h" "$dir/corpus/$h" "$DYNRT_ROOT/fuzz/regressions/$h" -max_total_time="$seconds" \
-       -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -artifact_prefix="$findings/" \
-       -print_final_stats=1 > "$dir/fuzz_$h.log" 2>&1; then
+  read -r status took < "$dir/fuzz_$h.status" || { status=1; took=?; }
+  if [ "$status" != 0 ]; then
     failed+=("$h")
     tail -40 "$dir/fuzz_$h.log" >&2
-    echo "fuzz.sh: $h found a problem; input(s) in $findings/ (replay: $dir/bin/fuzz_$h <file>)" >&2
+    echo "fuzz.sh: $h found a problem; input(s) in $dir/findings/$h/ (replay: $dir/bin/fuzz_$h <file>)" >&2
   fi
   grep -E '^stat::number_of_executed_units' "$dir/fuzz_$h.log" | sed "s/^/fuzz.sh: $h: /" >&2 || true
-  echo "fuzz.sh: $h took $((SECONDS - start))s" >&2
+  echo "fuzz.sh: $h took ${took}s" >&2
 done
 if [ ${#failed[@]} -gt 0 ]; then echo "fuzz.sh: findings in: ${failed[*]}" >&2; exit 1; fi
 echo "fuzz.sh: no findings (${harnesses[*]}, ${seconds}s each)"
