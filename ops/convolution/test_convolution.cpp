@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -17,8 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "dynrt/cpu_dnnl.hpp"
 #include "ocl_sweep.hpp"
 #include "op_test.hpp"
+#include "single_node.hpp"
 
 namespace dynrt {
 namespace {
@@ -443,6 +446,39 @@ TEST(ConvolutionImpls, EveryImplMatchesTheReferenceOverOneToThreeSpatialAxes) {
                                                test::random_runs(t, shapes), {},
                                                t == DataType::f32 ? std::vector<std::string>{} : f32_only);
         }
+}
+
+// oneDNN's direct (brgemm / jit) convolutions run on blocked layouts: the cpu
+// engine's oneDNN impls take the layouts oneDNN picks and reorder the plain
+// tensors into and out of them. With 16 input and 32 output channels oneDNN
+// picks a direct impl on a CPU with AVX2 or AVX-512 (without AVX2 it
+// convolves through gemm on the plain tensors and this test is skipped): the static impl's plan
+// stages x, the weights and y, and both oneDNN impls match the reference over
+// sizes and batches that change between runs.
+TEST(ConvolutionImpls, OneDnnImplsReorderIntoTheLayoutsOfADirectConvolution) {
+    Conv c;
+    c.pads_begin = c.pads_end = {1, 1};
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{32, 16, 3, 3}, 5);
+    const HostTensor b = test::random_tensor(DataType::f32, Shape{32}, 6);
+    const auto program =
+        test::single_node_program("convolution", {f32({1, 16, 20, 20}), w.layout(), b.layout()}, c.attrs());
+    const EnginePtr cpu = test::engine("cpu");
+    const KernelParams p = tools::single_node_params(*program, cpu.get());
+    std::string info;
+    for (const RegisteredImpl* r : test::registry()->impls("convolution", "cpu"))
+        if (r->entry.name == "cpu_dnnl_static") info = dnnl_impl_info(*r->entry.create(p));
+    ASSERT_FALSE(info.empty()) << "no cpu_dnnl_static impl of convolution";
+    if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx2) GTEST_SKIP() << "no AVX2: oneDNN convolves through gemm";
+    EXPECT_EQ(info.find("gemm"), std::string::npos) << info;
+    EXPECT_NE(info.find("staged src weights dst"), std::string::npos) << info;
+
+    const std::vector<std::vector<Shape>> sizes = {
+        {{1, 16, 20, 20}}, {{2, 16, 7, 9}}, {{1, 16, 33, 17}}, {{3, 16, 1, 1}}, {{1, 16, 20, 20}}};
+    const std::vector<std::string> ran = test::expect_impls_match_reference(
+        {"convolution", c.attrs(), {f32(PartialShape::dynamic_of_rank(4)), w.layout(), b.layout()}, {{1, w}, {2, b}}},
+        test::random_runs(DataType::f32, sizes, 7), {}, {}, {"cpu"});
+    for (const char* name : {"cpu_dnnl_static", "cpu_dnnl_dynamic"})
+        EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
 }
 
 using test::Mode;

@@ -191,6 +191,22 @@ DnnlPlan dnnl_plan(dnnl::primitive primitive, const dnnl::memory::desc& scratchp
     return plan;
 }
 
+DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& inner) {
+    if (inner.size() > plan.args.size()) throw Error("dnnl_stage_args: more descriptors than arguments");
+    for (size_t a = 0; a < inner.size(); ++a) {
+        if (inner[a] == plan.descs[a]) continue;
+        DnnlStaged st;
+        st.arg = a;
+        st.inner = inner[a];
+        const dnnl::engine& eng = dnnl_cpu_engine();
+        st.reorder = plan.args[a].output
+                         ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, inner[a], eng, plan.descs[a]))
+                         : dnnl::reorder(dnnl::reorder::primitive_desc(eng, plan.descs[a], eng, inner[a]));
+        plan.staged.push_back(std::move(st));
+    }
+    return plan;
+}
+
 std::string dnnl_check_dense(const KernelParams& p) {
     auto check = [](const std::vector<Layout>& ls, const char* what) -> std::string {
         for (size_t i = 0; i < ls.size(); ++i)
@@ -257,6 +273,7 @@ public:
     bool own_agnostic = false;          // `plan` is shape-agnostic (runtime descriptors)
     DnnlPlan plan;
     std::vector<dnnl::memory> mems;
+    std::vector<dnnl::memory> staged;   // the request's copy of each DnnlPlan::staged arg
     std::unordered_map<int, dnnl::memory> args;
 };
 
@@ -299,6 +316,24 @@ public:
 
     std::string name() const override { return name_; }
     bool is_dynamic() const override { return dynamic_; }
+    std::string info() const {
+        if (!plan_.primitive) return {};
+        const char* impl = nullptr;
+        std::string out;
+        if (dnnl_primitive_desc_query(plan_.primitive.get_primitive_desc(), dnnl_query_impl_info_str, 0, &impl) ==
+                dnnl_success &&
+            impl)
+            out = impl;
+        if (!plan_.staged.empty()) out += " staged";
+        for (const DnnlStaged& st : plan_.staged) {
+            const int arg = plan_.args[st.arg].arg;
+            out += " " + std::string(arg == DNNL_ARG_SRC       ? "src"
+                                     : arg == DNNL_ARG_WEIGHTS ? "weights"
+                                     : arg == DNNL_ARG_DST     ? "dst"
+                                                               : std::to_string(arg));
+        }
+        return out;
+    }
     // A static impl would run the same shape-agnostic plan.
     bool static_builds_redundant() const override { return dynamic_ && agnostic_; }
     std::unique_ptr<ImplState> create_state() const override {
@@ -361,7 +396,15 @@ private:
     void run(const KernelParams& p, const DnnlPlan& plan, DnnlState& s) const {
         const CpuThreads threads(p.engine, io_bytes(p));
         try {
+            for (size_t k = 0; k < plan.staged.size(); ++k) {
+                const DnnlStaged& st = plan.staged[k];
+                if (!plan.args[st.arg].output) st.reorder.execute(s.stream, s.mems[st.arg], s.staged[k]);
+            }
             plan.primitive.execute(s.stream, s.args);
+            for (size_t k = 0; k < plan.staged.size(); ++k) {
+                const DnnlStaged& st = plan.staged[k];
+                if (plan.args[st.arg].output) st.reorder.execute(s.stream, s.staged[k], s.mems[st.arg]);
+            }
             s.stream.wait();
         } catch (const dnnl::error& e) {
             throw Error(name_ + ": oneDNN failed (" + std::string(e.what()) + ")");
@@ -429,6 +472,11 @@ private:
             s.args[plan.args[a].arg] = s.mems.back();
         }
         for (const auto& [arg, mem] : plan.fixed) s.args[arg] = mem;
+        s.staged.clear();
+        for (const DnnlStaged& st : plan.staged) {
+            s.staged.emplace_back(st.inner, dnnl_cpu_engine());
+            s.args[plan.args[st.arg].arg] = s.staged.back();
+        }
         if (plan.scratchpad_bytes) {
             const dnnl::memory::desc sd({static_cast<dnnl::memory::dim>(plan.scratchpad_bytes)},
                                         dnnl::memory::data_type::u8, dnnl::memory::format_tag::a);
@@ -494,6 +542,11 @@ ImplEntry dnnl_entry(const std::string& op, const std::shared_ptr<const DnnlSpec
 }
 
 }   // namespace
+
+std::string dnnl_impl_info(const Impl& impl) {
+    const auto* d = dynamic_cast<const DnnlImpl*>(&impl);
+    return d ? d->info() : std::string();
+}
 
 void add_dnnl_impls(ModuleRegistrar& reg, const std::string& op, DnnlSpec spec) {
     if (!spec.plan) throw Error("add_dnnl_impls: op '" + op + "' gives no plan");

@@ -43,6 +43,16 @@ struct DnnlArgRef {
     bool fused = false;   // an extra input of the fused ops (ExecContext::fused_inputs)
 };
 
+// A primitive argument held in a layout of oneDNN's choosing (a primitive
+// descriptor made with format `any`, e.g. a blocked convolution): the run's
+// plain buffer is reordered into the request's copy before the primitive
+// (an input) or out of it after (an output). Plans of static layouts only.
+struct DnnlStaged {
+    size_t arg = 0;             // index into DnnlPlan::args
+    dnnl::memory::desc inner;   // the primitive's layout of it
+    dnnl::reorder reorder;      // plain -> inner (input) or inner -> plain (output)
+};
+
 // One primitive and how a run binds it.
 struct DnnlPlan {
     dnnl::primitive primitive;
@@ -53,6 +63,8 @@ struct DnnlPlan {
     std::vector<dnnl::memory::desc> descs;
     // Arguments bound to memory the plan owns (e.g. a constant scale).
     std::vector<std::pair<int, dnnl::memory>> fixed;
+    // Arguments the primitive takes in its own layouts (dnnl_stage_args).
+    std::vector<DnnlStaged> staged;
     size_t scratchpad_bytes = 0;   // from the primitive descriptor (user scratchpad)
     // The primitive applies every fused op (post-ops); else none, and the
     // fused ops' host impls run after it.
@@ -117,6 +129,19 @@ dnnl::memory::desc dnnl_plain_desc(const std::vector<int64_t>& dims, DataType t)
 // (its operands are bound after `args`).
 DnnlPlan dnnl_plan(dnnl::primitive primitive, const dnnl::memory::desc& scratchpad, std::vector<DnnlArgRef> args,
                    std::vector<dnnl::memory::desc> descs, const DnnlPostOps& post = {});
+// Stages every argument of `plan` whose descriptor in the primitive
+// (`inner`, in args order: what the primitive descriptor reports for each
+// arg) differs from the plain one the run binds (plan.descs): a reorder into
+// the primitive's layout before it runs for inputs, out of it after for
+// outputs. Returns the plan.
+DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& inner);
+// What a oneDNN impl of this SDK runs, for `-v`-style reports and tests:
+// oneDNN's impl string of its plan ("brgconv:avx512_core"), then
+// " staged <arg>..." naming the arguments it reorders into the primitive's
+// layouts (dnnl_stage_args; "src", "weights", "dst", else the DNNL_ARG
+// number). Empty for an impl that is not one, or that keeps no plan of its
+// own (a dynamic impl planning per request).
+std::string dnnl_impl_info(const Impl& impl);
 // Empty when every input and output is plain and unpadded (what the plans
 // bind), else the reason.
 std::string dnnl_check_dense(const KernelParams& p);
