@@ -55,11 +55,11 @@ DnnlPlan conv_plan(const KernelParams& p, const ConvGeometry& g) {
                                                pick(src), pick(wei), bias, pick(dst), to_dims(g.strides), dilates,
                                                to_dims(g.pads_begin), to_dims(g.pads_end));
     };
-    const bool blocked =
-        !gemm_based(dnnl::convolution_forward::primitive_desc(conv_desc(true), dnnl_attr(), dnnl_cpu_engine()));
-    const dnnl::convolution_forward::desc cd = conv_desc(blocked);
     return dnnl_plan_with_post_ops(p, dst, [&](const DnnlPostOps& post) {
-        const dnnl::convolution_forward::primitive_desc pd(cd, dnnl_attr(post), dnnl_cpu_engine());
+        dnnl::convolution_forward::primitive_desc pd(conv_desc(true), dnnl_attr(post), dnnl_cpu_engine());
+        const bool blocked = !gemm_based(pd);
+        if (!blocked)
+            pd = dnnl::convolution_forward::primitive_desc(conv_desc(false), dnnl_attr(post), dnnl_cpu_engine());
         std::vector<DnnlArgRef> args{{DNNL_ARG_SRC, false, 0}, {DNNL_ARG_WEIGHTS, false, 1}, {DNNL_ARG_DST, true, 0}};
         std::vector<memory::desc> descs{src, wei, dst};
         if (has_bias) {
