@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/host_tensor.hpp"
@@ -50,19 +51,7 @@ namespace {
 
 unsigned g_threads = 1;
 
-std::string modules() {
-    if (const char* env = std::getenv("DYNRT_MODULE_PATH"); env && *env) {
-        const std::string s(env);
-        return s.substr(0, s.find(':'));
-    }
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const auto dir = exe.parent_path().parent_path() / "lib" / "dynrt";
-        if (std::filesystem::exists(dir / "libdynrt_cpu.so")) return dir.string();
-    }
-    return DYNRT_BENCH_MODULE_DIR;
-}
+std::string modules() { return bench::module_dir("libdynrt_cpu.so", DYNRT_BENCH_MODULE_DIR); }
 
 struct Host {
     std::shared_ptr<Registry> registry;

@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/module_loader.hpp"
@@ -67,19 +68,7 @@ size_t g_mib = 256;       // memory-bound tensor size (MiB of the main tensor)
 int64_t g_max_dim = 0;    // largest square GEMM (0: from --mib)
 int64_t g_decode_k = 0;   // K = N of the decode shapes (0: from --mib)
 
-std::string module_dir() {
-    if (const char* env = std::getenv("DYNRT_MODULE_PATH"); env && *env) {
-        const std::string s(env);
-        return s.substr(0, s.find(':'));
-    }
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const auto dir = exe.parent_path().parent_path() / "lib" / "dynrt";
-        if (std::filesystem::exists(dir / "libdynrt_ocl.so")) return dir.string();
-    }
-    return DYNRT_BENCH_MODULE_DIR;
-}
+std::string module_dir() { return bench::module_dir("libdynrt_ocl.so", DYNRT_BENCH_MODULE_DIR); }
 
 struct Env {
     std::shared_ptr<Registry> registry;
