@@ -1,9 +1,14 @@
 // What the benchmark programs share.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include "dynrt/module_loader.hpp"
+#include "dynrt/registry.hpp"
 
 namespace dynrt::bench {
 
@@ -22,6 +27,15 @@ inline std::string module_dir(const char* probe, const char* build_dir) {
         if (std::filesystem::exists(dir / probe)) return dir.string();
     }
     return build_dir;
+}
+
+// A registry of every module in `dir`; the modules that fail to load are
+// named on stderr (the benchmarks of the others still run).
+inline std::shared_ptr<Registry> load_registry(const std::string& dir) {
+    auto registry = std::make_shared<Registry>();
+    const LoadReport r = ModuleLoader::load_dirs(*registry, {dir});
+    for (const LoadFailure& f : r.failed) std::fprintf(stderr, "module %s: %s\n", f.path.c_str(), f.message.c_str());
+    return registry;
 }
 
 }   // namespace dynrt::bench

@@ -62,10 +62,7 @@ struct Host {
 Host& host() {
     static Host h = [] {
         Host x;
-        x.registry = std::make_shared<Registry>();
-        const LoadReport r = ModuleLoader::load_dirs(*x.registry, {modules()});
-        for (const LoadFailure& f : r.failed)
-            std::fprintf(stderr, "module %s: %s\n", f.path.c_str(), f.message.c_str());
+        x.registry = bench::load_registry(modules());
         EngineConfig cfg{"cpu", false};
         cfg.threads = g_threads;
         x.engine = x.registry->create_engine("cpu", cfg);

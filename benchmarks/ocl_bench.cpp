@@ -81,10 +81,7 @@ struct Env {
 Env& env() {
     static Env e = [] {
         Env x;
-        x.registry = std::make_shared<Registry>();
-        const LoadReport r = ModuleLoader::load_dirs(*x.registry, {module_dir()});
-        for (const LoadFailure& f : r.failed)
-            std::fprintf(stderr, "module %s: %s\n", f.path.c_str(), f.message.c_str());
+        x.registry = bench::load_registry(module_dir());
         try {
             if (!x.registry->has_engine("ocl")) throw Error("the ocl device module is not built or not loaded");
             const char* dev = std::getenv("DYNRT_OCL_BENCH_DEVICE");
