@@ -268,6 +268,7 @@ public:
     Scratchpad scratchpad;
     bool bound = false;   // inputs/outputs name the layouts of plan, mems and args
     std::vector<Layout> inputs, outputs;
+    size_t io_bytes = 0;                // their bytes: the run's share of the engine's threads
     std::vector<Layout> fused_inputs;   // every fused op's inputs, in order
     bool own = false;                   // runs `plan`, else the impl's
     bool own_agnostic = false;          // `plan` is shape-agnostic (runtime descriptors)
@@ -394,7 +395,7 @@ private:
     }
 
     void run(const KernelParams& p, const DnnlPlan& plan, DnnlState& s) const {
-        const CpuThreads threads(p.engine, io_bytes(p));
+        const CpuThreads threads(p.engine, s.io_bytes);
         try {
             for (size_t k = 0; k < plan.staged.size(); ++k) {
                 const DnnlStaged& st = plan.staged[k];
@@ -485,6 +486,7 @@ private:
         }
         s.inputs = p.inputs;
         s.outputs = p.outputs;
+        s.io_bytes = io_bytes(p);
         s.fused_inputs.clear();
         for (const FusedOpDesc& f : p.fused_ops)
             s.fused_inputs.insert(s.fused_inputs.end(), f.inputs.begin(), f.inputs.end());
