@@ -58,8 +58,11 @@ endfunction()
 # share/dynrt/sweeps/<op>.txt and run by ctest through `dynrt test-op <op>
 # --sweep-file`: as sweep_<op>_cpu on the cpu impls and, when the op has
 # KERNELS or says OCL (OpenCL impls from a shared SDK kernel, e.g.
-# add_copy_ocl_impls), as sweep_<op>_ocl on its OpenCL impls (skipped without
-# an OpenCL platform).
+# add_copy_ocl_impls), as sweep_<op>_ocl on its shape-agnostic OpenCL impl
+# (skipped without an OpenCL platform). The static OpenCL impls build a
+# kernel per shape (about a second each on a cold PoCL cache; half of a
+# sweep's time): the op's <Op>Impls and <Op>Dynamic tests and the ONNX node
+# tests run them, and `dynrt test-op <op> --device ocl` runs both.
 #
 # KERNELS <file.cl>...: each OpenCL source is embedded at build time as a
 # header "<stem>_cl.hpp" defining `static const char <stem>_cl[]` (the file's
@@ -102,8 +105,12 @@ function(dynrt_add_op)
         list(APPEND _devices ocl)
       endif()
       foreach(_dev ${_devices})
+        set(_only)
+        if(_dev STREQUAL "ocl")
+          set(_only --impl ocl_dynamic)
+        endif()
         add_test(NAME sweep_${ARG_NAME}_${_dev}
-          COMMAND dynrt_cli test-op ${ARG_NAME} --sweep-file ${_sweep} --device ${_dev}
+          COMMAND dynrt_cli test-op ${ARG_NAME} --sweep-file ${_sweep} --device ${_dev} ${_only}
                   --modules-dir ${DYNRT_MODULE_OUTPUT_DIR})
         # The harness notes an impl type whose engine cannot be created.
         set_tests_properties(sweep_${ARG_NAME}_${_dev} PROPERTIES LABELS "op;sweep" TIMEOUT 600
