@@ -306,6 +306,8 @@ public:
                 agnostic_ = true;
             }
         }
+        if (agnostic_ && !plan_.staged.empty())
+            throw Error(name_ + ": a shape-agnostic oneDNN plan cannot stage arguments (their layouts change per run)");
         if (!dynamic) {
             // A shape the shape-agnostic plan cannot serve (see prepare()).
             if (agnostic_ && !agnostic_serves(p)) agnostic_ = false;
@@ -475,7 +477,16 @@ private:
         for (const auto& [arg, mem] : plan.fixed) s.args[arg] = mem;
         s.staged.clear();
         for (const DnnlStaged& st : plan.staged) {
-            s.staged.emplace_back(st.inner, dnnl_cpu_engine());
+            try {
+                s.staged.emplace_back(st.inner, dnnl_cpu_engine());
+            } catch (const dnnl::error& e) {
+                const DnnlArgRef& r = plan.args[st.arg];
+                const Layout& l = r.output ? p.outputs.at(r.index) : p.inputs.at(r.index);
+                throw Error(name_ + " of node '" + p.node + "': cannot allocate " +
+                            std::to_string(st.inner.get_size()) + " bytes for oneDNN's layout of " +
+                            (r.output ? "output " : "input ") + std::to_string(r.index) + " " + l.to_string() + " (" +
+                            e.what() + ")");
+            }
             s.args[plan.args[st.arg].arg] = s.staged.back();
         }
         if (plan.scratchpad_bytes) {
