@@ -6,6 +6,7 @@
 // shapes while a static one is built in the background.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,20 @@ std::vector<dynrt::ImportRule> onnx_rules() {
             dynrt::onnx_rule("MatMul", 2, 2, onnx_matmul, "batch dims broadcast; 1-D operands unsupported")};
 }
 
+// Permutation folding: a transpose of the last two dims of a or b (the other
+// dims in place) is the product's transpose flag of that operand, toggled.
+std::optional<dynrt::Attributes> absorb_permutation(const dynrt::Attributes& attrs, size_t input,
+                                                    const std::vector<size_t>& perm) {
+    const size_t r = perm.size();
+    if (input > 1 || r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2) return std::nullopt;
+    for (size_t i = 0; i + 2 < r; ++i)
+        if (perm[i] != i) return std::nullopt;
+    const char* flag = input == 0 ? "transpose_a" : "transpose_b";
+    dynrt::Attributes out = attrs;
+    out.set(flag, !attrs.get_bool(flag));
+    return out;
+}
+
 // The product gemm's attributes make.
 dynrt::MatmulVariant variant(const dynrt::KernelParams& p) {
     dynrt::MatmulVariant v;
@@ -205,6 +220,7 @@ void register_gemm(dynrt::ModuleRegistrar& reg) {
         return c;
     };
     def.imports = onnx_rules();
+    def.absorb_permutation = absorb_permutation;
     reg.add_op(def);
 
     dynrt::add_host_impls(reg, "gemm", kernel, dynrt::host_options({DataType::f32, DataType::f16}));

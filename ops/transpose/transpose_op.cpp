@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -511,6 +512,11 @@ void register_transpose(ModuleRegistrar& reg) {
                {attr_ints("perm", std::vector<int64_t>{}, "a permutation of 0..rank-1; empty: the dims reversed")},
                infer_transpose);
     def.imports = onnx_rules();
+    // A consumer that reads the input unpermuted takes this node's place
+    // (Program: permutation folding).
+    def.permutation = [](const Attributes& attrs, size_t rank) -> std::optional<std::vector<size_t>> {
+        return resolve_perm("transpose", attrs, PartialShape::dynamic_of_rank(rank));
+    };
     reg.add_op(def);
     add_host_impls(reg, "transpose", transpose_kernel);
     add_host_impls(reg, "transpose", fast_kernel, optimised_host_options({}, fast_supported));

@@ -125,6 +125,7 @@ NodeInput Program::resolve(const std::string& ref, const ErrorContext& where) co
 void Program::build() {
     built_ = false;
     build_graph();
+    if (options_.fold_permutations) fold_permutations();
     if (options_.fold_channel_affine) fold_channel_affines();
     mark_shape_of_subgraphs();
     built_ = true;
@@ -259,6 +260,48 @@ void Program::resolve_outputs() {
         nodes_[o.node].is_output = true;
         outputs_.push_back(o);
     }
+}
+
+// Permutation folding: each consumer input that reads a permutation the
+// consumer can take in its attributes reads the permutation's input instead;
+// the permutations so bypassed leave and the graph is built again. One pass:
+// a permutation feeding a permutation is not absorbed.
+void Program::fold_permutations() {
+    std::vector<bool> removed(nodes_.size(), false);
+    const size_t folded_before = folded_.size();
+    for (size_t idx : order_) {
+        if (!nodes_[idx].is_op() || !nodes_[idx].def->def.absorb_permutation) continue;
+        for (size_t k = 0; k < nodes_[idx].inputs.size(); ++k) fold_permutation(idx, k, removed);
+    }
+    if (folded_.size() == folded_before) return;
+    remove_folded(removed, {});
+    build_graph();
+}
+
+// Input `input` of `consumer` is output 0 of a permutation that has no other
+// user, reads it once, is not an output, and whose permutation the consumer
+// takes: the consumer gets the attributes absorb_permutation gives and the
+// permutation's input; the permutation is marked removed.
+bool Program::fold_permutation(size_t consumer, size_t input, std::vector<bool>& removed) {
+    Node& c = nodes_[consumer];
+    const NodeInput in = c.inputs[input];
+    const Node& p = nodes_[in.node];
+    if (removed[in.node] || !p.is_op() || !p.def->def.permutation || p.is_output || in.output != 0 ||
+        p.inputs.empty() || p.users != std::vector<size_t>{consumer})
+        return false;
+    if (std::count_if(c.inputs.begin(), c.inputs.end(), [&](const NodeInput& i) { return i.node == in.node; }) != 1)
+        return false;
+    const NodeInput src = p.inputs[0];
+    const size_t rank = nodes_[src.node].out_layouts.at(src.output).shape.rank();
+    const std::optional<std::vector<size_t>> perm = p.def->def.permutation(p.attrs, rank);
+    if (!perm) return false;
+    std::optional<Attributes> attrs = c.def->def.absorb_permutation(c.attrs, input, *perm);
+    if (!attrs) return false;
+    c.attrs = std::move(*attrs);
+    c.input_names[input] = p.input_names[0];
+    removed[in.node] = true;
+    folded_.push_back({p.name, p.op, c.name});
+    return true;
 }
 
 // Affine folding: every consumer that can go is folded in one pass (each

@@ -180,6 +180,19 @@ struct OpDefinition {
     std::function<std::vector<std::optional<HostTensor>>(const Attributes& attrs, const ConstantInputs& constants,
                                                          const ChannelAffine& affine)>
         absorb_channel_affine;
+    // Permutation folding (docs/architecture.md, "Permutation folding"), when
+    // a Program is built: a node that only permutes its input's dims goes
+    // where its one consumer can read that input unpermuted instead.
+    // Producer side: for a node with these attributes whose input 0 has `rank`
+    // dims, the permutation its output 0 is (output dim i = input dim
+    // perm[i]); nullopt where it is not one.
+    std::function<std::optional<std::vector<size_t>>(const Attributes& attrs, size_t rank)> permutation;
+    // Consumer side: attributes with which a node of these attributes computes
+    // the same outputs when its input `input` is the unpermuted tensor (whose
+    // permutation by `perm` it read so far), e.g. a matrix product's
+    // transpose flag toggled; nullopt where no attributes do.
+    std::function<std::optional<Attributes>(const Attributes& attrs, size_t input, const std::vector<size_t>& perm)>
+        absorb_permutation;
     // State readers and writers (OpTraits::reads_state / writes_state): the
     // name of the request variable the node with these attributes uses.
     std::function<std::string(const Attributes& attrs)> state_variable;

@@ -9,7 +9,9 @@
 // build() then folds per-channel affine consumers into their producers'
 // constant weights (ProgramOptions::fold_channel_affine; docs/architecture.md,
 // "Affine folding"): the consumer node is removed and every reference to it,
-// the program's outputs included, reads the producer instead.
+// the program's outputs included, reads the producer instead. It folds a
+// permutation (a transpose) into the one consumer that can read its input
+// unpermuted (ProgramOptions::fold_permutations; "Permutation folding").
 #pragma once
 
 #include <map>
@@ -65,6 +67,11 @@ struct ProgramOptions {
     // OpDefinition::absorb_channel_affine (convolution) and feeds only it;
     // false: every node stays (tests compare both).
     bool fold_channel_affine = true;
+    // Fold a node whose op declares OpDefinition::permutation (transpose)
+    // into its only consumer when the consumer's op declares
+    // OpDefinition::absorb_permutation (gemm) and takes it: the consumer reads
+    // the permutation's input with new attributes and the node goes.
+    bool fold_permutations = true;
 };
 
 // One fold done by build(): `node` (of op `op`) was folded into `into`.
@@ -106,8 +113,10 @@ private:
     void order_topologically();
     void infer_node(Node& n);
     void resolve_outputs();
+    void fold_permutations();      // then build_graph() again, when one folds
     void fold_channel_affines();   // then build_graph() again, while one folds
     void mark_shape_of_subgraphs();
+    bool fold_permutation(size_t consumer, size_t input, std::vector<bool>& removed);
     // fold_channel_affines()'s steps.
     bool fold_into_producer(size_t consumer, std::vector<bool>& touched);
     std::string unused_name(const std::string& base) const;
