@@ -1,6 +1,7 @@
 // The ONNX importer and `dynrt onnx-test`: TensorProto decoding (raw and typed
 // fields), attribute mapping, node-test runs and every bad-input error.
 #include <gtest/gtest.h>
+#include <cmath>
 
 #if defined(DYNRT_HAVE_ONNX)
 
@@ -613,6 +614,114 @@ TEST(OnnxGraph, ShapeSubgraphOfStaticInputs_FoldsAtImportAndRunsWhenDynamic) {
         EXPECT_EQ(y.shape(), (Shape{2, 12}));
         for (size_t i = 0; i < x.count(); ++i) EXPECT_EQ(y.as<float>()[i], x.as<float>()[i]);
     }
+}
+
+// How a Gelu's subgraph is spelled (onnx_patterns.cpp): PyTorch's export
+// Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), or Mul(Mul(x, 0.5), ...)
+// with Mul(x, 1/sqrt 2); its scalars as initializers or Constant nodes.
+struct GeluSpelling {
+    bool half_first = false;       // Mul(Mul(x, 0.5), a), else Mul(Mul(x, a), 0.5)
+    bool mul_inv_sqrt2 = false;    // Mul(x, 1/sqrt 2), else Div(x, sqrt 2)
+    bool constant_nodes = false;   // the scalars from Constant nodes, else initializers
+    float sqrt2 = 1.41421356f;     // another value: not a Gelu
+    bool erf_output_too = false;   // the Erf's output also a graph output
+};
+
+ox::ModelProto gelu_model(const GeluSpelling& g) {
+    ox::ModelProto m = empty_model();
+    auto scalar = [&](const std::string& name, float v) {
+        if (g.constant_nodes) {
+            auto* c = add_node(m, "Constant", {}, {name}, name + "_node");
+            auto* a = c->add_attribute();
+            a->set_name("value");
+            a->set_type(ox::AttributeProto::TENSOR);
+            *a->mutable_t() = float_tensor({}, {v}, true);
+        } else {
+            ox::TensorProto* t = m.mutable_graph()->add_initializer();
+            *t = float_tensor({}, {v}, true);
+            t->set_name(name);
+        }
+    };
+    scalar("half", 0.5f);
+    scalar("one", 1.0f);
+    if (g.mul_inv_sqrt2) {
+        scalar("inv_sqrt2", 1.0f / g.sqrt2);
+        add_node(m, "Mul", {"inv_sqrt2", "X"}, {"d"}, "scale");
+    } else {
+        scalar("sqrt2", g.sqrt2);
+        add_node(m, "Div", {"X", "sqrt2"}, {"d"}, "scale");
+    }
+    add_node(m, "Erf", {"d"}, {"e"}, "erf");
+    add_node(m, "Add", {"one", "e"}, {"a"}, "plus_one");
+    if (g.half_first) {
+        add_node(m, "Mul", {"X", "half"}, {"h"}, "halve");
+        add_node(m, "Mul", {"a", "h"}, {"Y"}, "gelu_out");
+    } else {
+        add_node(m, "Mul", {"X", "a"}, {"p"}, "times_x");
+        add_node(m, "Mul", {"p", "half"}, {"Y"}, "gelu_out");
+    }
+    add_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    if (g.erf_output_too) add_value(m.mutable_graph()->add_output(), "e", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    return m;
+}
+
+// Imports the spelling, checks how many subgraphs became one op and that the
+// output is the subgraph's value over changing N on one network.
+void expect_gelu_import(const GeluSpelling& spelling, size_t fused) {
+    TempDir dir;
+    const di::OnnxModel model = load(dir, gelu_model(spelling));
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    EXPECT_EQ(g.fused, fused);
+    EXPECT_EQ(op_nodes(*g.program), fused ? 1u : 5u);
+    if (fused) {
+        const Node& n = g.program->nodes()[g.program->node_index("gelu_out")];
+        EXPECT_EQ(n.op, "activation");
+        EXPECT_EQ(n.attrs.get_string("func"), "gelu");
+    }
+    EXPECT_EQ(g.ops.size(), model.nodes.size());   // the model's own ops
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    uint64_t seed = 5;
+    for (int64_t n : {3, 1, 7, 3}) {
+        SCOPED_TRACE("N = " + std::to_string(n));
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{n, 5}, seed++, -4, 4);
+        std::vector<float> want;
+        for (size_t i = 0; i < x.count(); ++i) {
+            const double v = x.as<float>()[i];
+            want.push_back(static_cast<float>(0.5 * v * (1.0 + std::erf(v / double(spelling.sqrt2)))));
+        }
+        run.set_input("X", x);
+        run.infer();
+        expect_near(run.output(0), Shape{n, 5}, want);
+    }
+}
+
+TEST(OnnxGraph, GeluSubgraphs_ImportAsOneActivation) {
+    for (const bool half_first : {false, true})
+        for (const bool mul_inv_sqrt2 : {false, true}) {
+            GeluSpelling s;
+            s.half_first = half_first;
+            s.mul_inv_sqrt2 = mul_inv_sqrt2;
+            s.constant_nodes = half_first;
+            SCOPED_TRACE(std::string(half_first ? "half first" : "half last") + (mul_inv_sqrt2 ? ", Mul" : ", Div"));
+            expect_gelu_import(s, 1);
+        }
+}
+
+TEST(OnnxGraph, SubgraphsThatAreNoGelu_StayAsTheyAre) {
+    GeluSpelling other_constant;
+    other_constant.sqrt2 = 1.7320508f;   // x / sqrt 3
+    expect_gelu_import(other_constant, 0);
+    // An intermediate tensor read outside the subgraph keeps every node.
+    TempDir dir;
+    GeluSpelling shared;
+    shared.erf_output_too = true;
+    const di::OnnxModel model = load(dir, gelu_model(shared));
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    EXPECT_EQ(g.fused, 0u);
+    EXPECT_EQ(op_nodes(*g.program), 5u);
 }
 
 TEST(OnnxGraph, InputsSharingADimParam_MustAgreeWhenSet) {

@@ -58,7 +58,8 @@ std::shared_ptr<const HostTensor> constant_value(const OnnxNode& node, std::stri
 class Importer {
 public:
     Importer(std::shared_ptr<const Registry> registry, const OnnxModel& model, const ImportOptions& options)
-        : registry_(std::move(registry)), model_(model), options_(options) {}
+        : registry_(std::move(registry)), model_(model), options_(options),
+          nodes_(fuse_known_subgraphs(*registry_, model, out_.fused)) {}
 
     ImportedGraph run() {
         out_.program = std::make_shared<Program>(registry_, model_.file);
@@ -84,7 +85,7 @@ public:
         } catch (const Error& e) {
             throw e.with_context(where());
         }
-        for (const OnnxNode& n : model_.nodes) out_.ops.push_back(n.op_type);
+        for (const OnnxNode& n : model_.nodes) out_.ops.push_back(n.op_type);   // as the model has them
         return out_;
     }
 
@@ -98,10 +99,10 @@ private:
     ErrorContext at_node(size_t k, const std::string& field = {}) const {
         ErrorContext c = where(field);
         c.node = labels_[k];
-        c.op = model_.nodes[k].op_type;
+        c.op = nodes_[k].op_type;
         return c;
     }
-    std::string node_text(size_t k) const { return "node '" + labels_[k] + "' (" + model_.nodes[k].op_type + ")"; }
+    std::string node_text(size_t k) const { return "node '" + labels_[k] + "' (" + nodes_[k].op_type + ")"; }
 
     ImportedGraph unsupported_result() const {
         ImportedGraph g;
@@ -135,8 +136,8 @@ private:
     }
 
     void label_nodes() {
-        for (size_t k = 0; k < model_.nodes.size(); ++k) {
-            const OnnxNode& n = model_.nodes[k];
+        for (size_t k = 0; k < nodes_.size(); ++k) {
+            const OnnxNode& n = nodes_[k];
             labels_.push_back(n.name.empty() ? n.op_type + "_" + std::to_string(k) : n.name);
         }
     }
@@ -171,8 +172,8 @@ private:
 
     // Each tensor name is produced once: by one node, or as a graph input or initializer.
     void register_node_outputs() {
-        for (size_t k = 0; k < model_.nodes.size(); ++k) {
-            for (const std::string& o : model_.nodes[k].outputs) {
+        for (size_t k = 0; k < nodes_.size(); ++k) {
+            for (const std::string& o : nodes_[k].outputs) {
                 if (o.empty()) continue;
                 auto src = tensors_.find(o);
                 if (src != tensors_.end())
@@ -190,11 +191,11 @@ private:
     // Model order where the model is sorted (ONNX requires it; not every
     // exporter obeys); a missing input or a cycle is an error.
     std::vector<size_t> order_nodes() {
-        const size_t n = model_.nodes.size();
+        const size_t n = nodes_.size();
         std::vector<std::vector<size_t>> users(n);
         std::vector<size_t> indeg(n, 0);
         for (size_t k = 0; k < n; ++k) {
-            const OnnxNode& node = model_.nodes[k];
+            const OnnxNode& node = nodes_[k];
             const std::string domain = node.domain == "ai.onnx" ? std::string() : node.domain;
             const bool built_in = domain.empty() && node.op_type == "Constant";   // no dynrt op: a constant
             if (!built_in && !has_rule(*registry_, node)) {
@@ -294,7 +295,7 @@ private:
         } catch (const Error&) {
             return false;
         }
-        const OnnxNode& node = model_.nodes[k];
+        const OnnxNode& node = nodes_[k];
         for (size_t o = 0; o < node.outputs.size() && o < results.size(); ++o) {
             if (node.outputs[o].empty()) continue;
             TensorInfo t;
@@ -321,7 +322,7 @@ private:
     }
 
     bool map_one(size_t k) {
-        const OnnxNode& node = model_.nodes[k];
+        const OnnxNode& node = nodes_[k];
         if (node.op_type == "Identity") {
             if (node.inputs.size() != 1 || node.outputs.size() != 1 || node.inputs[0].empty() || !node.attrs.empty())
                 throw Error(node_text(k) + " is not an Identity of one input and one output without attributes",
@@ -451,6 +452,7 @@ private:
     const OnnxModel& model_;
     ImportOptions options_;
     ImportedGraph out_;
+    std::vector<OnnxNode> nodes_;   // the model's, recognised subgraphs fused (fuse_known_subgraphs)
     std::string unsupported_;
     std::vector<std::string> labels_;
     std::map<std::string, TensorInfo> tensors_;

@@ -125,7 +125,13 @@ struct ImportedGraph {
     std::vector<std::string> outputs;   // ONNX names; program output k is outputs[k]
     std::vector<std::string> ops;       // ONNX op types of the nodes, in model order
     size_t folded = 0;                  // nodes computed at import (constant folding)
+    size_t fused = 0;                   // subgraphs imported as one op (fuse_known_subgraphs)
 };
+
+// The model's nodes with each subgraph that spells an ONNX op in several
+// nodes (the Erf form of Gelu) replaced by that op's node, where a loaded
+// module maps that op (onnx_patterns.cpp); `fused` counts them.
+std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused);
 
 // Every node of the main graph: initializers and Constant nodes become
 // constants, Identity outputs alias their input, nodes are wired by tensor name.
