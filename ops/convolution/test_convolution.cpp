@@ -463,14 +463,19 @@ TEST(ConvolutionImpls, OneDnnImplsReorderIntoTheLayoutsOfADirectConvolution) {
     const auto program =
         test::single_node_program("convolution", {f32({1, 16, 20, 20}), w.layout(), b.layout()}, c.attrs());
     const EnginePtr cpu = test::engine("cpu");
-    const KernelParams p = tools::single_node_params(*program, cpu.get());
-    std::string info;
+    KernelParams p = tools::single_node_params(*program, cpu.get());
+    std::string info, constant_info;
     for (const RegisteredImpl* r : test::registry()->impls("convolution", "cpu"))
-        if (r->entry.name == "cpu_dnnl_static") info = dnnl_impl_info(*r->entry.create(p));
+        if (r->entry.name == "cpu_dnnl_static") {
+            info = dnnl_impl_info(*r->entry.create(p));
+            p.constant_weights = true;   // then reordered once per weights buffer
+            constant_info = dnnl_impl_info(*r->entry.create(p));
+        }
     ASSERT_FALSE(info.empty()) << "no cpu_dnnl_static impl of convolution";
     if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx2) GTEST_SKIP() << "no AVX2: oneDNN convolves through gemm";
     EXPECT_EQ(info.find("gemm"), std::string::npos) << info;
     EXPECT_NE(info.find("staged src weights dst"), std::string::npos) << info;
+    EXPECT_NE(constant_info.find("staged src weights(once) dst"), std::string::npos) << constant_info;
 
     const std::vector<std::vector<Shape>> sizes = {
         {{1, 16, 20, 20}}, {{2, 16, 7, 9}}, {{1, 16, 33, 17}}, {{3, 16, 1, 1}}, {{1, 16, 20, 20}}};

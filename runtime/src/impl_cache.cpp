@@ -35,6 +35,7 @@ std::string ImplCache::make_key(const KernelParams& p) {
         }
         key += ')';
     }
+    if (p.constant_weights) key += "|constant-weights";
     key += '@';
     key += p.engine ? p.engine->info().type : std::string("?");
     return key;

@@ -41,6 +41,9 @@ PrimitiveInst::PrimitiveInst(InferRequest& request, size_t node_index)
     }
     if (!node_.is_op()) return;
     const OpTraits& traits = node_.def->def.traits;
+    const size_t w = node_.def->def.weights_input;
+    params_.constant_weights =
+        traits.weightable && w < node_.inputs.size() && program.nodes().at(node_.inputs[w].node).is_constant();
     if (traits.reads_state || traits.writes_state) {
         const auto& name_of = node_.def->def.state_variable;
         if (!name_of)

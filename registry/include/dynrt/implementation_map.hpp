@@ -59,6 +59,11 @@ struct KernelParams {
     // shape-agnostic impl (created once per node) may compile it in as a
     // literal. Null when unknown (then every dim is taken as dynamic).
     std::shared_ptr<const std::vector<Layout>> node_inputs;
+    // Input OpDefinition::weights_input is a constant of the network: its data
+    // never changes, so an impl may derive data from it once (the weights in a
+    // layout of its own) and reuse that while the same buffer is bound. Part
+    // of the impl-cache key.
+    bool constant_weights = false;
 };
 
 // Per-request state of one impl: what an impl derives from a run and reuses on

@@ -69,7 +69,7 @@ DnnlPlan conv_plan(const KernelParams& p, const ConvGeometry& g) {
         DnnlPlan plan =
             dnnl_plan(dnnl::convolution_forward(pd), pd.scratchpad_desc(), std::move(args), std::move(descs), post);
         if (!blocked) return plan;
-        return dnnl_stage_args(std::move(plan), {pd.src_desc(), pd.weights_desc(), pd.dst_desc()});
+        return dnnl_stage_args(std::move(plan), {pd.src_desc(), pd.weights_desc(), pd.dst_desc()}, p);
     });
 }
 

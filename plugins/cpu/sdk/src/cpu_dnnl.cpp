@@ -191,13 +191,15 @@ DnnlPlan dnnl_plan(dnnl::primitive primitive, const dnnl::memory::desc& scratchp
     return plan;
 }
 
-DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& inner) {
+DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& inner, const KernelParams& p) {
     if (inner.size() > plan.args.size()) throw Error("dnnl_stage_args: more descriptors than arguments");
     for (size_t a = 0; a < inner.size(); ++a) {
         if (inner[a] == plan.descs[a]) continue;
         DnnlStaged st;
         st.arg = a;
         st.inner = inner[a];
+        const DnnlArgRef& r = plan.args[a];
+        st.constant = !r.output && !r.fused && p.constant_weights && p.op && r.index == p.op->weights_input;
         const dnnl::engine& eng = dnnl_cpu_engine();
         st.reorder = plan.args[a].output
                          ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, inner[a], eng, plan.descs[a]))
@@ -257,6 +259,55 @@ void warm_up_gemm() {
     });
 }
 
+// Copies of constant weights in a primitive's layout (DnnlStaged::constant),
+// made once per weights buffer and layout and shared by every request of
+// the impl. A buffer is held weakly: its copy goes once the network that
+// owns it is gone.
+class ConstantCopies {
+public:
+    // The copy of `weights` (mapped as `plain`, the plan's descriptor of it)
+    // in st.inner, reordered now if there is none yet.
+    dnnl::memory get(const Memory& weights, dnnl::memory& plain, const DnnlStaged& st, dnnl::stream& stream,
+                     const std::string& what) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (auto it = entries_.begin(); it != entries_.end();) {
+            if (it->buffer.expired()) {
+                it = entries_.erase(it);
+                continue;
+            }
+            if (same_owner(it->buffer, weights.buffer()) && it->offset == weights.offset() &&
+                it->copy.get_desc() == st.inner)
+                return it->copy;
+            ++it;
+        }
+        dnnl::memory copy;
+        try {
+            copy = dnnl::memory(st.inner, dnnl_cpu_engine());
+        } catch (const dnnl::error& e) {
+            throw Error(what + ": cannot allocate " + std::to_string(st.inner.get_size()) +
+                        " bytes for oneDNN's layout of the constant weights " + weights.layout().to_string() + " (" +
+                        e.what() + ")");
+        }
+        st.reorder.execute(stream, plain, copy);
+        stream.wait();
+        entries_.push_back({weights.buffer(), weights.offset(), copy});
+        return copy;
+    }
+
+    static bool same_owner(const std::weak_ptr<Buffer>& a, const std::shared_ptr<Buffer>& b) {
+        return !a.owner_before(b) && !b.owner_before(a);
+    }
+
+private:
+    struct Entry {
+        std::weak_ptr<Buffer> buffer;
+        size_t offset = 0;
+        dnnl::memory copy;
+    };
+    std::mutex mutex_;
+    std::vector<Entry> entries_;
+};
+
 // One request's state: its stream, scratchpad and, for the layouts of its
 // last run, the memory objects and argument map (rebound to each run's
 // buffers by pointer alone: creating them costs more than a small matmul)
@@ -276,6 +327,14 @@ public:
     std::vector<dnnl::memory> mems;
     std::vector<dnnl::memory> staged;   // the request's copy of each DnnlPlan::staged arg
     std::unordered_map<int, dnnl::memory> args;
+    // Per DnnlPlan::staged arg that is constant: the weights buffer and offset
+    // its staged memory reads the shared copy of (ConstantCopies), and that copy.
+    struct ConstantBinding {
+        std::weak_ptr<Buffer> buffer;
+        size_t offset = 0;
+        dnnl::memory copy;
+    };
+    std::vector<ConstantBinding> constants;
 };
 
 // The host mappings of one run's buffers (no heap allocation per run).
@@ -334,6 +393,7 @@ public:
                                      : arg == DNNL_ARG_WEIGHTS ? "weights"
                                      : arg == DNNL_ARG_DST     ? "dst"
                                                                : std::to_string(arg));
+            if (st.constant) out += "(once)";
         }
         return out;
     }
@@ -366,7 +426,7 @@ public:
                 const DnnlArgRef& r = plan.args[a];
                 s->mems[a].set_data_handle(maps.map(buffer(ctx, r), ctx.stream));
             }
-            run(p, plan, *s);
+            run(ctx, plan, *s);
         }
         if (!p.fused_ops.empty() && !plan.fused_ops_applied) apply_fused_host_ops(ctx);
     }
@@ -396,12 +456,13 @@ private:
         return spec_->shape_agnostic_plan(p);
     }
 
-    void run(const KernelParams& p, const DnnlPlan& plan, DnnlState& s) const {
-        const CpuThreads threads(p.engine, s.io_bytes);
+    void run(const ExecContext& ctx, const DnnlPlan& plan, DnnlState& s) const {
+        const CpuThreads threads(ctx.params.engine, s.io_bytes);
         try {
             for (size_t k = 0; k < plan.staged.size(); ++k) {
                 const DnnlStaged& st = plan.staged[k];
-                if (!plan.args[st.arg].output) st.reorder.execute(s.stream, s.mems[st.arg], s.staged[k]);
+                if (st.constant) bind_constant(ctx, plan, k, s);
+                else if (!plan.args[st.arg].output) st.reorder.execute(s.stream, s.mems[st.arg], s.staged[k]);
             }
             plan.primitive.execute(s.stream, s.args);
             for (size_t k = 0; k < plan.staged.size(); ++k) {
@@ -412,6 +473,19 @@ private:
         } catch (const dnnl::error& e) {
             throw Error(name_ + ": oneDNN failed (" + std::string(e.what()) + ")");
         }
+    }
+
+    // Staged arg k reads the shared copy of the constant weights bound to it
+    // this run: kept from the last run while the same buffer is bound.
+    void bind_constant(const ExecContext& ctx, const DnnlPlan& plan, size_t k, DnnlState& s) const {
+        const DnnlStaged& st = plan.staged[k];
+        const Memory& w = buffer(ctx, plan.args[st.arg]);
+        DnnlState::ConstantBinding& b = s.constants[k];
+        if (b.copy && ConstantCopies::same_owner(b.buffer, w.buffer()) && b.offset == w.offset()) return;
+        b.copy = constants_.get(w, s.mems[st.arg], st, s.stream, name_ + " of node '" + ctx.params.node + "'");
+        b.buffer = w.buffer();
+        b.offset = w.offset();
+        s.staged[k].set_data_handle(b.copy.get_data_handle());
     }
 
     const Memory& buffer(const ExecContext& ctx, const DnnlArgRef& r) const {
@@ -476,9 +550,11 @@ private:
         }
         for (const auto& [arg, mem] : plan.fixed) s.args[arg] = mem;
         s.staged.clear();
+        s.constants.assign(plan.staged.size(), {});
         for (const DnnlStaged& st : plan.staged) {
             try {
-                s.staged.emplace_back(st.inner, dnnl_cpu_engine());
+                if (st.constant) s.staged.emplace_back(st.inner, dnnl_cpu_engine(), static_cast<void*>(nullptr));
+                else s.staged.emplace_back(st.inner, dnnl_cpu_engine());
             } catch (const dnnl::error& e) {
                 const DnnlArgRef& r = plan.args[st.arg];
                 const Layout& l = r.output ? p.outputs.at(r.index) : p.inputs.at(r.index);
@@ -527,6 +603,7 @@ private:
     bool agnostic_ = false;   // plan_ serves every shape (runtime dims)
     DnnlPlan plan_;
     std::vector<Layout> inputs_, outputs_;
+    mutable ConstantCopies constants_;
 };
 
 ImplEntry dnnl_entry(const std::string& op, const std::shared_ptr<const DnnlSpec>& spec, bool dynamic) {

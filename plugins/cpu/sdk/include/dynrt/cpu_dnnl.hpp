@@ -46,11 +46,15 @@ struct DnnlArgRef {
 // A primitive argument held in a layout of oneDNN's choosing (a primitive
 // descriptor made with format `any`, e.g. a blocked convolution): the run's
 // plain buffer is reordered into the request's copy before the primitive
-// (an input) or out of it after (an output). Plans of static layouts only.
+// (an input) or out of it after (an output). Constant weights
+// (KernelParams::constant_weights) are reordered once per weights buffer
+// instead, into a copy the impl shares with every request. Plans of static
+// layouts only.
 struct DnnlStaged {
     size_t arg = 0;             // index into DnnlPlan::args
     dnnl::memory::desc inner;   // the primitive's layout of it
     dnnl::reorder reorder;      // plain -> inner (input) or inner -> plain (output)
+    bool constant = false;      // the node's constant weights
 };
 
 // One primitive and how a run binds it.
@@ -133,13 +137,14 @@ DnnlPlan dnnl_plan(dnnl::primitive primitive, const dnnl::memory::desc& scratchp
 // (`inner`, in args order: what the primitive descriptor reports for each
 // arg) differs from the plain one the run binds (plan.descs): a reorder into
 // the primitive's layout before it runs for inputs, out of it after for
-// outputs. Returns the plan.
-DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& inner);
+// outputs; once per weights buffer for the weights input of `p` where they
+// are constant. Returns the plan.
+DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& inner, const KernelParams& p);
 // What a oneDNN impl of this SDK runs, for `-v`-style reports and tests:
 // oneDNN's impl string of its plan ("brgconv:avx512_core"), then
 // " staged <arg>..." naming the arguments it reorders into the primitive's
 // layouts (dnnl_stage_args; "src", "weights", "dst", else the DNNL_ARG
-// number). Empty for an impl that is not one, or that keeps no plan of its
+// number; "weights(once)" for constant weights). Empty for an impl that is not one, or that keeps no plan of its
 // own (a dynamic impl planning per request).
 std::string dnnl_impl_info(const Impl& impl);
 // Empty when every input and output is plain and unpadded (what the plans
