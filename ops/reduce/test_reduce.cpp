@@ -210,10 +210,13 @@ TEST(ReduceImpls, RanksOneToEightMatchTheReference) {
 // The OpenCL rows kernel (trailing axes: a work-group's lanes share each
 // row, vectors when the row length is a multiple of 4) and the optimised cpu
 // impls (trailing axes as rows, a middle or leading block as columns), in
-// every mode: long rows around a 256-lane group's multiples, short rows
-// (many per group), empty rows, and size-1 dims that let only the static
-// OpenCL impl take the rows kernel. Every impl must run.
-TEST(ReduceImpls, RowsAndBlocksMatchTheReferenceInEveryMode) {
+// every mode (one test each, so that ctest runs them side by side): long rows
+// around a 256-lane group's multiples, short rows (many per group), empty
+// rows, and size-1 dims that let only the static OpenCL impl take the rows
+// kernel. Every impl must run.
+class ReduceRowsAndBlocks : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReduceRowsAndBlocks, MatchTheReference) {
     struct Case {
         std::vector<int64_t> axes;
         bool keepdims;
@@ -230,24 +233,26 @@ TEST(ReduceImpls, RowsAndBlocksMatchTheReferenceInEveryMode) {
     // log_sum_exp's two passes); two shapes of each case for the others
     // (each static impl is one OpenCL build per shape).
     const std::vector<std::string> every_shape = {"sum", "max", "prod", "log_sum_exp"};
-    for (const std::string& mode : kModes) {
-        const auto [low, high] = value_range(mode, DataType::f32);
-        const bool all = std::find(every_shape.begin(), every_shape.end(), mode) != every_shape.end();
-        for (size_t k = 0; k < cases.size(); ++k) {
-            Case c = cases[k];
-            if (!all && c.shapes.size() > 2) c.shapes.resize(2);
-            SCOPED_TRACE(mode + " case " + std::to_string(k));
-            const test::OpSetup s{"reduce",
-                                  reduce_attrs(mode, c.axes, c.keepdims),
-                                  {Layout(PartialShape::dynamic_of_rank(c.shapes[0][0].rank()), DataType::f32)},
-                                  {}};
-            const std::vector<std::string> ran = test::expect_impls_match_reference(
-                s, test::random_runs(DataType::f32, c.shapes, 23, low, high), tolerance_of(DataType::f32));
-            for (const std::string& name : kCpuOpt)
-                EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
-        }
+    const std::string& mode = GetParam();
+    const auto [low, high] = value_range(mode, DataType::f32);
+    const bool all = std::find(every_shape.begin(), every_shape.end(), mode) != every_shape.end();
+    for (size_t k = 0; k < cases.size(); ++k) {
+        Case c = cases[k];
+        if (!all && c.shapes.size() > 2) c.shapes.resize(2);
+        SCOPED_TRACE(mode + " case " + std::to_string(k));
+        const test::OpSetup s{"reduce",
+                              reduce_attrs(mode, c.axes, c.keepdims),
+                              {Layout(PartialShape::dynamic_of_rank(c.shapes[0][0].rank()), DataType::f32)},
+                              {}};
+        const std::vector<std::string> ran = test::expect_impls_match_reference(
+            s, test::random_runs(DataType::f32, c.shapes, 23, low, high), tolerance_of(DataType::f32));
+        for (const std::string& name : kCpuOpt)
+            EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(ReduceImpls, ReduceRowsAndBlocks, ::testing::ValuesIn(kModes),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
 
 // The rows kernel for every dtype: the vector path (length a multiple of 4)
 // and the element path, sums that wrap, the type bounds as max identities.
