@@ -1,14 +1,15 @@
 #include "dynrt/cpu_dnnl.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
@@ -309,7 +310,7 @@ private:
 };
 
 // One request's state: its stream, scratchpad and, for the layouts of its
-// last run, the memory objects and argument map (rebound to each run's
+// last run, the memory objects and argument list (rebound to each run's
 // buffers by pointer alone: creating them costs more than a small matmul)
 // and, for a dynamic impl without a shape-agnostic plan, the plan itself.
 class DnnlState final : public ImplState {
@@ -326,7 +327,11 @@ public:
     DnnlPlan plan;
     std::vector<dnnl::memory> mems;
     std::vector<dnnl::memory> staged;   // the request's copy of each DnnlPlan::staged arg
-    std::unordered_map<int, dnnl::memory> args;
+    dnnl::memory scratchpad_memory;
+    // The primitive's arguments as oneDNN's C API takes them: the handles of
+    // mems, staged, the plan's fixed args and the scratchpad (the C++ API
+    // turns its argument map into such a vector, allocating, on every call).
+    std::vector<dnnl_exec_arg_t> exec_args;
     // Per DnnlPlan::staged arg that is constant: the weights buffer and offset
     // its staged memory reads the shared copy of (ConstantCopies), and that copy.
     struct ConstantBinding {
@@ -462,17 +467,33 @@ private:
             for (size_t k = 0; k < plan.staged.size(); ++k) {
                 const DnnlStaged& st = plan.staged[k];
                 if (st.constant) bind_constant(ctx, plan, k, s);
-                else if (!plan.args[st.arg].output) st.reorder.execute(s.stream, s.mems[st.arg], s.staged[k]);
+                else if (!plan.args[st.arg].output) reorder(st.reorder, s.stream, s.mems[st.arg], s.staged[k]);
             }
-            plan.primitive.execute(s.stream, s.args);
+            execute(plan.primitive, s.stream, s.exec_args);
             for (size_t k = 0; k < plan.staged.size(); ++k) {
                 const DnnlStaged& st = plan.staged[k];
-                if (plan.args[st.arg].output) st.reorder.execute(s.stream, s.staged[k], s.mems[st.arg]);
+                if (plan.args[st.arg].output) reorder(st.reorder, s.stream, s.staged[k], s.mems[st.arg]);
             }
             s.stream.wait();
         } catch (const dnnl::error& e) {
             throw Error(name_ + ": oneDNN failed (" + std::string(e.what()) + ")");
         }
+    }
+
+    static void execute(const dnnl::primitive& primitive, dnnl::stream& stream, const dnnl_exec_arg_t* args,
+                        size_t count) {
+        const dnnl_status_t status =
+            dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(count), args);
+        if (status != dnnl_success) throw dnnl::error(status, "could not execute a primitive");
+    }
+    static void execute(const dnnl::primitive& primitive, dnnl::stream& stream,
+                        const std::vector<dnnl_exec_arg_t>& args) {
+        execute(primitive, stream, args.data(), args.size());
+    }
+    static void reorder(const dnnl::reorder& r, dnnl::stream& stream, const dnnl::memory& from,
+                        const dnnl::memory& to) {
+        const std::array<dnnl_exec_arg_t, 2> args{{{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}}};
+        execute(r, stream, args.data(), args.size());
     }
 
     // Staged arg k reads the shared copy of the constant weights bound to it
@@ -513,7 +534,7 @@ private:
 
     // The state for a run at new layouts: the plan when it is the request's
     // own, then memory objects for the plan's args (their buffers are set per
-    // run; the argument map holds handles to the same objects), the plan's
+    // run; the argument list holds handles to the same objects), the plan's
     // fixed args and the scratchpad. A request plans its own layouts in a
     // dynamic impl without a shape-agnostic plan, and for a run the
     // shape-agnostic plan cannot serve (DnnlSpec::shape_agnostic_serves: a
@@ -543,12 +564,12 @@ private:
             std::copy(runtime.begin(), runtime.end(), descs.begin());
         }
         s.mems.clear();
-        s.args.clear();
+        std::map<int, dnnl_memory_t> args;   // a staged arg's copy replaces its plain memory
         for (size_t a = 0; a < plan.args.size(); ++a) {
             s.mems.emplace_back(descs[a], dnnl_cpu_engine(), static_cast<void*>(nullptr));
-            s.args[plan.args[a].arg] = s.mems.back();
+            args[plan.args[a].arg] = s.mems.back().get();
         }
-        for (const auto& [arg, mem] : plan.fixed) s.args[arg] = mem;
+        for (const auto& [arg, mem] : plan.fixed) args[arg] = mem.get();
         s.staged.clear();
         s.constants.assign(plan.staged.size(), {});
         for (const DnnlStaged& st : plan.staged) {
@@ -563,14 +584,17 @@ private:
                             (r.output ? "output " : "input ") + std::to_string(r.index) + " " + l.to_string() + " (" +
                             e.what() + ")");
             }
-            s.args[plan.args[st.arg].arg] = s.staged.back();
+            args[plan.args[st.arg].arg] = s.staged.back().get();
         }
+        s.scratchpad_memory = {};
         if (plan.scratchpad_bytes) {
             const dnnl::memory::desc sd({static_cast<dnnl::memory::dim>(plan.scratchpad_bytes)},
                                         dnnl::memory::data_type::u8, dnnl::memory::format_tag::a);
-            s.args[DNNL_ARG_SCRATCHPAD] =
-                dnnl::memory(sd, dnnl_cpu_engine(), s.scratchpad.reserve(plan.scratchpad_bytes));
+            s.scratchpad_memory = dnnl::memory(sd, dnnl_cpu_engine(), s.scratchpad.reserve(plan.scratchpad_bytes));
+            args[DNNL_ARG_SCRATCHPAD] = s.scratchpad_memory.get();
         }
+        s.exec_args.clear();
+        for (const auto& [arg, mem] : args) s.exec_args.push_back({arg, mem});
         s.inputs = p.inputs;
         s.outputs = p.outputs;
         s.io_bytes = io_bytes(p);
