@@ -1,8 +1,10 @@
 // The cpu op SDK: the engine's thread budget, its parallel loop, and the
 // optimised impls' place next to the references.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -79,6 +81,34 @@ TEST(CpuThreads, CallsRunningAtOnceShareTheBudget) {
     EXPECT_GE(sum.load(), 2);
     const CpuThreads after(e.get());
     EXPECT_EQ(after.count(), 4) << "a finished call gives its share back";
+}
+
+// A scope that plans (oneDNN fixes a primitive's split at its creation) gets
+// the whole budget while a request runs on another thread, and takes no
+// share from calls running beside it; the thread's OpenMP setting is given
+// back when the scope ends.
+TEST(CpuThreads, APlanningScopeTakesTheWholeBudgetAndNoShare) {
+    const EnginePtr e = cpu_engine(4);
+    const int before = omp_get_max_threads();
+    std::atomic<int> stage{0};
+    std::thread running([&] {
+        const CpuThreads t(e.get());
+        EXPECT_EQ(t.count(), 4);
+        stage = 1;
+        while (stage.load() < 2) std::this_thread::yield();
+    });
+    while (stage.load() < 1) std::this_thread::yield();
+    {
+        const CpuThreads plan(e.get(), SIZE_MAX, CpuThreads::Share::alone);
+        EXPECT_EQ(plan.count(), 4) << "a plan made while a request runs is split for the threads it runs alone";
+        EXPECT_EQ(omp_get_max_threads(), 4);
+        int beside = 0;
+        std::thread([&] { beside = CpuThreads(e.get()).count(); }).join();
+        EXPECT_EQ(beside, 2) << "two calls run (the planning scope is none)";
+    }
+    EXPECT_EQ(omp_get_max_threads(), before);
+    stage = 2;
+    running.join();
 }
 
 TEST(ParallelFor, CoversTheRangeOnceInContiguousChunks) {

@@ -445,10 +445,12 @@ private:
     }
 
     // oneDNN fixes a primitive's parallel split from the threads at its
-    // creation: a plan for one set of shapes is made with the share its runs
-    // get, or a one-thread run would still wait on a second thread.
+    // creation: a plan for one set of shapes is made with the threads a run
+    // of that size gets alone (a one-thread run would still wait on a second
+    // thread; a plan made on a build thread while a request runs would split
+    // for one). Requests running at once then each run the plan's split.
     DnnlPlan plan_for(const KernelParams& p) const {
-        const CpuThreads threads(p.engine, io_bytes(p));
+        const CpuThreads threads(p.engine, io_bytes(p), CpuThreads::Share::alone);
         return spec_->plan(p);
     }
     bool agnostic_serves(const KernelParams& p) const {
@@ -457,7 +459,7 @@ private:
     // A shape-agnostic plan serves runs of any size: made with the engine's
     // whole budget (one thread under --threads 1, not the process's cores).
     std::optional<DnnlPlan> agnostic_plan_for(const KernelParams& p) const {
-        const CpuThreads threads(p.engine);
+        const CpuThreads threads(p.engine, SIZE_MAX, CpuThreads::Share::alone);
         return spec_->shape_agnostic_plan(p);
     }
 

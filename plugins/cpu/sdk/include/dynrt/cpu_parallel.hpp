@@ -21,10 +21,17 @@ class Engine;
 // bytes the call reads and writes) caps the count at one thread per
 // kBytesPerThread: waking a second thread for a small tensor costs more than
 // it saves, and far more when another process holds that core.
+//
+// A scope that makes a plan for later runs (a oneDNN primitive fixes its
+// parallel split when it is created) takes Share::alone: the count a call
+// gets when it runs by itself, without counting as a running call. A plan
+// made on a build thread while a request runs on another would otherwise be
+// split for one thread and run on one thread from then on.
 class CpuThreads {
 public:
     static constexpr size_t kBytesPerThread = size_t{256} << 10;
-    explicit CpuThreads(const Engine* engine, size_t work_bytes = SIZE_MAX);
+    enum class Share { running, alone };
+    explicit CpuThreads(const Engine* engine, size_t work_bytes = SIZE_MAX, Share share = Share::running);
     ~CpuThreads();
     CpuThreads(const CpuThreads&) = delete;
     CpuThreads& operator=(const CpuThreads&) = delete;
@@ -33,6 +40,8 @@ public:
 private:
     int count_ = 1;
     bool outer_ = false;
+    bool counted_ = false;   // holds a place in the running calls
+    int previous_max_ = 0;   // this thread's OpenMP max-threads before the scope
 };
 
 // body(begin, end) over [0, n) in chunks of at least `grain` items, on the
