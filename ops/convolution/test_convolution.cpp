@@ -486,52 +486,6 @@ TEST(ConvolutionImpls, OneDnnImplsReorderIntoTheLayoutsOfADirectConvolution) {
         EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
 }
 
-// The dynamic impl plans in the run that needs the plan. A small convolution
-// (under two million multiply-adds) gets the plain layouts, which oneDNN
-// convolves through im2col + gemm: no direct kernel to JIT and no reorders
-// to make at a new shape. A large one gets the static impl's plan (blocked
-// layouts where oneDNN has a direct kernel). Both match the reference.
-TEST(ConvolutionImpls, OneDnnDynamicImplPlansSmallConvolutionsInThePlainLayouts) {
-    const EnginePtr cpu = test::engine("cpu");
-    const std::shared_ptr<Stream> stream = cpu->create_stream();
-    struct Case {
-        Shape x, w;
-        bool small;
-    };
-    for (const Case& c : {Case{{2, 3, 13, 13}, {8, 3, 3, 3}, true}, Case{{4, 8, 17, 17}, {8, 8, 3, 3}, true},
-                          Case{{1, 64, 40, 40}, {64, 64, 3, 3}, false}}) {
-        SCOPED_TRACE("x " + c.x.to_string() + ", w " + c.w.to_string());
-        Conv conv;
-        conv.pads_begin = conv.pads_end = {1, 1};
-        const HostTensor x = test::random_tensor(DataType::f32, c.x, 1);
-        const HostTensor w = test::random_tensor(DataType::f32, c.w, 2);
-        const auto program = test::single_node_program("convolution", {x.layout(), w.layout()}, conv.attrs());
-        const KernelParams p = tools::single_node_params(*program, cpu.get());
-        std::unique_ptr<Impl> dynamic_impl, static_impl;
-        for (const RegisteredImpl* r : test::registry()->impls("convolution", "cpu")) {
-            if (r->entry.name == "cpu_dnnl_dynamic") dynamic_impl = r->entry.create(p);
-            if (r->entry.name == "cpu_dnnl_static") static_impl = r->entry.create(p);
-        }
-        ASSERT_TRUE(dynamic_impl && static_impl) << "no oneDNN impls of convolution";
-        const std::unique_ptr<ImplState> state = dynamic_impl->create_state();
-        std::vector<MemoryPtr> ins{test::device_tensor(cpu, *stream, x), test::device_tensor(cpu, *stream, w)};
-        std::vector<MemoryPtr> outs{std::make_shared<Memory>(cpu->allocate(p.outputs[0].bytes()), p.outputs[0])};
-        ExecContext ctx{*stream, p, ins, outs};
-        ctx.state = state.get();
-        dynamic_impl->execute(ctx);
-        const std::string info = dnnl_impl_info(*dynamic_impl, state.get());
-        if (c.small) {
-            EXPECT_NE(info.find("gemm"), std::string::npos) << info;
-            EXPECT_EQ(info.find("staged"), std::string::npos) << info;
-        } else {
-            EXPECT_EQ(info, dnnl_impl_info(*static_impl));
-        }
-        const HostTensor want =
-            test::reference_outputs({"convolution", conv.attrs(), {x.layout(), w.layout()}, {}}, {x, w}).at(0);
-        EXPECT_LE(test::max_abs_diff(test::host_tensor(outs[0], *stream), want), 1e-4);
-    }
-}
-
 using test::Mode;
 
 // auto_pad same_upper on a 1-D input whose length changes on every run: the

@@ -101,18 +101,6 @@ HostTensor run_once(const std::shared_ptr<Program>& program, const std::vector<H
     return request.get_output(0);
 }
 
-MemoryPtr device_tensor(const EnginePtr& engine, Stream& stream, const HostTensor& t) {
-    auto m = std::make_shared<Memory>(engine->allocate(t.bytes()), t.layout());
-    m->buffer()->write(stream, t.data(), 0, t.bytes());
-    return m;
-}
-
-HostTensor host_tensor(const MemoryPtr& m, Stream& stream) {
-    HostTensor out(m->layout().dtype, m->layout().get_shape());
-    m->buffer()->read(stream, out.data(), m->offset(), out.bytes());
-    return out;
-}
-
 double max_abs_diff(const HostTensor& a, const HostTensor& b) {
     const double inf = std::numeric_limits<double>::infinity();
     if (a.dtype() != b.dtype() || a.shape() != b.shape()) return inf;

@@ -37,12 +37,6 @@ std::shared_ptr<Program> single_node_program(const std::string& op, const std::v
 HostTensor run_once(const std::shared_ptr<Program>& program, const std::vector<HostTensor>& inputs,
                     NetworkOptions options = {}, const std::string& engine_type = "cpu");
 
-// `t` in a new buffer of `engine` (written through `stream`), and a buffer's
-// contents back as a host tensor of `layout`: for tests that run an impl
-// directly (Impl::execute with their own ExecContext).
-MemoryPtr device_tensor(const EnginePtr& engine, Stream& stream, const HostTensor& t);
-HostTensor host_tensor(const MemoryPtr& m, Stream& stream);
-
 // Max |a-b| over all elements (shapes and dtypes must match, else +inf).
 double max_abs_diff(const HostTensor& a, const HostTensor& b);
 

@@ -35,8 +35,7 @@ bool gemm_based(const dnnl::convolution_forward::primitive_desc& pd) {
 // takes the layouts oneDNN picks (format `any`) and stages the arguments
 // whose layout differs (dnnl_stage_args), unless oneDNN picks a gemm impl
 // there too: then the plain layouts, with nothing to reorder.
-// `blocked_allowed` false: the plain layouts whatever oneDNN would pick.
-DnnlPlan conv_plan(const KernelParams& p, const ConvGeometry& g, bool blocked_allowed) {
+DnnlPlan conv_plan(const KernelParams& p, const ConvGeometry& g) {
     const std::vector<int64_t> x = dims_of(p.inputs.at(0)), y = dims_of(p.outputs.at(0));
     std::vector<int64_t> w = dims_of(p.inputs.at(1));
     const memory::desc src = dnnl_plain_desc(x, DataType::f32), dst = dnnl_plain_desc(y, DataType::f32);
@@ -57,9 +56,9 @@ DnnlPlan conv_plan(const KernelParams& p, const ConvGeometry& g, bool blocked_al
                                                to_dims(g.pads_begin), to_dims(g.pads_end));
     };
     return dnnl_plan_with_post_ops(p, dst, [&](const DnnlPostOps& post) {
-        dnnl::convolution_forward::primitive_desc pd(conv_desc(blocked_allowed), dnnl_attr(post), dnnl_cpu_engine());
-        const bool blocked = blocked_allowed && !gemm_based(pd);
-        if (blocked_allowed && !blocked)
+        dnnl::convolution_forward::primitive_desc pd(conv_desc(true), dnnl_attr(post), dnnl_cpu_engine());
+        const bool blocked = !gemm_based(pd);
+        if (!blocked)
             pd = dnnl::convolution_forward::primitive_desc(conv_desc(false), dnnl_attr(post), dnnl_cpu_engine());
         std::vector<DnnlArgRef> args{{DNNL_ARG_SRC, false, 0}, {DNNL_ARG_WEIGHTS, false, 1}, {DNNL_ARG_DST, true, 0}};
         std::vector<memory::desc> descs{src, wei, dst};
@@ -72,28 +71,6 @@ DnnlPlan conv_plan(const KernelParams& p, const ConvGeometry& g, bool blocked_al
         if (!blocked) return plan;
         return dnnl_stage_args(std::move(plan), {pd.src_desc(), pd.weights_desc(), pd.dst_desc()}, p);
     });
-}
-
-// A dynamic impl plans in the run that needs the plan (a first run at a new
-// shape; later runs go to the static impls built off the run). For a small
-// convolution, JIT-compiling a direct kernel and the reorders of its blocked
-// layouts costs more than the convolution: conv_small's 3x3 convolutions
-// (3 or 8 channels, up to 32 px, batch 4: under a million multiply-adds) took
-// 0.1-0.22 ms to create and 0.05 ms per reorder (two or three), and a few
-// microseconds to run (oneDNN's verbose log, AVX2); oneDNN's im2col + gemm
-// convolution on the plain layouts is created in 0.01-0.03 ms. At 1.8 million
-// (3 -> 8 channels, 64 px, batch 2) the plain one ran in 0.33 ms against
-// 0.12 ms blocked with its reorders (AVX-512), about what creating the
-// blocked one costs. Below kPlainMacs multiply-adds the dynamic impl takes
-// the plain layouts; the static impls keep the direct kernels.
-constexpr double kPlainMacs = 2e6;
-
-double multiply_adds(const KernelParams& p) {
-    const Shape w = p.inputs.at(1).get_shape(), y = p.outputs.at(0).get_shape();
-    double macs = 1;
-    for (size_t i = 0; i < y.size(); ++i) macs *= static_cast<double>(y[i]);   // N, O, out spatial
-    for (size_t i = 1; i < w.size(); ++i) macs *= static_cast<double>(w[i]);   // C / groups, kernel
-    return macs;
 }
 
 std::string validate(const KernelParams& p) {
@@ -110,10 +87,7 @@ void add_dnnl_convolution_impls(ModuleRegistrar& reg, const std::string& op,
                                 std::function<ConvGeometry(const KernelParams&)> geometry) {
     DnnlSpec spec;
     spec.validate = validate;
-    spec.plan = [geometry](const KernelParams& p) { return conv_plan(p, geometry(p), true); };
-    spec.dynamic_plan = [geometry](const KernelParams& p) {
-        return conv_plan(p, geometry(p), multiply_adds(p) >= kPlainMacs);
-    };
+    spec.plan = [geometry](const KernelParams& p) { return conv_plan(p, geometry(p)); };
     add_dnnl_impls(reg, op, std::move(spec));
 }
 

@@ -383,20 +383,17 @@ public:
 
     std::string name() const override { return name_; }
     bool is_dynamic() const override { return dynamic_; }
-    std::string info(const ImplState* state) const {
-        const auto* s = dynamic_cast<const DnnlState*>(state);
-        if (s && s->owner != this) throw Error("cpu impl '" + name_ + "' asked about another impl's state");
-        const DnnlPlan& plan = s && s->bound && s->own ? s->plan : plan_;
-        if (!plan.primitive) return {};
+    std::string info() const {
+        if (!plan_.primitive) return {};
         const char* impl = nullptr;
         std::string out;
-        if (dnnl_primitive_desc_query(plan.primitive.get_primitive_desc(), dnnl_query_impl_info_str, 0, &impl) ==
+        if (dnnl_primitive_desc_query(plan_.primitive.get_primitive_desc(), dnnl_query_impl_info_str, 0, &impl) ==
                 dnnl_success &&
             impl)
             out = impl;
-        if (!plan.staged.empty()) out += " staged";
-        for (const DnnlStaged& st : plan.staged) {
-            const int arg = plan.args[st.arg].arg;
+        if (!plan_.staged.empty()) out += " staged";
+        for (const DnnlStaged& st : plan_.staged) {
+            const int arg = plan_.args[st.arg].arg;
             out += " " + std::string(arg == DNNL_ARG_SRC       ? "src"
                                      : arg == DNNL_ARG_WEIGHTS ? "weights"
                                      : arg == DNNL_ARG_DST     ? "dst"
@@ -454,7 +451,7 @@ private:
     // for one). Requests running at once then each run the plan's split.
     DnnlPlan plan_for(const KernelParams& p) const {
         const CpuThreads threads(p.engine, io_bytes(p), CpuThreads::Share::alone);
-        return dynamic_ && spec_->dynamic_plan ? spec_->dynamic_plan(p) : spec_->plan(p);
+        return spec_->plan(p);
     }
     bool agnostic_serves(const KernelParams& p) const {
         return !spec_->shape_agnostic_serves || spec_->shape_agnostic_serves(p);
@@ -662,9 +659,9 @@ ImplEntry dnnl_entry(const std::string& op, const std::shared_ptr<const DnnlSpec
 
 }   // namespace
 
-std::string dnnl_impl_info(const Impl& impl, const ImplState* state) {
+std::string dnnl_impl_info(const Impl& impl) {
     const auto* d = dynamic_cast<const DnnlImpl*>(&impl);
-    return d ? d->info(state) : std::string();
+    return d ? d->info() : std::string();
 }
 
 void add_dnnl_impls(ModuleRegistrar& reg, const std::string& op, DnnlSpec spec) {

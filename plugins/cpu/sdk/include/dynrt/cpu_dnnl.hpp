@@ -95,10 +95,6 @@ struct DnnlSpec {
     std::function<std::string(const KernelParams&)> validate;
     // The plan for these (static) layouts.
     std::function<DnnlPlan(const KernelParams&)> plan;
-    // Optional: the plan a dynamic impl makes for a run's layouts, in that
-    // run (none: `plan`). A static impl's plan is made ahead of its runs (an
-    // async build); this one is paid for by the run that needs it.
-    std::function<DnnlPlan(const KernelParams&)> dynamic_plan;
     // Optional: a plan that serves every shape of the node (runtime dims),
     // built once from the node's params (none: this node's shapes need a plan
     // per shape), and the descriptors of each run.
@@ -149,9 +145,8 @@ DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& i
 // " staged <arg>..." naming the arguments it reorders into the primitive's
 // layouts (dnnl_stage_args; "src", "weights", "dst", else the DNNL_ARG
 // number; "weights(once)" for constant weights). Empty for an impl that is not one, or that keeps no plan of its
-// own (a dynamic impl planning per request) unless `state` (a request's
-// state of that impl) is given: then the plan of that request's last run.
-std::string dnnl_impl_info(const Impl& impl, const ImplState* state = nullptr);
+// own (a dynamic impl planning per request).
+std::string dnnl_impl_info(const Impl& impl);
 // Empty when every input and output is plain and unpadded (what the plans
 // bind), else the reason.
 std::string dnnl_check_dense(const KernelParams& p);
