@@ -80,6 +80,7 @@ protected:
         dir_ = fs::temp_directory_path() / ("dynrt-ocl-cache-test-" + std::to_string(getpid()) + "-" + info->name());
         fs::remove_all(dir_);
         setenv("DYNRT_CACHE_DIR", dir_.c_str(), 1);
+        setenv("DYNRT_OCL_BINARY_CACHE", "on", 1);   // on every driver (auto leaves it off on PoCL)
         try {
             engine_ = make_engine();
         } catch (const Error& e) {
@@ -96,6 +97,7 @@ protected:
     }
     void TearDown() override {
         engine_.reset();
+        unsetenv("DYNRT_OCL_BINARY_CACHE");
         if (!dir_.empty()) fs::remove_all(dir_);
     }
 

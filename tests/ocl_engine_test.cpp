@@ -111,6 +111,8 @@ protected:
         cache_dir_ = fs::temp_directory_path() / ("dynrt-ocl-test-" + std::to_string(getpid()) + "-" + info->name());
         fs::remove_all(cache_dir_);
         setenv("DYNRT_CACHE_DIR", cache_dir_.c_str(), 1);
+        // The disk cache under test, on every driver (auto leaves it off on PoCL).
+        setenv("DYNRT_OCL_BINARY_CACHE", "on", 1);
         unsetenv("DYNRT_OCL_DEVICE");
         engine_ = make_engine();   // again, to pick the cache folder up
         dev_ = OclDevice::from(*engine_);
@@ -120,6 +122,7 @@ protected:
     void TearDown() override {
         stream_.reset();
         engine_.reset();
+        unsetenv("DYNRT_OCL_BINARY_CACHE");
         if (!cache_dir_.empty()) fs::remove_all(cache_dir_);
     }
 
@@ -316,13 +319,16 @@ TEST(OclDeviceChoice, NoPlatform_FactoryThrowsInstallHint) {
             setenv("OCL_ICD_VENDORS", empty.c_str(), 1);
             Registry reg;
             ModuleLoader::load_file(reg, kModulePath);
+            int code = 0;
             try {
                 reg.create_engine("ocl", EngineConfig{"ocl", false});
             } catch (const Error& e) {
                 std::fprintf(stderr, "%s\n", e.what());
-                std::exit(3);
+                code = 3;
             }
-            std::exit(0);
+            // The child (a re-run of this test) made a folder of its own.
+            fs::remove_all(empty);
+            std::exit(code);
         },
         ::testing::ExitedWithCode(3), "no OpenCL platform found \\(install an ICD such as pocl-opencl-icd\\)");
     fs::remove_all(empty);
@@ -607,6 +613,78 @@ TEST_F(OclEngineTest, BinaryCache_SecondEngineLoadsFromDiskWithoutSourceBuild) {
     EXPECT_EQ(s2.source_builds, 0u);
     EXPECT_EQ(s2.disk_cache_hits, 1u);
     EXPECT_EQ(s2.disk_cache_rejects, 0u);
+}
+
+TEST_F(OclEngineTest, BinaryCache_AutoLeavesPoclToItsOwnKernelCacheAndOffTurnsItOff) {
+    const bool pocl = contains(dev_->limits().platform_name, "Portable Computing Language");
+    const EnvGuard kernel_cache("POCL_KERNEL_CACHE");
+    unsetenv("POCL_KERNEL_CACHE");
+    unsetenv("DYNRT_OCL_BINARY_CACHE");   // auto
+    {
+        EngineConfig verbose;
+        verbose.device = "ocl";
+        verbose.verbose = true;
+        ::testing::internal::CaptureStderr();
+        auto e = ocl_registry()->create_engine("ocl", verbose);
+        const std::string log = ::testing::internal::GetCapturedStderr();
+        check_static_vector_add(*e, 19);
+        const OclBuildStats s = OclDevice::from(*e)->build_stats();
+        EXPECT_EQ(s.source_builds, 1u);
+        if (pocl) {
+            EXPECT_TRUE(OclDevice::from(*e)->cache_dir().empty());
+            EXPECT_EQ(s.disk_cache_writes, 0u);
+            EXPECT_TRUE(contains(log, "binary cache off: PoCL keeps compiled kernels in its own cache")) << log;
+        } else {
+            EXPECT_FALSE(OclDevice::from(*e)->cache_dir().empty());
+            EXPECT_EQ(s.disk_cache_writes, 1u);
+        }
+    }
+    setenv("POCL_KERNEL_CACHE", "0", 1);   // PoCL caching nothing: dynrt's cache is used
+    {
+        auto e = make_engine();
+        check_static_vector_add(*e, 23);
+        EXPECT_EQ(OclDevice::from(*e)->build_stats().disk_cache_writes, 1u);
+    }
+    setenv("DYNRT_OCL_BINARY_CACHE", "off", 1);
+    {
+        auto e = make_engine();
+        EXPECT_TRUE(OclDevice::from(*e)->cache_dir().empty());
+        check_static_vector_add(*e, 29);
+        EXPECT_EQ(OclDevice::from(*e)->build_stats().disk_cache_writes, 0u);
+    }
+    setenv("DYNRT_OCL_BINARY_CACHE", "sometimes", 1);
+    const std::string err = error_of([] { make_engine(); });
+    EXPECT_TRUE(contains(err, "DYNRT_OCL_BINARY_CACHE='sometimes'")) << err;
+    EXPECT_TRUE(contains(err, "auto, on or off")) << err;
+}
+
+TEST_F(OclEngineTest, BuildOptionsFromTheEnvironmentReachEveryBuildAndItsCacheKey) {
+    static const char* const kNeedsMacro = R"CL(
+#ifndef DYNRT_EXTRA_OPTION_SEEN
+#error the extra build option did not arrive
+#endif
+__kernel void seen(__global float* out) {
+    if (get_global_id(0) < 4) out[get_global_id(0)] = DYNRT_EXTRA_OPTION_SEEN;
+}
+)CL";
+    const EnvGuard options("DYNRT_OCL_BUILD_OPTIONS");
+    unsetenv("DYNRT_OCL_BUILD_OPTIONS");
+    const std::string err = error_of([] { OclDevice::from(*make_engine())->build_kernel(kNeedsMacro, "seen", {}); });
+    EXPECT_TRUE(contains(err, "the extra build option did not arrive")) << err;
+
+    setenv("DYNRT_OCL_BUILD_OPTIONS", "-DDYNRT_EXTRA_OPTION_SEEN=7", 1);
+    auto e = make_engine();
+    OclDevice* dev = OclDevice::from(*e);
+    auto kernel = dev->build_kernel(kNeedsMacro, "seen", {});
+    auto stream = e->create_stream();
+    auto out = e->allocate(4 * sizeof(float));
+    Memory m(out, Layout(Shape{4}, DataType::f32));
+    const size_t work[3] = {4, 1, 1};
+    dev->launch(*stream, *kernel, {OclArg::mem(m)}, dispatch_for(work, 1, dev->limits()));
+    stream->finish();
+    EXPECT_EQ(download(*stream, *out, 4), std::vector<float>(4, 7.0f));
+    // Other options, another program: the cache key holds them.
+    EXPECT_EQ(dev->build_stats().source_builds, 1u);
 }
 
 TEST_F(OclEngineTest, BinaryCache_CorruptOrTruncatedEntryIsRebuilt) {

@@ -40,6 +40,7 @@ struct Context {
     OclDeviceLimits limits;
     std::string name;   // "<platform>: <device>"
     bool verbose = false;
+    std::string extra_build_options;   // DYNRT_OCL_BUILD_OPTIONS
 
     Context() = default;
     Context(const Context&) = delete;

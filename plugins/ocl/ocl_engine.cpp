@@ -338,6 +338,11 @@ const DeviceEntry& choose(const std::vector<DeviceEntry>& devs, const std::strin
     return devs[index];
 }
 
+std::string env_or_empty(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
 ContextPtr make_context(const EngineConfig& cfg) {
     const std::vector<DeviceEntry> devs = enumerate_devices();
     size_t index = 0;
@@ -348,6 +353,9 @@ ContextPtr make_context(const EngineConfig& cfg) {
     ctx->device = de.device;
     ctx->name = de.name;
     ctx->verbose = cfg.verbose;
+    // DYNRT_OCL_BUILD_OPTIONS: appended to every program's build options (and
+    // so to its cache key), e.g. -cl-opt-disable or -Werror.
+    ctx->extra_build_options = env_or_empty("DYNRT_OCL_BUILD_OPTIONS");
     OclDeviceLimits& l = ctx->limits;
     l.platform_name = platform_str(de.platform, CL_PLATFORM_NAME);
     l.platform_version = platform_str(de.platform, CL_PLATFORM_VERSION);
@@ -384,11 +392,33 @@ ContextPtr make_context(const EngineConfig& cfg) {
     return ctx;
 }
 
-std::string resolve_cache_dir() {
-    auto env = [](const char* n) -> std::string {
-        const char* v = std::getenv(n);
-        return v ? v : "";
-    };
+// Why dynrt's disk cache stays off on this context, or "" when it is used.
+// DYNRT_OCL_BINARY_CACHE: auto (the default), on or off. auto leaves it off
+// where the driver keeps compiled kernels on disk itself: PoCL's kernel cache
+// (on unless POCL_KERNEL_CACHE=0) already gives a later process its builds,
+// and asking PoCL for a program's binary compiles every kernel a second time
+// (a generic work-group function besides the one for the launch's local size),
+// which makes a cold build about a third slower.
+std::string binary_cache_off_reason(const OclDeviceLimits& l) {
+    const std::string mode = env_or_empty("DYNRT_OCL_BINARY_CACHE");
+    if (mode == "on") return {};
+    if (mode == "off") return "DYNRT_OCL_BINARY_CACHE=off";
+    if (!mode.empty() && mode != "auto")
+        throw Error("bad DYNRT_OCL_BINARY_CACHE='" + mode + "': expected auto, on or off");
+    if (l.platform_name.find("Portable Computing Language") != std::string::npos &&
+        env_or_empty("POCL_KERNEL_CACHE") != "0")
+        return "PoCL keeps compiled kernels in its own cache (POCL_CACHE_DIR; DYNRT_OCL_BINARY_CACHE=on uses "
+               "dynrt's as well)";
+    return {};
+}
+
+std::string resolve_cache_dir(const Context& ctx) {
+    const std::string off = binary_cache_off_reason(ctx.limits);
+    if (!off.empty()) {
+        if (ctx.verbose) std::cerr << "ocl: binary cache off: " << off << "\n";
+        return {};
+    }
+    auto env = env_or_empty;
     std::string base = env("DYNRT_CACHE_DIR");
     if (base == "off") return {};
     if (base.empty()) {
@@ -450,7 +480,7 @@ void CL_CALLBACK free_staging(cl_event, cl_int, void* block) { delete[] static_c
 class OclEngine : public Engine, public OclDevice {
 public:
     explicit OclEngine(const EngineConfig& cfg)
-        : ctx_(make_context(cfg)), programs_(ctx_, resolve_cache_dir()), profile_streams_(profile_env()) {
+        : ctx_(make_context(cfg)), programs_(ctx_, resolve_cache_dir(*ctx_)), profile_streams_(profile_env()) {
         info_.type = "ocl";
         info_.name = ctx_->name;
         info_.max_alloc_bytes = ctx_->limits.max_alloc_bytes;
@@ -475,7 +505,8 @@ public:
         // cache key leaves this line out, so other entry points of the same
         // source and defines reuse the program built for the first one.
         const std::string full = defines + "#line 1 \"" + kernel_name + ".cl\"\n" + source;
-        const std::string options = extra_options.empty() ? "-cl-std=CL1.2" : "-cl-std=CL1.2 " + extra_options;
+        std::string options = extra_options.empty() ? "-cl-std=CL1.2" : "-cl-std=CL1.2 " + extra_options;
+        if (!ctx_->extra_build_options.empty()) options += " " + ctx_->extra_build_options;
         return std::make_shared<KernelImpl>(ctx_, programs_.get(defines + source, full, options, kernel_name),
                                             kernel_name);
     }

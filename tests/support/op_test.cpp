@@ -21,10 +21,12 @@ namespace dynrt::test {
 
 namespace {
 
-// DYNRT_CACHE_DIR for the test program: a temp folder removed at exit.
+// DYNRT_CACHE_DIR for the test program, unless one is set (scripts/test.sh
+// sets one for the whole run): a temp folder removed at exit.
 class CacheDir {
 public:
     CacheDir() {
+        if (std::getenv("DYNRT_CACHE_DIR") != nullptr) return;
         std::string tmpl = (std::filesystem::temp_directory_path() / "dynrt_test_XXXXXX").string();
         if (mkdtemp(tmpl.data()) != nullptr) {
             dir_ = tmpl;

@@ -48,8 +48,8 @@ inline void expect_close(const HostTensor& got, const HostTensor& want, Toleranc
 }
 
 // The ocl engine, or nullptr when there is no ocl module or OpenCL platform.
-// The first call points DYNRT_CACHE_DIR at a temp folder removed at exit, so no
-// run depends on a user's kernel cache.
+// Unless DYNRT_CACHE_DIR is set, the first call points it at a temp folder
+// removed at exit, so no run depends on a user's kernel cache.
 EnginePtr ocl_engine();
 
 // The message of the dynrt::Error that `f` throws, or "<no error>".
