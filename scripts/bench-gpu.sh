@@ -2,6 +2,7 @@
 # The whole GPU set in one command, on the GPU machine, from a prebuilt Release
 # build/ and .gpu-libs/ (scripts/pack-gpu-libs.sh) copied with the tree:
 #   ./scripts/bench-gpu.sh [report dir]
+# or from out/gpu-bundle.tar.xz (scripts/pack-gpu-bundle.sh), unpacked first.
 # Report dir: the argument, else $OUT, else gpu-report/. It receives
 #   summary.md            device, test result, per-config results, key figures
 #   ctest.log             the OpenCL test suite (ctest -R "ocl|Ocl")
@@ -28,6 +29,17 @@ cd "$root"
 report="${1:-${OUT:-$root/gpu-report}}"
 mkdir -p "$report"
 build="${DYNRT_BUILD_DIR:-$root/build}"
+# A bundle from scripts/pack-gpu-bundle.sh, when the build is not here yet
+# (before gpu-env.sh, which looks for .gpu-libs/): the build, .gpu-libs/ and
+# the ONNX node tests, which go where the build looks for them.
+if [ ! -x "$build/bin/dynrt" ] && [ -f "$root/out/gpu-bundle.tar.xz" ]; then
+  echo "== unpack out/gpu-bundle.tar.xz" >&2
+  tar -xJf "$root/out/gpu-bundle.tar.xz" -C "$root"
+  node=/usr/share/libonnx-testdata/data/node
+  if [ -d "$root/usr/share/libonnx-testdata/data/node" ] && [ ! -e "$node" ]; then
+    mkdir -p "$(dirname "$node")" && ln -s "$root/usr/share/libonnx-testdata/data/node" "$node"
+  fi
+fi
 source "$root/scripts/gpu-env.sh"
 export DYNRT_MODULE_PATH="$build/lib/dynrt"
 export DYNRT_CACHE_DIR="${DYNRT_CACHE_DIR:-${TMPDIR:-/tmp}/dynrt-gpu-cache}"
