@@ -43,8 +43,8 @@ if [ "${1:-}" = "--sanitize" ]; then
   # (sweep_*_ocl, onnx_node_*_ocl, onnx_data_*_ocl, onnx_model_*_ocl) and each
   # op's impl-vs-reference and dynamic-sequence gtests (<Op>Impls.*,
   # <Op>Dynamic.*, <Op>Ocl.*, and their value-parameterised <Op>Impls/<Table>.*),
-  # which build a kernel per shape on PoCL's
-  # single-threaded device. The cpu impls still run under the sanitizers in
+  # which build a kernel per shape on PoCL's single-threaded device. The cpu
+  # impls still run under the sanitizers in
   # sweep_*_cpu (every impl against the reference over changing shapes),
   # onnx_node_*_cpu, the model corpus and the ops' shape and value tests; the
   # OpenCL host code in tests/ocl_*_test and the flow tests on both devices.

@@ -667,24 +667,39 @@ __kernel void seen(__global float* out) {
     if (get_global_id(0) < 4) out[get_global_id(0)] = DYNRT_EXTRA_OPTION_SEEN;
 }
 )CL";
-    const EnvGuard options("DYNRT_OCL_BUILD_OPTIONS");
+    const EnvGuard guard("DYNRT_OCL_BUILD_OPTIONS");
     unsetenv("DYNRT_OCL_BUILD_OPTIONS");
     const std::string err = error_of([] { OclDevice::from(*make_engine())->build_kernel(kNeedsMacro, "seen", {}); });
     EXPECT_TRUE(contains(err, "the extra build option did not arrive")) << err;
 
-    setenv("DYNRT_OCL_BUILD_OPTIONS", "-DDYNRT_EXTRA_OPTION_SEEN=7", 1);
-    auto e = make_engine();
-    OclDevice* dev = OclDevice::from(*e);
-    auto kernel = dev->build_kernel(kNeedsMacro, "seen", {});
-    auto stream = e->create_stream();
-    auto out = e->allocate(4 * sizeof(float));
-    Memory m(out, Layout(Shape{4}, DataType::f32));
-    const size_t work[3] = {4, 1, 1};
-    dev->launch(*stream, *kernel, {OclArg::mem(m)}, dispatch_for(work, 1, dev->limits()));
-    stream->finish();
-    EXPECT_EQ(download(*stream, *out, 4), std::vector<float>(4, 7.0f));
-    // Other options, another program: the cache key holds them.
-    EXPECT_EQ(dev->build_stats().source_builds, 1u);
+    // A fresh engine on the fixture's disk cache builds the kernel with
+    // `options` and returns what it wrote, and its build stats.
+    const auto run_with = [&](const char* options, OclBuildStats& stats) {
+        setenv("DYNRT_OCL_BUILD_OPTIONS", options, 1);
+        auto e = make_engine();
+        OclDevice* dev = OclDevice::from(*e);
+        auto kernel = dev->build_kernel(kNeedsMacro, "seen", {});
+        auto stream = e->create_stream();
+        auto out = e->allocate(4 * sizeof(float));
+        Memory m(out, Layout(Shape{4}, DataType::f32));
+        const size_t work[3] = {4, 1, 1};
+        dev->launch(*stream, *kernel, {OclArg::mem(m)}, dispatch_for(work, 1, dev->limits()));
+        stream->finish();
+        stats = dev->build_stats();
+        return download(*stream, *out, 4);
+    };
+    OclBuildStats s;
+    EXPECT_EQ(run_with("-DDYNRT_EXTRA_OPTION_SEEN=7", s), std::vector<float>(4, 7.0f));
+    EXPECT_EQ(s.source_builds, 1u);
+    EXPECT_EQ(s.disk_cache_writes, 1u);
+    // Other options, another cache entry: built from source, not the 7 on disk.
+    EXPECT_EQ(run_with("-DDYNRT_EXTRA_OPTION_SEEN=9", s), std::vector<float>(4, 9.0f));
+    EXPECT_EQ(s.source_builds, 1u);
+    EXPECT_EQ(s.disk_cache_hits, 0u);
+    // The first options again: their entry is on disk.
+    EXPECT_EQ(run_with("-DDYNRT_EXTRA_OPTION_SEEN=7", s), std::vector<float>(4, 7.0f));
+    EXPECT_EQ(s.source_builds, 0u);
+    EXPECT_EQ(s.disk_cache_hits, 1u);
 }
 
 TEST_F(OclEngineTest, BinaryCache_CorruptOrTruncatedEntryIsRebuilt) {

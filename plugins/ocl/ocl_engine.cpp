@@ -418,12 +418,11 @@ std::string resolve_cache_dir(const Context& ctx) {
         if (ctx.verbose) std::cerr << "ocl: binary cache off: " << off << "\n";
         return {};
     }
-    auto env = env_or_empty;
-    std::string base = env("DYNRT_CACHE_DIR");
+    std::string base = env_or_empty("DYNRT_CACHE_DIR");
     if (base == "off") return {};
     if (base.empty()) {
-        const std::string xdg = env("XDG_CACHE_HOME");
-        const std::string home = env("HOME");
+        const std::string xdg = env_or_empty("XDG_CACHE_HOME");
+        const std::string home = env_or_empty("HOME");
         if (!xdg.empty()) base = xdg + "/dynrt";
         else if (!home.empty()) base = home + "/.cache/dynrt";
         else return {};
