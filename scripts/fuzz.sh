@@ -5,18 +5,26 @@
 # seeds each corpus from configs/, tests/data/ and the ONNX node-test models,
 # and fails on any finding (crash, sanitizer report, exception other than
 # dynrt::Error, allocation over 1 GiB, timeout). A finding's input lands in
-# build-fuzz/findings/<harness>/: fix the bug, then copy the input into
+# <tree>/findings/<harness>/: fix the bug, then copy the input into
 # fuzz/regressions/<harness>/ so ctest replays it from then on.
+# DYNRT_FUZZ_TREE=DIR runs the harnesses of a tree already built with them
+# (-DDYNRT_BUILD_FUZZERS=ON, as ./scripts/test.sh --sanitize builds
+# build-asan/): only the harnesses are built there, nothing is reconfigured.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 seconds="${1:-60}"
 shift || true
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=(npy yaml onnx shape_infer)
-dir="$DYNRT_ROOT/build-fuzz"
+dir="${DYNRT_FUZZ_TREE:-$DYNRT_ROOT/build-fuzz}"
 dynrt_install_packages
-command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing (apt-get install clang)" >&2; exit 2; }
-CXX=clang++ DYNRT_BUILD_TYPE=RelWithDebInfo dynrt_build "$dir" -DCMAKE_CXX_COMPILER=clang++ \
-  -DDYNRT_BUILD_FUZZERS=ON -DDYNRT_SANITIZE=address,undefined -DDYNRT_BUILD_TESTS=OFF -DDYNRT_BUILD_BENCHMARKS=OFF
+if [ -n "${DYNRT_FUZZ_TREE:-}" ]; then
+  grep -qs '^DYNRT_BUILD_FUZZERS:BOOL=ON' "$dir/CMakeCache.txt" ||
+    { echo "fuzz.sh: DYNRT_FUZZ_TREE=$dir is not a tree configured with -DDYNRT_BUILD_FUZZERS=ON" >&2; exit 2; }
+else
+  command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing (apt-get install clang)" >&2; exit 2; }
+  CXX=clang++ DYNRT_BUILD_TYPE=RelWithDebInfo dynrt_build "$dir" -DCMAKE_CXX_COMPILER=clang++ \
+    -DDYNRT_BUILD_FUZZERS=ON -DDYNRT_SANITIZE=address,undefined -DDYNRT_BUILD_TESTS=OFF -DDYNRT_BUILD_BENCHMARKS=OFF
+fi
 cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" --target $(printf 'fuzz_%s ' "${harnesses[@]}")
 
 seed() {   # seed <harness> <files...>: copies the files into the harness's corpus
