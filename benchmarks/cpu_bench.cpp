@@ -9,7 +9,9 @@
 //                   (format `any`), reordered before the timing starts;
 //   <impl>/...      each oneDNN impl the cpu engine registers for the op
 //                   (cpu_dnnl_static, cpu_dnnl_dynamic: the shape-agnostic
-//                   one, with the weights' dims static as in a model), created
+//                   one, with the weights' dims static as in a model), and
+//                   for convolution the SDK's direct loop (cpu_direct_dynamic,
+//                   few channels only: skipped on the others), created
 //                   from the registry and executed as the flow executes it, on
 //                   plain row-major tensors.
 // "of_direct" on the impl rows = direct time / impl time (1.0: as fast as
@@ -126,10 +128,13 @@ struct ConvShape {
                std::to_string(r) + "s" + std::to_string(stride);
     }
 };
-// conv64 (64 channels, 56 and 112 px) and conv_small (3 -> 8 channels).
+// conv64 (64 channels, 56 and 112 px), conv_small (3 -> 8 channels 3x3,
+// 8 -> 8 3x3 stride 2, the 1x1 stride-2 shortcut) and a 3 -> 16 stem at 112 and
+// 224 px.
 const std::vector<ConvShape> kConvs = {
     {1, 64, 56, 64, 3, 1, 1}, {1, 64, 112, 64, 3, 1, 1}, {2, 3, 64, 8, 3, 1, 1},
-    {2, 8, 64, 8, 3, 2, 1},   {4, 3, 32, 8, 3, 1, 1},
+    {2, 8, 64, 8, 3, 2, 1},   {4, 3, 32, 8, 3, 1, 1},    {4, 8, 32, 8, 3, 2, 1},
+    {4, 3, 32, 8, 1, 2, 0},   {1, 3, 112, 16, 3, 1, 1},  {1, 3, 224, 16, 3, 1, 1},
 };
 
 // ---- oneDNN, called directly ------------------------------------------------------
@@ -342,9 +347,11 @@ int main(int argc, char** argv) {
             benchmark::RegisterBenchmark(("matmul/" + impl + "/" + s.name()).c_str(), BM_ImplMatmul, s, impl)
                 ->UseManualTime();
     }
+    std::vector<std::string> conv_impls = impls;
+    conv_impls.emplace_back("cpu_direct_dynamic");
     for (const ConvShape& s : kConvs) {
         benchmark::RegisterBenchmark(("conv/direct/" + s.name()).c_str(), BM_DirectConv, s)->UseManualTime();
-        for (const std::string& impl : impls)
+        for (const std::string& impl : conv_impls)
             benchmark::RegisterBenchmark(("conv/" + impl + "/" + s.name()).c_str(), BM_ImplConv, s, impl)
                 ->UseManualTime();
     }

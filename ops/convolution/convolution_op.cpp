@@ -290,15 +290,19 @@ std::vector<dynrt::AttrSpec> conv_attrs() {
                                "pads from the input extent, the odd one at the end/begin)")};
 }
 
-// The window of the runtime shapes (auto_pad resolved) for the cpu's oneDNN impls.
-dynrt::ConvGeometry dnnl_geometry(const dynrt::KernelParams& p) {
-    const dynrt::Shape x = p.inputs.at(0).get_shape(), w = p.inputs.at(1).get_shape();
+// The window of the runtime shapes (auto_pad resolved) for the cpu's oneDNN
+// and direct impls. A dynamic extent (the direct impl's validate on the
+// node's layouts) takes the kernel's: its same_* pads are within the span.
+dynrt::ConvGeometry cpu_geometry(const dynrt::KernelParams& p) {
+    const PartialShape& x = p.inputs.at(0).shape;
+    const Shape w = p.inputs.at(1).get_shape();
     const size_t spatial = x.rank() - 2;
     const conv::ConvAttrs a = conv::read_attrs(*p.attrs, spatial, p.node);
     dynrt::ConvGeometry g;
     g.groups = a.groups;
     for (size_t i = 0; i < spatial; ++i) {
-        const conv::AxisWindow win = conv::axis_window(a, i, x[2 + i], w[2 + i]);
+        const int64_t in = x[2 + i].is_static() ? x[2 + i].get_length() : w[2 + i];
+        const conv::AxisWindow win = conv::axis_window(a, i, in, w[2 + i]);
         g.strides.push_back(win.s);
         g.dilations.push_back(win.d);
         g.pads_begin.push_back(win.pb);
@@ -335,8 +339,10 @@ void register_convolution(dynrt::ModuleRegistrar& reg) {
     // The static flavour reads osv16 weights (reordered once by the flow).
     opts.static_weights_format = dynrt::Format::osv16;
     dynrt::add_host_impls(reg, "convolution", reference, opts);
-    // cpu: oneDNN's convolution (dynrt/cpu_conv.hpp), f32.
-    dynrt::add_dnnl_convolution_impls(reg, "convolution", dnnl_geometry);
+    // cpu: oneDNN's convolution, and the SDK's direct loop for few channels
+    // (dynrt/cpu_conv.hpp), f32.
+    dynrt::add_dnnl_convolution_impls(reg, "convolution", cpu_geometry);
+    dynrt::add_direct_convolution_impl(reg, "convolution", cpu_geometry);
 
     // OpenCL: a direct kernel (convolution.cl), f32; f16 and f64 run on the host impls.
     dynrt::OclImplOptions ocl;

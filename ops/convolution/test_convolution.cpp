@@ -432,9 +432,14 @@ std::vector<NdCase> nd_cases() {
     };
 }
 
+// The cpu's direct loop (groups 1, 1-2 spatial axes, few channels) has its
+// own matrix below; these cases are grouped or 3-D.
+const std::string kDirect = "cpu_direct_dynamic";
+
 TEST(ConvolutionImpls, EveryImplMatchesTheReferenceOverOneToThreeSpatialAxes) {
-    // The OpenCL kernel and the cpu's oneDNN impls take f32 only.
-    const std::vector<std::string> f32_only = {"ocl_static", "ocl_dynamic", "cpu_dnnl_static", "cpu_dnnl_dynamic"};
+    // The OpenCL kernel and the cpu's oneDNN and direct impls take f32 only.
+    const std::vector<std::string> f32_only = {"ocl_static", "ocl_dynamic", "cpu_dnnl_static", "cpu_dnnl_dynamic",
+                                               kDirect};
     for (const NdCase& c : nd_cases())
         for (DataType t : {DataType::f32, DataType::f16, DataType::f64}) {
             std::vector<std::vector<Shape>> shapes;
@@ -444,8 +449,107 @@ TEST(ConvolutionImpls, EveryImplMatchesTheReferenceOverOneToThreeSpatialAxes) {
             const Layout x(PartialShape::dynamic_of_rank(c.w.rank()), t);
             test::expect_impls_match_reference({"convolution", c.attrs, {x, w.layout(), b.layout()}, {{1, w}, {2, b}}},
                                                test::random_runs(t, shapes), {},
-                                               t == DataType::f32 ? std::vector<std::string>{} : f32_only);
+                                               t == DataType::f32 ? std::vector<std::string>{kDirect} : f32_only);
         }
+}
+
+// One direct-loop case: weights [O, C, k...] and the x shapes one network
+// instance runs in turn (its batch and spatial extents change).
+struct DirectCase {
+    std::string what;
+    Attributes attrs;
+    Shape w;
+    std::vector<Shape> xs;
+};
+
+std::vector<DirectCase> direct_cases() {
+    const auto conv2d = [](ints strides, ints pb, ints pe, ints dilations) {
+        return test::conv_attrs(std::move(strides), std::move(pb), std::move(pe), std::move(dilations), 1);
+    };
+    // Output widths around the loop's 8-column blocks (1, 7, 8, 9, 17, 33) and
+    // output channels that fill 8-channel blocks partly (1, 5, 8, 13, 16).
+    return {
+        {"3x3 pad 1, 3 -> 8 (a stem)",
+         conv2d({1, 1}, {1, 1}, {1, 1}, {1, 1}),
+         Shape{8, 3, 3, 3},
+         {{1, 3, 8, 8}, {2, 3, 13, 9}, {4, 3, 1, 1}, {1, 3, 5, 33}, {2, 3, 13, 9}}},
+        {"3x3 stride 2, 8 -> 13",
+         conv2d({2, 2}, {1, 1}, {1, 1}, {1, 1}),
+         Shape{13, 8, 3, 3},
+         {{1, 8, 16, 16}, {2, 8, 17, 17}, {1, 8, 2, 3}, {3, 8, 9, 33}}},
+        {"1x1 stride 2, 3 -> 5, no pads",
+         conv2d({2, 2}, {0, 0}, {0, 0}, {1, 1}),
+         Shape{5, 3, 1, 1},
+         {{1, 3, 8, 8}, {2, 3, 13, 17}, {1, 3, 1, 1}}},
+        {"3x5 strides 3/4, dilations 2/1, asymmetric pads, 8 -> 16",
+         conv2d({3, 4}, {2, 0}, {0, 3}, {2, 1}),
+         Shape{16, 8, 3, 5},
+         {{1, 8, 9, 17}, {2, 8, 13, 40}, {1, 8, 5, 2}}},
+        {"5x5 dilation 2 pads 4, 2 -> 1",
+         conv2d({1, 1}, {4, 4}, {4, 4}, {2, 2}),
+         Shape{1, 2, 5, 5},
+         {{1, 2, 1, 1}, {2, 2, 7, 12}, {1, 2, 16, 9}}},
+        {"1-D kernel 4 same_upper stride 3, 4 -> 8",
+         nd({{"auto_pad", kUpper}, {"strides", ints{3}}}),
+         Shape{8, 4, 4},
+         {{1, 4, 1}, {2, 4, 17}, {1, 4, 64}, {3, 4, 8}}},
+        {"2-D same_lower stride 2, 6 -> 9",
+         nd({{"auto_pad", kLower}, {"strides", ints{2, 2}}}),
+         Shape{9, 6, 3, 2},
+         {{1, 6, 7, 7}, {2, 6, 10, 3}, {1, 6, 1, 16}}},
+    };
+}
+
+// The direct loop against the reference, the batch and the spatial extents
+// changing on one network instance; it must take every run of every case.
+TEST(ConvolutionImpls, DirectLoopMatchesTheReferenceOverStridesDilationsPadsAndTails) {
+    for (const DirectCase& c : direct_cases()) {
+        SCOPED_TRACE(c.what);
+        const HostTensor w = test::random_tensor(DataType::f32, c.w, 3);
+        const HostTensor b = test::random_tensor(DataType::f32, Shape{c.w[0]}, 4);
+        std::vector<std::vector<Shape>> shapes;
+        for (const Shape& x : c.xs) shapes.push_back({x});
+        const std::vector<test::Run> runs = test::random_runs(DataType::f32, shapes);
+        const Layout x = f32(PartialShape::dynamic_of_rank(c.w.rank()));
+        const std::vector<std::string> ran = test::expect_impls_match_reference(
+            {"convolution", c.attrs, {x, w.layout(), b.layout()}, {{1, w}, {2, b}}}, runs, {}, {}, {"cpu"});
+        EXPECT_NE(std::find(ran.begin(), ran.end(), kDirect), ran.end());
+        // Without a bias too.
+        test::expect_impls_match_reference({"convolution", c.attrs, {x, w.layout()}, {{1, w}}}, runs, {}, {}, {"cpu"});
+    }
+}
+
+// The direct loop takes few channels and runs of up to 2^17 output elements;
+// past either, oneDNN's impls serve the run, and -v / dynrt ops give the
+// reason. On one dynamic node a shape past the limit goes to oneDNN and the
+// next small one comes back to the loop.
+TEST(ConvolutionImpls, DirectLoopLeavesManyChannelsAndLargeOutputsToOneDnn) {
+    Conv c;
+    c.pads_begin = c.pads_end = {1, 1};
+    const EnginePtr cpu = test::engine("cpu");
+    const auto check = [&](const Shape& x, const Shape& w) {
+        const auto program = test::single_node_program("convolution", {f32(x), f32(w)}, c.attrs());
+        const KernelParams p = tools::single_node_params(*program, cpu.get());
+        for (const RegisteredImpl* r : test::registry()->impls("convolution", "cpu"))
+            if (r->entry.name == kDirect) return r->entry.check(p);
+        return std::string("no impl ") + kDirect;
+    };
+    EXPECT_EQ(check({4, 3, 32, 32}, {16, 3, 3, 3}), "");
+    EXPECT_NE(check({1, 3, 128, 128}, {16, 3, 3, 3}).find("elements: oneDNN"), std::string::npos);
+    EXPECT_NE(check({1, 17, 8, 8}, {8, 17, 3, 3}).find("C * kernel = 153"), std::string::npos);
+    EXPECT_NE(check({1, 3, 8, 8}, {17, 3, 3, 3}).find("17 outputs"), std::string::npos);
+
+    const HostTensor w = test::random_tensor(DataType::f32, Shape{8, 3, 3, 3}, 5);
+    const std::vector<std::vector<Shape>> sizes = {{{1, 3, 16, 16}}, {{1, 3, 200, 100}}, {{2, 3, 9, 17}}};
+    const test::OpSetup setup{"convolution", c.attrs(), {f32(PartialShape::dynamic_of_rank(4)), w.layout()}, {{1, w}}};
+    test::SequenceOptions o;
+    o.engine = "cpu";
+    o.on_step = [&](const InferRequest& req, size_t step) {
+        const std::string impl = req.last_run().nodes.back().impl;
+        if (step == 1) EXPECT_NE(impl.find("cpu_dnnl"), std::string::npos) << impl;
+        else EXPECT_EQ(impl, "convolution_" + kDirect) << "step " << step;
+    };
+    test::expect_sequence(setup, test::random_runs(DataType::f32, sizes), o);
 }
 
 // oneDNN's direct (brgemm / jit) convolutions run on blocked layouts: the cpu
@@ -481,7 +585,7 @@ TEST(ConvolutionImpls, OneDnnImplsReorderIntoTheLayoutsOfADirectConvolution) {
         {{1, 16, 20, 20}}, {{2, 16, 7, 9}}, {{1, 16, 33, 17}}, {{3, 16, 1, 1}}, {{1, 16, 20, 20}}};
     const std::vector<std::string> ran = test::expect_impls_match_reference(
         {"convolution", c.attrs(), {f32(PartialShape::dynamic_of_rank(4)), w.layout(), b.layout()}, {{1, w}, {2, b}}},
-        test::random_runs(DataType::f32, sizes, 7), {}, {}, {"cpu"});
+        test::random_runs(DataType::f32, sizes, 7), {}, {kDirect}, {"cpu"});
     for (const char* name : {"cpu_dnnl_static", "cpu_dnnl_dynamic"})
         EXPECT_NE(std::find(ran.begin(), ran.end(), name), ran.end()) << name << " did not run";
 }

@@ -31,4 +31,19 @@ struct ConvGeometry {
 void add_dnnl_convolution_impls(ModuleRegistrar& reg, const std::string& op,
                                 std::function<ConvGeometry(const KernelParams&)> geometry);
 
+// "cpu_direct_dynamic": the SDK's own direct convolution, f32, 1 or 2 spatial
+// dims, groups 1, few channels (C * kernel taps <= 144, O <= 16: a stem or a
+// small net's convolutions, where oneDNN's kernels spend as long reordering
+// x, y and the weights as convolving). One loop serves every shape with
+// nothing to build, so a new shape costs no JIT kernel, and the flow builds no
+// static impls beside it (Impl::static_builds_redundant); it ranks above
+// oneDNN's dynamic impl and below static impls, so a static node still gets
+// oneDNN's primitive. `geometry` must also take params whose spatial dims are
+// dynamic (validate() reads the strides, dilations and pads from it; the pads
+// of auto_pad same_* for any extent will do, as they never pass the kernel's
+// span). Fused ops run on the host after the loop.
+inline constexpr int kPriorityDirectConvolution = 250;
+void add_direct_convolution_impl(ModuleRegistrar& reg, const std::string& op,
+                                 std::function<ConvGeometry(const KernelParams&)> geometry);
+
 }   // namespace dynrt
