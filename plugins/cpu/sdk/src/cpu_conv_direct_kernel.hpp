@@ -104,10 +104,11 @@ struct DirectBlock {
 // J output channels x V vectors of 8 columns, in J * V registers. Each tap
 // loads V vectors of x and broadcasts J weights: 8 channels x 1 vector loads
 // 9 values per 8 multiply-adds, 4 x 2 loads 6, which suits rows of 16
-// columns or more.
-template <int J, int V>
+// columns or more. K: the kernel's width when it is 1 or 3 (the loop over
+// it unrolled), else 0 (a.KW at run time).
+template <int J, int V, int K>
 inline void direct_conv_block(const DirectConvRows& a, const DirectBlock& b) {
-    const int64_t in_row = a.sw * a.row_len;
+    const int64_t in_row = a.sw * a.row_len, kw_n = K ? K : a.KW;
     DirectV8 acc[J][V];
     for (int j = 0; j < J; ++j) {
         const float v = a.bias && j < b.outs ? a.bias[b.oc + j] : 0.0f;
@@ -119,7 +120,8 @@ inline void direct_conv_block(const DirectConvRows& a, const DirectBlock& b) {
         for (int64_t kh = b.kh_lo; kh < b.kh_hi; ++kh) {
             const float* x_row = x_c + (b.oh * a.sh + kh * a.dh - a.ph) * in_row;
             const float* w_row = w_c + kh * a.KW * kDirectLanes;
-            for (int64_t kw = 0; kw < a.KW; ++kw) {
+#pragma GCC unroll 3
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
                 DirectV8 x[V];
                 for (int u = 0; u < V; ++u) std::memcpy(&x[u], x_row + a.kw_offset[kw] + u * kDirectLanes, sizeof x[u]);
                 const float* w = w_row + kw * kDirectLanes;
@@ -140,6 +142,13 @@ inline void direct_conv_block(const DirectConvRows& a, const DirectBlock& b) {
                 std::memcpy(out + j * plane + u * kDirectLanes, &acc[j][u], static_cast<size_t>(cols) * sizeof(float));
         }
     }
+}
+
+template <int J, int V>
+inline void direct_conv_block(const DirectConvRows& a, const DirectBlock& b) {
+    if (a.KW == 3) direct_conv_block<J, V, 3>(a, b);
+    else if (a.KW == 1) direct_conv_block<J, V, 1>(a, b);
+    else direct_conv_block<J, V, 0>(a, b);
 }
 
 // Output rows [begin, end) of the flattened [N, OH].
