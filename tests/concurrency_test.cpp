@@ -3,7 +3,9 @@
 //   fully_connected -> activation -> eltwise (fused chain, constant weights);
 //   gemm of two dynamic inputs;
 //   concat -> softmax;
-//   shape_of -> gather -> concat -> reshape -> softmax (a shape_of subgraph).
+//   shape_of -> gather -> concat -> reshape -> softmax (a shape_of subgraph);
+//   convolution -> relu -> convolution + x -> relu (a residual block; on cpu
+//   both convolutions reorder into oneDNN's layouts, in one block per thread).
 // Background compilation is on and queued on a shape's first run, so static
 // impls are built and handed over while other threads run. Every output of
 // every run must equal, bit for bit, the output of the same inputs run
@@ -170,6 +172,37 @@ Graph shape_of_subgraph() {
     g.inputs = [](int64_t m, uint64_t seed) {
         const int64_t b = m % 3 + 1;
         return Inputs{{"x", test::random_tensor(DataType::f32, Shape{b, m, 16}, seed, -4.0, 4.0)}};
+    };
+    return g;
+}
+
+// x [1, 32, ?, ?] -> convolution 3x3 pad 1 (constant w [32, 32, 3, 3]) ->
+// relu -> convolution 3x3 pad 1 -> + x -> relu: a residual block. On cpu
+// both convolutions go to oneDNN (too many channels for the direct loop),
+// whose direct convolutions take x, the weights and y in their own layouts:
+// the copies of x and y live in one block per thread that every staged run
+// on it shares, so requests on several threads must keep apart.
+Graph conv_residual() {
+    Graph g;
+    g.name = "conv_residual";
+    g.build = [] {
+        auto p = std::make_shared<Program>(test::registry(), "conv_residual");
+        p->add_input("x", Layout(PartialShape{1, 32, Dimension(), Dimension()}, DataType::f32));
+        const Attributes conv = test::conv_attrs({1, 1}, {1, 1}, {1, 1}, {1, 1}, 1);
+        p->add_constant("w1", test::random_tensor(DataType::f32, Shape{32, 32, 3, 3}, 13, -0.2, 0.2));
+        p->add_constant("w2", test::random_tensor(DataType::f32, Shape{32, 32, 3, 3}, 14, -0.2, 0.2));
+        p->add_node("conv1", "convolution", {"x", "w1"}, conv);
+        p->add_node("act1", "activation", {"conv1"}, attr("func", std::string("relu")));
+        p->add_node("conv2", "convolution", {"act1", "w2"}, conv);
+        p->add_node("sum", "eltwise", {"conv2", "x"}, attr("mode", std::string("add")));
+        p->add_node("act2", "activation", {"sum"}, attr("func", std::string("relu")));
+        p->add_output("act2");
+        p->build();
+        return p;
+    };
+    g.critical = "conv2";
+    g.inputs = [](int64_t m, uint64_t seed) {
+        return Inputs{{"x", test::random_tensor(DataType::f32, Shape{1, 32, m, m + 2}, seed, -1.0, 1.0)}};
     };
     return g;
 }
@@ -350,6 +383,7 @@ TEST(Concurrency, ConcatSoftmax_Cpu) { run_case(concat_softmax(), "cpu"); }
 TEST(Concurrency, ConcatSoftmax_Ocl) { run_case(concat_softmax(), "ocl"); }
 TEST(Concurrency, ShapeOfSubgraph_Cpu) { run_case(shape_of_subgraph(), "cpu"); }
 TEST(Concurrency, ShapeOfSubgraph_Ocl) { run_case(shape_of_subgraph(), "ocl"); }
+TEST(Concurrency, ConvResidual_Cpu) { run_case(conv_residual(), "cpu"); }
 
 }   // namespace
 }   // namespace dynrt

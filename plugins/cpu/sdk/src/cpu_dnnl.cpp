@@ -225,7 +225,7 @@ std::string dnnl_check_dense(const KernelParams& p) {
 namespace {
 
 // A 64-byte aligned block that only grows.
-class Scratchpad {
+class GrowingBlock {
 public:
     void* reserve(size_t bytes) {
         if (bytes > size_) {
@@ -246,6 +246,21 @@ private:
     size_t size_ = 0;
 };
 
+// The memory a run works in besides its buffers: the copies of its staged
+// arguments (DnnlPlan::staged, but constant weights) and the primitive's
+// scratchpad. They live only while one impl runs (reorders in, primitive,
+// reorders out), so every oneDNN impl that runs on a thread shares one block
+// of that thread's: a run at new layouts, or a request's switch from the
+// dynamic impl to a static one, finds memory already touched, where copies
+// owned by each impl's state were allocated, and first written (page
+// faults), on every such change (1-2 ms of a 72 px run of the 64-channel
+// convolution workload). The block only grows: a thread keeps the most its
+// runs needed at once.
+GrowingBlock& run_block() {
+    thread_local GrowingBlock block;
+    return block;
+}
+
 // oneDNN generates its gemm kernels (matmul with runtime dims, im2col
 // convolution) once per process, on the first gemm it executes: 30 ms on
 // the corpus's KV decode, which fell on whichever run first reached such a
@@ -262,8 +277,8 @@ void warm_up_gemm() {
 
 // Copies of constant weights in a primitive's layout (DnnlStaged::constant),
 // made once per weights buffer and layout and shared by every request of
-// the impl. A buffer is held weakly: its copy goes once the network that
-// owns it is gone.
+// the op's oneDNN impls, dynamic and static. A buffer is held weakly: its
+// copy goes once the network that owns it is gone.
 class ConstantCopies {
 public:
     // The copy of `weights` (mapped as `plain`, the plan's descriptor of it)
@@ -317,7 +332,6 @@ class DnnlState final : public ImplState {
 public:
     const void* owner = nullptr;
     dnnl::stream stream{dnnl_cpu_engine()};
-    Scratchpad scratchpad;
     bool bound = false;   // inputs/outputs name the layouts of plan, mems and args
     std::vector<Layout> inputs, outputs;
     size_t io_bytes = 0;                // their bytes: the run's share of the engine's threads
@@ -326,8 +340,12 @@ public:
     bool own_agnostic = false;          // `plan` is shape-agnostic (runtime descriptors)
     DnnlPlan plan;
     std::vector<dnnl::memory> mems;
-    std::vector<dnnl::memory> staged;   // the request's copy of each DnnlPlan::staged arg
+    // Each DnnlPlan::staged arg's copy, and the scratchpad: pointed at the
+    // thread's run block (run_block) before each run, at the shared copy for
+    // constant weights.
+    std::vector<dnnl::memory> staged;
     dnnl::memory scratchpad_memory;
+    size_t run_bytes = 0;   // the run block they need: the copies, then the scratchpad
     // The primitive's arguments as oneDNN's C API takes them: the handles of
     // mems, staged, the plan's fixed args and the scratchpad (the C++ API
     // turns its argument map into such a vector, allocating, on every call).
@@ -358,8 +376,9 @@ private:
 
 class DnnlImpl final : public Impl {
 public:
-    DnnlImpl(std::string name, std::shared_ptr<const DnnlSpec> spec, const KernelParams& p, bool dynamic)
-        : name_(std::move(name)), spec_(std::move(spec)), dynamic_(dynamic) {
+    DnnlImpl(std::string name, std::shared_ptr<const DnnlSpec> spec, std::shared_ptr<ConstantCopies> constants,
+             const KernelParams& p, bool dynamic)
+        : name_(std::move(name)), spec_(std::move(spec)), constants_(std::move(constants)), dynamic_(dynamic) {
         warm_up_gemm();
         // A static impl of a node that has a shape-agnostic plan runs that
         // plan too: one JIT kernel for all of the node's shapes (the static
@@ -463,8 +482,38 @@ private:
         return spec_->shape_agnostic_plan(p);
     }
 
+    static size_t round_up_64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+    // Points the staged copies and the scratchpad at this thread's run block.
+    void bind_run_block(const ExecContext& ctx, const DnnlPlan& plan, DnnlState& s) const {
+        if (!s.run_bytes) return;
+        char* base = nullptr;
+        try {
+            base = static_cast<char*>(run_block().reserve(s.run_bytes));
+        } catch (const std::bad_alloc&) {
+            std::string what;
+            for (const DnnlStaged& st : plan.staged) {
+                if (st.constant) continue;
+                const DnnlArgRef& r = plan.args[st.arg];
+                const Layout& l = r.output ? ctx.params.outputs.at(r.index) : ctx.params.inputs.at(r.index);
+                what += std::string(what.empty() ? "" : ", ") + (r.output ? "output " : "input ") +
+                        std::to_string(r.index) + " " + l.to_string();
+            }
+            throw Error(name_ + " of node '" + ctx.params.node + "': cannot allocate " + std::to_string(s.run_bytes) +
+                        " bytes for oneDNN's layouts of " + (what.empty() ? "nothing" : what) + " and its scratchpad");
+        }
+        size_t offset = 0;
+        for (size_t k = 0; k < plan.staged.size(); ++k) {
+            if (plan.staged[k].constant) continue;
+            s.staged[k].set_data_handle(base + offset);
+            offset += round_up_64(plan.staged[k].inner.get_size());
+        }
+        if (s.scratchpad_memory) s.scratchpad_memory.set_data_handle(base + offset);
+    }
+
     void run(const ExecContext& ctx, const DnnlPlan& plan, DnnlState& s) const {
         const CpuThreads threads(ctx.params.engine, s.io_bytes);
+        bind_run_block(ctx, plan, s);
         try {
             for (size_t k = 0; k < plan.staged.size(); ++k) {
                 const DnnlStaged& st = plan.staged[k];
@@ -505,7 +554,7 @@ private:
         const Memory& w = buffer(ctx, plan.args[st.arg]);
         DnnlState::ConstantBinding& b = s.constants[k];
         if (b.copy && ConstantCopies::same_owner(b.buffer, w.buffer()) && b.offset == w.offset()) return;
-        b.copy = constants_.get(w, s.mems[st.arg], st, s.stream, name_ + " of node '" + ctx.params.node + "'");
+        b.copy = constants_->get(w, s.mems[st.arg], st, s.stream, name_ + " of node '" + ctx.params.node + "'");
         b.buffer = w.buffer();
         b.offset = w.offset();
         s.staged[k].set_data_handle(b.copy.get_data_handle());
@@ -574,25 +623,18 @@ private:
         for (const auto& [arg, mem] : plan.fixed) args[arg] = mem.get();
         s.staged.clear();
         s.constants.assign(plan.staged.size(), {});
+        s.run_bytes = 0;
         for (const DnnlStaged& st : plan.staged) {
-            try {
-                if (st.constant) s.staged.emplace_back(st.inner, dnnl_cpu_engine(), static_cast<void*>(nullptr));
-                else s.staged.emplace_back(st.inner, dnnl_cpu_engine());
-            } catch (const dnnl::error& e) {
-                const DnnlArgRef& r = plan.args[st.arg];
-                const Layout& l = r.output ? p.outputs.at(r.index) : p.inputs.at(r.index);
-                throw Error(name_ + " of node '" + p.node + "': cannot allocate " +
-                            std::to_string(st.inner.get_size()) + " bytes for oneDNN's layout of " +
-                            (r.output ? "output " : "input ") + std::to_string(r.index) + " " + l.to_string() + " (" +
-                            e.what() + ")");
-            }
+            s.staged.emplace_back(st.inner, dnnl_cpu_engine(), static_cast<void*>(nullptr));
+            if (!st.constant) s.run_bytes += round_up_64(st.inner.get_size());
             args[plan.args[st.arg].arg] = s.staged.back().get();
         }
         s.scratchpad_memory = {};
         if (plan.scratchpad_bytes) {
             const dnnl::memory::desc sd({static_cast<dnnl::memory::dim>(plan.scratchpad_bytes)},
                                         dnnl::memory::data_type::u8, dnnl::memory::format_tag::a);
-            s.scratchpad_memory = dnnl::memory(sd, dnnl_cpu_engine(), s.scratchpad.reserve(plan.scratchpad_bytes));
+            s.scratchpad_memory = dnnl::memory(sd, dnnl_cpu_engine(), static_cast<void*>(nullptr));
+            s.run_bytes += round_up_64(plan.scratchpad_bytes);
             args[DNNL_ARG_SCRATCHPAD] = s.scratchpad_memory.get();
         }
         s.exec_args.clear();
@@ -625,14 +667,18 @@ private:
 
     std::string name_;
     std::shared_ptr<const DnnlSpec> spec_;
+    // Shared by the op's dynamic impl and every static impl: a request that
+    // moves from one to another at a shape finds the weights in the layout
+    // already (a shape-agnostic plan stages none).
+    std::shared_ptr<ConstantCopies> constants_;
     bool dynamic_;
     bool agnostic_ = false;   // plan_ serves every shape (runtime dims)
     DnnlPlan plan_;
     std::vector<Layout> inputs_, outputs_;
-    mutable ConstantCopies constants_;
 };
 
-ImplEntry dnnl_entry(const std::string& op, const std::shared_ptr<const DnnlSpec>& spec, bool dynamic) {
+ImplEntry dnnl_entry(const std::string& op, const std::shared_ptr<const DnnlSpec>& spec,
+                     const std::shared_ptr<ConstantCopies>& constants, bool dynamic) {
     ImplEntry e;
     e.name = "cpu_" + spec->name + (dynamic ? "_dynamic" : "_static");
     e.impl_type = "cpu";
@@ -646,9 +692,9 @@ ImplEntry dnnl_entry(const std::string& op, const std::shared_ptr<const DnnlSpec
         return why;
     };
     const std::string impl_name = op + "_" + e.name;
-    e.create = [impl_name, spec, dynamic](const KernelParams& p) -> std::unique_ptr<Impl> {
+    e.create = [impl_name, spec, constants, dynamic](const KernelParams& p) -> std::unique_ptr<Impl> {
         try {
-            return std::make_unique<DnnlImpl>(impl_name, spec, p, dynamic);
+            return std::make_unique<DnnlImpl>(impl_name, spec, constants, p, dynamic);
         } catch (const dnnl::error& err) {
             throw Error(impl_name + ": oneDNN could not create the primitive for node '" + p.node + "' (" + err.what() +
                         ")");
@@ -669,8 +715,9 @@ void add_dnnl_impls(ModuleRegistrar& reg, const std::string& op, DnnlSpec spec) 
     if (spec.shape_agnostic_plan && !spec.runtime_descs)
         throw Error("add_dnnl_impls: op '" + op + "' gives a shape-agnostic plan without runtime descriptors");
     auto shared = std::make_shared<const DnnlSpec>(std::move(spec));
-    if (shared->register_dynamic) reg.add_impl(op, dnnl_entry(op, shared, true));
-    if (shared->register_static) reg.add_impl(op, dnnl_entry(op, shared, false));
+    auto constants = std::make_shared<ConstantCopies>();
+    if (shared->register_dynamic) reg.add_impl(op, dnnl_entry(op, shared, constants, true));
+    if (shared->register_static) reg.add_impl(op, dnnl_entry(op, shared, constants, false));
 }
 
 }   // namespace dynrt
