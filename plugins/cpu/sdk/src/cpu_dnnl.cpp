@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "cpu_transpose.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/op_registry.hpp"
@@ -192,6 +193,32 @@ DnnlPlan dnnl_plan(dnnl::primitive primitive, const dnnl::memory::desc& scratchp
     return plan;
 }
 
+namespace {
+
+// Whether `inner` is `plain` (dense row-major f32 [N, C, S...]) with dim 1
+// moved last: then st moves by transposes of C x S matrices.
+void mark_channels_last(const dnnl::memory::desc& plain, const dnnl::memory::desc& inner, DnnlStaged& st) {
+    const dnnl::memory::dims d = plain.dims();
+    if (d.size() < 3 || plain.data_type() != dnnl::memory::data_type::f32) return;
+    dnnl::memory::dims strides(d.size());
+    dnnl::memory::dim step = d[1];
+    strides[1] = 1;
+    for (size_t i = d.size() - 1; i >= 2; --i) {
+        strides[i] = step;
+        step *= d[i];
+    }
+    strides[0] = step;
+    if (inner != dnnl::memory::desc(d, dnnl::memory::data_type::f32, strides) ||
+        plain != dnnl_plain_desc(std::vector<int64_t>(d.begin(), d.end()), DataType::f32))
+        return;
+    st.channels_last = true;
+    st.batches = static_cast<size_t>(d[0]);
+    st.channels = static_cast<size_t>(d[1]);
+    st.spatial = d[1] ? static_cast<size_t>(step / d[1]) : 0;
+}
+
+}   // namespace
+
 DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& inner, const KernelParams& p) {
     if (inner.size() > plan.args.size()) throw Error("dnnl_stage_args: more descriptors than arguments");
     for (size_t a = 0; a < inner.size(); ++a) {
@@ -201,6 +228,7 @@ DnnlPlan dnnl_stage_args(DnnlPlan plan, const std::vector<dnnl::memory::desc>& i
         st.inner = inner[a];
         const DnnlArgRef& r = plan.args[a];
         st.constant = !r.output && !r.fused && p.constant_weights && p.op && r.index == p.op->weights_input;
+        if (!st.constant) mark_channels_last(plan.descs[a], inner[a], st);
         const dnnl::engine& eng = dnnl_cpu_engine();
         st.reorder = plan.args[a].output
                          ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, inner[a], eng, plan.descs[a]))
@@ -418,6 +446,7 @@ public:
                                      : arg == DNNL_ARG_DST     ? "dst"
                                                                : std::to_string(arg));
             if (st.constant) out += "(once)";
+            if (st.channels_last) out += "(transposed)";
         }
         return out;
     }
@@ -518,12 +547,12 @@ private:
             for (size_t k = 0; k < plan.staged.size(); ++k) {
                 const DnnlStaged& st = plan.staged[k];
                 if (st.constant) bind_constant(ctx, plan, k, s);
-                else if (!plan.args[st.arg].output) reorder(st.reorder, s.stream, s.mems[st.arg], s.staged[k]);
+                else if (!plan.args[st.arg].output) stage(threads, st, s.stream, s.mems[st.arg], s.staged[k], false);
             }
             execute(plan.primitive, s.stream, s.exec_args);
             for (size_t k = 0; k < plan.staged.size(); ++k) {
                 const DnnlStaged& st = plan.staged[k];
-                if (plan.args[st.arg].output) reorder(st.reorder, s.stream, s.staged[k], s.mems[st.arg]);
+                if (plan.args[st.arg].output) stage(threads, st, s.stream, s.staged[k], s.mems[st.arg], true);
             }
             s.stream.wait();
         } catch (const dnnl::error& e) {
@@ -540,6 +569,16 @@ private:
     static void execute(const dnnl::primitive& primitive, dnnl::stream& stream,
                         const std::vector<dnnl_exec_arg_t>& args) {
         execute(primitive, stream, args.data(), args.size());
+    }
+    // A staged argument into the primitive's layout (an input) or out of it
+    // (`output`): the SDK's transposes for channels-last, else the reorder.
+    static void stage(const CpuThreads& threads, const DnnlStaged& st, dnnl::stream& stream, const dnnl::memory& from,
+                      const dnnl::memory& to, bool output) {
+        if (!st.channels_last) return reorder(st.reorder, stream, from, to);
+        const auto* x = static_cast<const float*>(from.get_data_handle());
+        auto* y = static_cast<float*>(to.get_data_handle());
+        if (output) transpose_f32(threads, x, y, st.batches, st.spatial, st.channels);
+        else transpose_f32(threads, x, y, st.batches, st.channels, st.spatial);
     }
     static void reorder(const dnnl::reorder& r, dnnl::stream& stream, const dnnl::memory& from,
                         const dnnl::memory& to) {
