@@ -724,6 +724,78 @@ TEST(OnnxGraph, SubgraphsThatAreNoGelu_StayAsTheyAre) {
     EXPECT_EQ(op_nodes(*g.program), 5u);
 }
 
+// Mul(x, Sigmoid(x)), as PyTorch exports nn.SiLU: `sigmoid_first` puts the
+// Sigmoid's output first in the Mul; `other` feeds the Mul another tensor
+// than the Sigmoid's input; `sigmoid_output_too` makes the Sigmoid's output
+// a graph output as well.
+struct SwishSpelling {
+    bool sigmoid_first = false, other = false, sigmoid_output_too = false;
+};
+
+ox::ModelProto swish_model(const SwishSpelling& w) {
+    ox::ModelProto m = empty_model();
+    add_node(m, "Sigmoid", {"X"}, {"s"}, "gate");
+    const std::string x = w.other ? "Z" : "X";
+    add_node(m, "Mul", w.sigmoid_first ? std::vector<std::string>{"s", x} : std::vector<std::string>{x, "s"}, {"Y"},
+             "silu_out");
+    add_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    if (w.other) add_value(m.mutable_graph()->add_input(), "Z", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    if (w.sigmoid_output_too) add_value(m.mutable_graph()->add_output(), "s", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    return m;
+}
+
+// Imports the spelling, checks whether it became one silu activation and
+// that the output is x * sigmoid(x) (or z * sigmoid(x)) over changing N on
+// one network.
+void expect_swish_import(const SwishSpelling& spelling, bool fused) {
+    TempDir dir;
+    const di::OnnxModel model = load(dir, swish_model(spelling));
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    EXPECT_EQ(g.fused, fused ? 1u : 0u);
+    EXPECT_EQ(op_nodes(*g.program), fused ? 1u : 2u);
+    if (fused) {
+        const Node& n = g.program->nodes()[g.program->node_index("silu_out")];
+        EXPECT_EQ(n.op, "activation");
+        EXPECT_EQ(n.attrs.get_string("func"), "silu");
+    }
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    uint64_t seed = 15;
+    for (int64_t n : {3, 1, 7, 3}) {
+        SCOPED_TRACE("N = " + std::to_string(n));
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{n, 5}, seed++, -6, 6);
+        const HostTensor z = test::random_tensor(DataType::f32, Shape{n, 5}, seed++, -6, 6);
+        std::vector<float> want;
+        for (size_t i = 0; i < x.count(); ++i) {
+            const double v = x.as<float>()[i], f = spelling.other ? z.as<float>()[i] : v;
+            want.push_back(static_cast<float>(f / (1.0 + std::exp(-v))));
+        }
+        run.set_input("X", x);
+        if (spelling.other) run.set_input("Z", z);
+        run.infer();
+        expect_near(run.output(0), Shape{n, 5}, want);
+    }
+}
+
+TEST(OnnxGraph, SiluSubgraphs_ImportAsOneActivation) {
+    for (const bool sigmoid_first : {false, true}) {
+        SwishSpelling s;
+        s.sigmoid_first = sigmoid_first;
+        SCOPED_TRACE(sigmoid_first ? "Mul(sigmoid, x)" : "Mul(x, sigmoid)");
+        expect_swish_import(s, true);
+    }
+}
+
+TEST(OnnxGraph, SubgraphsThatAreNoSilu_StayAsTheyAre) {
+    SwishSpelling other;   // z * sigmoid(x): a gate, not silu
+    other.other = true;
+    expect_swish_import(other, false);
+    SwishSpelling shared;   // the sigmoid is read outside the subgraph
+    shared.sigmoid_output_too = true;
+    expect_swish_import(shared, false);
+}
+
 TEST(OnnxGraph, InputsSharingADimParam_MustAgreeWhenSet) {
     TempDir dir;
     ox::ModelProto m = empty_model();

@@ -482,6 +482,16 @@ bool onnx_gelu(dynrt::ImportContext& c) {
     return true;
 }
 
+// Swish (opset 24): x * sigmoid(alpha * x); the default alpha 1 is silu.
+bool onnx_swish(dynrt::ImportContext& c) {
+    if (!c.only_attrs({"alpha"})) return false;
+    const double alpha = c.f("alpha", 1.0);
+    if (alpha != 1.0) return c.unsupported("Swish alpha=" + std::to_string(alpha) + " (only 1.0, silu, is supported)");
+    c.set("func", std::string("silu"));
+    c.use_inputs({0});
+    return true;
+}
+
 // A rule that also refuses the input types activation lacks (f64, boolean)
 // or that its function does not take (integers for most), naming the type.
 dynrt::ImportFn typed(dynrt::ImportFn map) {
@@ -669,6 +679,7 @@ std::vector<dynrt::ImportRule> onnx_rules() {
              "`func` clamp; the min/max inputs' values (opset >= 11) or attributes -> `alpha`/`beta`; missing "
              "bounds are +-inf (the type's limits for integers)");
     add_rule(rules, "Gelu", 1, onnx_gelu, "`func` gelu, or gelu_tanh for approximate='tanh'");
+    add_rule(rules, "Swish", 1, onnx_swish, "`func` silu (alpha 1.0 only)");
     return rules;
 }
 

@@ -12,6 +12,11 @@
 // of a floating type within 1e-6 of their value. The last node's output then
 // comes from one Gelu node of x, named as that node; the others leave. Only
 // where a loaded module maps Gelu.
+//
+// Swish with alpha 1 (SiLU; ONNX Swish since opset 24), as PyTorch exports
+// nn.SiLU: Mul(x, Sigmoid(x)) in either operand order, the Sigmoid's output
+// read by that Mul alone and no graph output. The Mul's output then comes
+// from one Swish node of x, named as the Mul. Only where a module maps Swish.
 #include <cmath>
 #include <map>
 #include <optional>
@@ -39,19 +44,20 @@ public:
 
     std::vector<OnnxNode> fuse(const Registry& registry, size_t& fused) {
         std::vector<OnnxNode> nodes = model_.nodes;
-        if (target_op(registry, "Gelu").empty()) return nodes;
         std::vector<bool> gone(nodes.size(), false);
+        const bool gelu = !target_op(registry, "Gelu").empty(), swish = !target_op(registry, "Swish").empty();
         for (size_t k = 0; k < nodes.size(); ++k) {
-            if (!is(k, "Erf", 1)) continue;
-            std::optional<Gelu> g = match_gelu(k);
+            std::optional<Match> g;
+            if (gelu && is(k, "Erf", 1)) g = match_gelu(k);
+            else if (swish && is(k, "Sigmoid", 1)) g = match_swish(k);
             if (!g || overlaps(*g, gone)) continue;
             for (size_t n : g->nodes) gone[n] = true;
-            OnnxNode gelu;
-            gelu.name = model_.nodes[g->last].name;
-            gelu.op_type = "Gelu";
-            gelu.inputs = {g->x};
-            gelu.outputs = {model_.nodes[g->last].outputs[0]};
-            nodes[g->last] = std::move(gelu);
+            OnnxNode one;
+            one.name = model_.nodes[g->last].name;
+            one.op_type = g->op;
+            one.inputs = {g->x};
+            one.outputs = {model_.nodes[g->last].outputs[0]};
+            nodes[g->last] = std::move(one);
             gone[g->last] = false;
             ++fused;
         }
@@ -62,10 +68,12 @@ public:
     }
 
 private:
-    struct Gelu {
+    // A subgraph that is one op of x.
+    struct Match {
+        const char* op = "";
         std::string x;
         std::vector<size_t> nodes;   // every node of the pattern
-        size_t last = 0;             // the one whose output the Gelu gives
+        size_t last = 0;             // the one whose output the op gives
     };
 
     // Node k is a default-domain `op` of `inputs` inputs and one output.
@@ -119,7 +127,7 @@ private:
         return std::nullopt;
     }
 
-    std::optional<Gelu> match_gelu(size_t erf) const {
+    std::optional<Match> match_gelu(size_t erf) const {
         const OnnxNode& e = model_.nodes[erf];
         const std::optional<size_t> d = producer(e.inputs[0]);
         if (!d || !internal(e.inputs[0])) return std::nullopt;
@@ -133,7 +141,8 @@ private:
         if (!m || !is(*m, "Mul", 2)) return std::nullopt;
         const std::vector<std::string>& mi = model_.nodes[*m].inputs;
         const std::string& y = mi[0] == model_.nodes[*a].outputs[0] ? mi[1] : mi[0];
-        Gelu g;
+        Match g;
+        g.op = "Gelu";
         g.x = *x;
         if (y == *x) {
             // Mul(Mul(x, a), 0.5)
@@ -153,7 +162,22 @@ private:
         return g;
     }
 
-    static bool overlaps(const Gelu& g, const std::vector<bool>& gone) {
+    std::optional<Match> match_swish(size_t sigmoid) const {
+        const OnnxNode& s = model_.nodes[sigmoid];
+        const std::optional<size_t> m = reader(s.outputs[0]);
+        if (!m || !is(*m, "Mul", 2)) return std::nullopt;
+        const std::vector<std::string>& in = model_.nodes[*m].inputs;
+        const std::string& other = in[0] == s.outputs[0] ? in[1] : in[0];
+        if (other != s.inputs[0]) return std::nullopt;
+        Match g;
+        g.op = "Swish";
+        g.x = s.inputs[0];
+        g.nodes = {sigmoid, *m};
+        g.last = *m;
+        return g;
+    }
+
+    static bool overlaps(const Match& g, const std::vector<bool>& gone) {
         for (size_t n : g.nodes)
             if (gone[n]) return true;
         return false;
