@@ -20,14 +20,25 @@
 #define DYNRT_CPU_CLONES
 #endif
 
+// The functions below are forced inline: a loop calling one out of line runs
+// one element per call. GCC's inliner gave up on them in activation's
+// fast_loop (one function, a loop per func, three clones): its exp, sigmoid,
+// silu, gelu and tanh loops called vec::exp per element, and silu over
+// conv_small's outputs took as long as the convolutions.
+#if defined(__GNUC__)
+#define DYNRT_VEC_INLINE inline __attribute__((always_inline))
+#else
+#define DYNRT_VEC_INLINE inline
+#endif
+
 namespace dynrt::vec {
 
-inline float bits_to_float(int32_t i) {
+DYNRT_VEC_INLINE float bits_to_float(int32_t i) {
     float f;
     std::memcpy(&f, &i, sizeof f);
     return f;
 }
-inline int32_t float_to_bits(float f) {
+DYNRT_VEC_INLINE int32_t float_to_bits(float f) {
     int32_t i;
     std::memcpy(&i, &f, sizeof i);
     return i;
@@ -35,7 +46,7 @@ inline int32_t float_to_bits(float f) {
 
 // e^x: x = n ln2 + r with |r| <= ln2/2 (two-part ln2), e^r by its degree-6
 // Taylor polynomial, 2^n through the exponent bits.
-inline float exp(float x) {
+DYNRT_VEC_INLINE float exp(float x) {
     x = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
     const float round_magic = 12582912.0f;   // 1.5 * 2^23: adding it rounds to an integer
     const float n = (x * 1.44269504089f + round_magic) - round_magic;
@@ -56,7 +67,7 @@ inline float exp(float x) {
 // ln x for x > 0 (0 gives a large negative value, not -inf; negatives are not
 // checked: callers pass positive values): x = m 2^e with m in [sqrt(1/2),
 // sqrt(2)), ln m = 2 atanh(s), s = (m - 1) / (m + 1), by its odd series.
-inline float log(float x) {
+DYNRT_VEC_INLINE float log(float x) {
     int32_t bits = float_to_bits(x);
     int32_t e = ((bits >> 23) & 0xff) - 127;
     float m = bits_to_float((bits & 0x007fffff) | 0x3f800000);   // [1, 2)
@@ -73,15 +84,15 @@ inline float log(float x) {
     return p * s + static_cast<float>(e) * 0.693147180560f;
 }
 
-inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
+DYNRT_VEC_INLINE float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
 
-inline float tanh(float x) {
+DYNRT_VEC_INLINE float tanh(float x) {
     const float e = exp(2.0f * x);
     return 1.0f - 2.0f / (e + 1.0f);
 }
 
 // Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7), odd.
-inline float erf(float x) {
+DYNRT_VEC_INLINE float erf(float x) {
     const float a = x < 0 ? -x : x;
     const float t = 1.0f / (1.0f + 0.3275911f * a);
     float p = 1.061405429f;
