@@ -42,9 +42,12 @@ void direct_conv_prep_baseline(const DirectConvRows& a, size_t begin, size_t end
 void direct_conv_rows_baseline(const DirectConvRows& a, size_t begin, size_t end) { direct_conv_rows(a, begin, end); }
 
 const Kernels& kernels() {
-    static const Kernels kForThisCpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                                           ? Kernels{direct_conv_prep_avx2, direct_conv_rows_avx2}
-                                           : Kernels{direct_conv_prep_baseline, direct_conv_rows_baseline};
+    static const Kernels kForThisCpu =
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")
+            ? Kernels{direct_conv_prep_avx512, direct_conv_rows_avx512}
+        : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+            ? Kernels{direct_conv_prep_avx2, direct_conv_rows_avx2}
+            : Kernels{direct_conv_prep_baseline, direct_conv_rows_baseline};
     return kForThisCpu;
 }
 

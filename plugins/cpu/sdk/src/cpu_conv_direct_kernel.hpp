@@ -37,9 +37,12 @@ struct DirectConvRows {
 // Output columns per vector, and output channels per packed weights block.
 constexpr int64_t kDirectLanes = 8;
 
-// direct_conv_prep() and direct_conv_rows() of the AVX2 + FMA unit.
+// direct_conv_prep() and direct_conv_rows() of the AVX2 + FMA unit, and of
+// the AVX-512 (F + VL) one, whose 32 vector registers hold 8 x 2 blocks.
 void direct_conv_prep_avx2(const DirectConvRows& a, size_t begin, size_t end);
 void direct_conv_rows_avx2(const DirectConvRows& a, size_t begin, size_t end);
+void direct_conv_prep_avx512(const DirectConvRows& a, size_t begin, size_t end);
+void direct_conv_rows_avx512(const DirectConvRows& a, size_t begin, size_t end);
 
 namespace {
 
@@ -151,7 +154,12 @@ inline void direct_conv_block(const DirectConvRows& a, const DirectBlock& b) {
     else direct_conv_block<J, V, 0>(a, b);
 }
 
-// Output rows [begin, end) of the flattened [N, OH].
+// Output rows [begin, end) of the flattened [N, OH]. Rows of 16 columns or
+// more go in blocks of WideJ channels x 2 vectors: 4 where 16 vector
+// registers must hold them (2 * 4 accumulators, the x vectors and a
+// broadcast), 8 with 32 registers (16 accumulators: twice the independent
+// multiply-adds per loaded x, and x read once per 8 channels).
+template <int WideJ = 4>
 inline void direct_conv_rows(const DirectConvRows& a, size_t begin, size_t end) {
     const int64_t blocks = (a.O + kDirectLanes - 1) / kDirectLanes;
     for (size_t row = begin; row < end; ++row) {
@@ -165,9 +173,9 @@ inline void direct_conv_rows(const DirectConvRows& a, size_t begin, size_t end) 
             const int64_t first = b.ob * kDirectLanes, outs = std::min(kDirectLanes, a.O - first);
             for (b.ow0 = 0; b.ow0 < a.OW;) {
                 if (a.OW - b.ow0 >= 2 * kDirectLanes) {
-                    for (b.lane = 0; b.lane < outs; b.lane += 4) {
-                        b.oc = first + b.lane, b.outs = std::min<int64_t>(4, outs - b.lane);
-                        direct_conv_block<4, 2>(a, b);
+                    for (b.lane = 0; b.lane < outs; b.lane += WideJ) {
+                        b.oc = first + b.lane, b.outs = std::min<int64_t>(WideJ, outs - b.lane);
+                        direct_conv_block<WideJ, 2>(a, b);
                     }
                     b.ow0 += 2 * kDirectLanes;
                 } else {
