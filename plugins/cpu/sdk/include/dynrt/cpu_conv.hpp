@@ -5,8 +5,9 @@
 // when the shapes change; a shape seen before comes from oneDNN's primitive
 // cache). Tensors stay in dynrt's plain layouts (x [N, C, S...], weights
 // [O, C/groups, k...], bias [O]); the primitive takes the layouts oneDNN picks
-// for a direct (brgemm / jit) convolution, blocked over channels, and each run
-// reorders x and the weights into them and y out of them (dnnl_stage_args),
+// for a direct (brgemm / jit) convolution, blocked over channels or
+// channels-last, and each run moves x and the weights into them and y out of
+// them (dnnl_stage_args; channels-last by transposes),
 // unless oneDNN would convolve through im2col + gemm anyway (then it reads
 // the plain tensors). On the engine's threads. The op gives the window of
 // each run's shapes (its auto_pad resolution included); f32 only.

@@ -11,8 +11,9 @@
 //     only the memory descriptors follow the runtime layouts; otherwise the
 //     request's state rebuilds the plan when the layouts change, which
 //     oneDNN's primitive cache makes cheap for a shape seen before.
-// Both run on the engine's threads (dynrt/cpu_parallel.hpp), use a scratchpad
-// owned by the request's state (the primitives stay immutable and shared by
+// Both run on the engine's threads (dynrt/cpu_parallel.hpp), with a scratchpad
+// and staged copies in a block of the calling thread's that every oneDNN impl
+// run on that thread shares (the primitives stay immutable and shared by
 // every request). Fused ops run inside the primitive as oneDNN post-ops where
 // each has one (OpDefinition::post_op) and oneDNN takes its operand's
 // broadcast (dnnl_plan_with_post_ops); else the fused ops' host impls apply
@@ -45,11 +46,12 @@ struct DnnlArgRef {
 
 // A primitive argument held in a layout of oneDNN's choosing (a primitive
 // descriptor made with format `any`, e.g. a blocked convolution): the run's
-// plain buffer is reordered into the request's copy before the primitive
-// (an input) or out of it after (an output). Constant weights
+// plain buffer is reordered into a copy before the primitive (an input) or
+// out of it after (an output); the copy lives in the calling thread's run
+// block only while the impl runs. Constant weights
 // (KernelParams::constant_weights) are reordered once per weights buffer
-// instead, into a copy the impl shares with every request. Plans of static
-// layouts only.
+// instead, into a copy the op's dynamic and static impls share with every
+// request. Plans of static layouts only.
 struct DnnlStaged {
     size_t arg = 0;             // index into DnnlPlan::args
     dnnl::memory::desc inner;   // the primitive's layout of it
