@@ -16,8 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "dynrt/cpu_dnnl.hpp"
 #include "ocl_sweep.hpp"
 #include "op_test.hpp"
+#include "single_node.hpp"
 
 namespace dynrt {
 namespace {
@@ -121,6 +123,33 @@ TEST(FullyConnectedValues, RandomInputsMatchNaiveProduct) {
         EXPECT_LE(test::max_abs_diff(run({x, w, b}), naive_fc(x, w, &b)), tol) << to_string(t);
         EXPECT_LE(test::max_abs_diff(run({x, w}), naive_fc(x, w, nullptr)), tol) << to_string(t);
     }
+}
+
+// The shape-agnostic plan of a node whose rows vary (oneDNN runtime dims)
+// takes constant weights in oneDNN's own layout, reordered once per weights
+// buffer: with runtime rows oneDNN 2.6 multiplies through its jit gemm,
+// which read fully_connected's [N, K] weights transposed at a third of the
+// speed of its own copy. Weights that are inputs of the run stay plain.
+// (Every value is checked by the sweeps below and by the matrices.)
+TEST(FullyConnectedImpls, ShapeAgnosticPlanReadsConstantWeightsInOneDnnsLayout) {
+    const int64_t K = 64, N = 96;
+    const Layout x(Shape{5, K}, DataType::f32), w(Shape{N, K}, DataType::f32);
+    const auto program = test::single_node_program("fully_connected", {x, w}, Attributes());
+    const EnginePtr cpu = test::engine("cpu");
+    KernelParams p = tools::single_node_params(*program, cpu.get());
+    p.node_inputs = std::make_shared<const std::vector<Layout>>(
+        std::vector<Layout>{f32(PartialShape{Dimension(), K}), w});   // rows vary in the model
+    std::string constant_info, input_info;
+    for (const RegisteredImpl* r : test::registry()->impls("fully_connected", "cpu")) {
+        if (r->entry.name != "cpu_dnnl_dynamic") continue;
+        p.constant_weights = false;
+        input_info = dnnl_impl_info(*r->entry.create(p));
+        p.constant_weights = true;
+        constant_info = dnnl_impl_info(*r->entry.create(p));
+    }
+    ASSERT_FALSE(input_info.empty()) << "no shape-agnostic cpu_dnnl_dynamic impl of fully_connected";
+    EXPECT_EQ(input_info.find("staged"), std::string::npos) << input_info;
+    EXPECT_NE(constant_info.find("staged weights(once)"), std::string::npos) << constant_info;
 }
 
 // ---- 3. changing shapes on one instance ----------------------------------------

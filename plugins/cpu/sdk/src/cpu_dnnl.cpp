@@ -417,8 +417,11 @@ public:
                 agnostic_ = true;
             }
         }
-        if (agnostic_ && !plan_.staged.empty())
-            throw Error(name_ + ": a shape-agnostic oneDNN plan cannot stage arguments (their layouts change per run)");
+        if (agnostic_ &&
+            std::any_of(plan_.staged.begin(), plan_.staged.end(), [](const DnnlStaged& st) { return !st.constant; }))
+            throw Error(name_ +
+                        ": a shape-agnostic oneDNN plan cannot stage arguments but constant weights (their layouts "
+                        "change per run)");
         if (!dynamic) {
             // A shape the shape-agnostic plan cannot serve (see prepare()).
             if (agnostic_ && !agnostic_serves(p)) agnostic_ = false;
