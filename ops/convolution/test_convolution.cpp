@@ -497,6 +497,14 @@ std::vector<DirectCase> direct_cases() {
          nd({{"auto_pad", kLower}, {"strides", ints{2, 2}}}),
          Shape{9, 6, 3, 2},
          {{1, 6, 7, 7}, {2, 6, 10, 3}, {1, 6, 1, 16}}},
+        {"1-D kernel 10 stride 5, 1 -> 16 (a waveform stem)",
+         nd({{"strides", ints{5}}}),
+         Shape{16, 1, 10},
+         {{1, 1, 400}, {2, 1, 250}, {1, 1, 10}, {3, 1, 37}, {1, 1, 800}}},
+        {"3x3 strides 8/6, dilations 5/7, asymmetric pads, 2 -> 4",
+         conv2d({8, 6}, {1, 0}, {0, 2}, {5, 7}),
+         Shape{4, 2, 3, 3},
+         {{1, 2, 40, 50}, {2, 2, 17, 43}, {1, 2, 11, 15}}},
     };
 }
 

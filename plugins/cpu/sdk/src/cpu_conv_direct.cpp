@@ -29,9 +29,11 @@ constexpr int64_t kMaxOutputs = 16;
 // one thread), the loop ran 3 -> 8 channels at 2x64x64 (65536 outputs) in 0.92x
 // the time of oneDNN's static impl, 3 -> 16 at 1x112x112 (200704) in 1.3x.
 constexpr int64_t kMaxOutputElements = int64_t{1} << 17;
-// Window attributes past these go to oneDNN: the padded copy of x grows with
-// the stride and dilation.
-constexpr int64_t kMaxStep = 4;
+// Window attributes past these go to oneDNN: the padded copy of x holds up
+// to 7 strides more than x per row (each phase is a whole number of 8-column
+// vectors). 8 takes the waveform stems of speech models (kernel 10, stride 5),
+// which oneDNN compiled a kernel for at every new length.
+constexpr int64_t kMaxStep = 8;
 
 using RowsFn = void (*)(const DirectConvRows&, size_t, size_t);
 struct Kernels {
