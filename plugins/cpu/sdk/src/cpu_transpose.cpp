@@ -21,8 +21,8 @@ size_t band(size_t channels, size_t narrow) { return channels >= 128 ? 2 * narro
 using TileFn = void (*)(const float*, float*, size_t, size_t, size_t, size_t);
 
 TileFn tile_fn() {
-    static const TileFn fn = __builtin_cpu_supports("avx2") ? transpose_tile_avx2 : transpose_tile_baseline;
-    return fn;
+    static const TileFn kForThisCpu = __builtin_cpu_supports("avx2") ? transpose_tile_avx2 : transpose_tile_baseline;
+    return kForThisCpu;
 }
 
 size_t tiles(size_t n, size_t tile) { return (n + tile - 1) / tile; }
