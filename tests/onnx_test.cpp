@@ -666,20 +666,27 @@ ox::ModelProto gelu_model(const GeluSpelling& g) {
     return m;
 }
 
+// An imported subgraph spelling one activation: `fused` subgraphs became
+// one node (then node `last`, activation `func`), else its `nodes` stay.
+void expect_one_activation(const di::ImportedGraph& g, size_t fused, size_t nodes, const std::string& last,
+                           const std::string& func) {
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    EXPECT_EQ(g.fused, fused);
+    EXPECT_EQ(op_nodes(*g.program), fused ? 1u : nodes);
+    if (fused) {
+        const Node& n = g.program->nodes()[g.program->node_index(last)];
+        EXPECT_EQ(n.op, "activation");
+        EXPECT_EQ(n.attrs.get_string("func"), func);
+    }
+}
+
 // Imports the spelling, checks how many subgraphs became one op and that the
 // output is the subgraph's value over changing N on one network.
 void expect_gelu_import(const GeluSpelling& spelling, size_t fused) {
     TempDir dir;
     const di::OnnxModel model = load(dir, gelu_model(spelling));
     const di::ImportedGraph g = di::import_graph(test::registry(), model);
-    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
-    EXPECT_EQ(g.fused, fused);
-    EXPECT_EQ(op_nodes(*g.program), fused ? 1u : 5u);
-    if (fused) {
-        const Node& n = g.program->nodes()[g.program->node_index("gelu_out")];
-        EXPECT_EQ(n.op, "activation");
-        EXPECT_EQ(n.attrs.get_string("func"), "gelu");
-    }
+    expect_one_activation(g, fused, 5, "gelu_out", "gelu");
     EXPECT_EQ(g.ops.size(), model.nodes.size());   // the model's own ops
     di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
     uint64_t seed = 5;
@@ -752,14 +759,7 @@ void expect_swish_import(const SwishSpelling& spelling, bool fused) {
     TempDir dir;
     const di::OnnxModel model = load(dir, swish_model(spelling));
     const di::ImportedGraph g = di::import_graph(test::registry(), model);
-    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
-    EXPECT_EQ(g.fused, fused ? 1u : 0u);
-    EXPECT_EQ(op_nodes(*g.program), fused ? 1u : 2u);
-    if (fused) {
-        const Node& n = g.program->nodes()[g.program->node_index("silu_out")];
-        EXPECT_EQ(n.op, "activation");
-        EXPECT_EQ(n.attrs.get_string("func"), "silu");
-    }
+    expect_one_activation(g, fused ? 1 : 0, 2, "silu_out", "silu");
     di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
     uint64_t seed = 15;
     for (int64_t n : {3, 1, 7, 3}) {
