@@ -373,7 +373,6 @@ public:
     // constant weights.
     std::vector<dnnl::memory> staged;
     dnnl::memory scratchpad_memory;
-    size_t run_bytes = 0;   // the run block they need: the copies, then the scratchpad
     // The primitive's arguments as oneDNN's C API takes them: the handles of
     // mems, staged, the plan's fixed args and the scratchpad (the C++ API
     // turns its argument map into such a vector, allocating, on every call).
@@ -516,12 +515,18 @@ private:
 
     static size_t round_up_64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-    // Points the staged copies and the scratchpad at this thread's run block.
+    // Points the staged copies and the scratchpad at this thread's run block:
+    // the copies one after another, then the scratchpad, each 64-byte aligned.
     void bind_run_block(const ExecContext& ctx, const DnnlPlan& plan, DnnlState& s) const {
-        if (!s.run_bytes) return;
+        size_t bytes = 0;
+        for (const DnnlStaged& st : plan.staged)
+            if (!st.constant) bytes += round_up_64(st.inner.get_size());
+        const size_t scratchpad_at = bytes;
+        if (s.scratchpad_memory) bytes += round_up_64(plan.scratchpad_bytes);
+        if (!bytes) return;
         char* base = nullptr;
         try {
-            base = static_cast<char*>(run_block().reserve(s.run_bytes));
+            base = static_cast<char*>(run_block().reserve(bytes));
         } catch (const std::bad_alloc&) {
             std::string what;
             for (const DnnlStaged& st : plan.staged) {
@@ -531,7 +536,7 @@ private:
                 what += std::string(what.empty() ? "" : ", ") + (r.output ? "output " : "input ") +
                         std::to_string(r.index) + " " + l.to_string();
             }
-            throw Error(name_ + " of node '" + ctx.params.node + "': cannot allocate " + std::to_string(s.run_bytes) +
+            throw Error(name_ + " of node '" + ctx.params.node + "': cannot allocate " + std::to_string(bytes) +
                         " bytes for oneDNN's layouts of " + (what.empty() ? "nothing" : what) + " and its scratchpad");
         }
         size_t offset = 0;
@@ -540,7 +545,7 @@ private:
             s.staged[k].set_data_handle(base + offset);
             offset += round_up_64(plan.staged[k].inner.get_size());
         }
-        if (s.scratchpad_memory) s.scratchpad_memory.set_data_handle(base + offset);
+        if (s.scratchpad_memory) s.scratchpad_memory.set_data_handle(base + scratchpad_at);
     }
 
     void run(const ExecContext& ctx, const DnnlPlan& plan, DnnlState& s) const {
@@ -665,10 +670,8 @@ private:
         for (const auto& [arg, mem] : plan.fixed) args[arg] = mem.get();
         s.staged.clear();
         s.constants.assign(plan.staged.size(), {});
-        s.run_bytes = 0;
         for (const DnnlStaged& st : plan.staged) {
             s.staged.emplace_back(st.inner, dnnl_cpu_engine(), static_cast<void*>(nullptr));
-            if (!st.constant) s.run_bytes += round_up_64(st.inner.get_size());
             args[plan.args[st.arg].arg] = s.staged.back().get();
         }
         s.scratchpad_memory = {};
@@ -676,7 +679,6 @@ private:
             const dnnl::memory::desc sd({static_cast<dnnl::memory::dim>(plan.scratchpad_bytes)},
                                         dnnl::memory::data_type::u8, dnnl::memory::format_tag::a);
             s.scratchpad_memory = dnnl::memory(sd, dnnl_cpu_engine(), static_cast<void*>(nullptr));
-            s.run_bytes += round_up_64(plan.scratchpad_bytes);
             args[DNNL_ARG_SCRATCHPAD] = s.scratchpad_memory.get();
         }
         s.exec_args.clear();
