@@ -532,5 +532,49 @@ TEST(FusionOcl, MatmulAndEltwiseProducers_StaticImplsApplyPostOps) { ocl_matmul_
 TEST(FusionOcl, DynamicImpl_FusesWhereItCanAndMatchesCpu) { ocl_fusion_sweep(true); }
 TEST(FusionOcl, StaticImpls_FuseWhereTheyCanAndMatchCpu) { ocl_fusion_sweep(false); }
 
+// A view of a fused node's output reads the producer's buffer: as BERT's
+// attention heads are exported, x -> MatMul -> Add(bias) (fused into the
+// MatMul) -> Reshape (a view) -> Transpose. The producer's buffer must live
+// until the view's last user: when it was freed at the view, the transpose's
+// output took the same buffer from the pool and the transpose read what it
+// had just written (the first head right, the others wrong).
+// The transpose is no network output, whose buffer would be pinned.
+TEST(FusionRun, ViewOfAFusedOutput_KeepsTheProducersBufferUntilTheViewsUsersRan) {
+    auto p = std::make_shared<Program>(test::registry());
+    p->add_input("x", Layout(PartialShape{Dimension(), Dimension(), 8}, DataType::f32));
+    p->add_constant("w", test::random_tensor(DataType::f32, Shape{8, 8}, 3));
+    p->add_constant("bias", test::random_tensor(DataType::f32, Shape{8}, 4));
+    p->add_constant("heads", HostTensor::from_int64(DataType::i64, Shape{4}, {0, 0, 2, 4}));
+    p->add_node("mm", "gemm", {"x", "w"});
+    p->add_node("linear", "eltwise", {"mm", "bias"}, elt("add"));
+    p->add_node("view", "reshape", {"linear", "heads"});
+    Attributes perm;
+    perm.set("perm", std::vector<int64_t>{0, 2, 1, 3});
+    p->add_node("t", "transpose", {"view"}, perm);
+    p->add_node("out", "activation", {"t"}, act("sigmoid"));   // t is no output: its buffer is pooled
+    p->add_output("out");
+    p->build();
+    std::vector<std::pair<std::string, EnginePtr>> engines{{"cpu", test::engine("cpu")}};
+    if (EnginePtr ocl = ocl_engine()) engines.emplace_back("ocl", ocl);
+    for (const auto& [device, eng] : engines) {
+        SCOPED_TRACE(device);
+        NetworkOptions off;
+        off.views = false;
+        Pair pr(p, eng);
+        InferRequest plain(Network::create(p, test::engine("cpu"), Pair::unfused(off)));
+        uint64_t seed = 10;
+        for (int64_t s : {5, 7, 3, 7}) {
+            SCOPED_TRACE("seq = " + std::to_string(s));
+            const HostTensor x = test::random_tensor(DataType::f32, Shape{2, s, 8}, seed++);
+            pr.run({{"x", x}});
+            plain.set_input("x", x);
+            plain.infer();
+            EXPECT_LE(test::max_abs_diff(pr.fused.get_output(0), plain.get_output(0)), 1e-5);
+            EXPECT_EQ(stats_of(pr.fused, "mm").counters.fused_runs, 1u);
+            EXPECT_EQ(stats_of(pr.fused, "view").counters.views, 1u);
+        }
+    }
+}
+
 }   // namespace
 }   // namespace dynrt

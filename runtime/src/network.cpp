@@ -29,18 +29,30 @@ void execute_node(PrimitiveInst& inst) {
     }
 }
 
-// A layout-only op (OpTraits::view) may view its input's buffer: the
-// producer's buffer then lives as long as the view's. Last in the order first,
-// so a chain of views carries the lifetime all the way back.
-void extend_through_views(const std::vector<Node>& nodes, const std::vector<size_t>& order,
-                          std::vector<MemoryPool::Lifetime>& lt) {
-    for (size_t k = order.size(); k-- > 0;) {
-        const Node& n = nodes[order[k]];
-        if (!n.is_op() || !n.def->def.traits.view || n.inputs.empty()) continue;
-        MemoryPool::Lifetime& producer = lt[n.inputs[0].node];
-        const MemoryPool::Lifetime& view = lt[order[k]];
-        producer.last = std::max(producer.last, view.last);
-        producer.pinned = producer.pinned || view.pinned;
+// Nodes whose output may be another node's buffer: a layout-only op
+// (OpTraits::view) views input 0's buffer, a fused node aliases its
+// producer's. The buffer then lives as long as every alias, and an alias of
+// an alias (a view of a fused node's output, a view of a view) carries the
+// lifetime back to the node that owns the buffer: every alias extends its
+// owner's lifetime, not only its direct input's. Extending a lifetime is
+// always safe, so an alias counts whether or not it aliases in a given run.
+void extend_to_buffer_owners(const Network& network, const std::vector<size_t>& order,
+                             std::vector<MemoryPool::Lifetime>& lt) {
+    const std::vector<Node>& nodes = network.program().nodes();
+    std::vector<size_t> owner(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) owner[i] = i;
+    for (const size_t i : order) {   // producers before their users
+        const Node& n = nodes[i];
+        if (!n.is_op()) continue;
+        if (network.fused_into(i) != Network::kNotFused) owner[i] = owner[network.fused_into(i)];
+        else if (n.def->def.traits.view && !n.inputs.empty()) owner[i] = owner[n.inputs[0].node];
+    }
+    for (const size_t i : order) {
+        if (owner[i] == i) continue;
+        MemoryPool::Lifetime& o = lt[owner[i]];
+        o.first = std::min(o.first, lt[i].first);
+        o.last = std::max(o.last, lt[i].last);
+        o.pinned = o.pinned || lt[i].pinned;
     }
 }
 
@@ -319,19 +331,12 @@ void InferRequest::plan_lifetimes(const std::vector<std::vector<size_t>>& produc
             pinned = pinned || t.shape_of_like || t.reads_state || t.writes_state;
         }
         for (size_t u : n.users) pinned = pinned || writes_state(u);
-        // A producer running its fused chain holds the chain's result: its
-        // buffer lives as long as the last fused node's.
-        for (size_t f : network_->fused_chain(i)) {
-            l.last = std::max(l.last, pos[f]);
-            for (size_t u : nodes[f].users) {
-                l.last = std::max(l.last, pos[u]);
-                pinned = pinned || writes_state(u);
-            }
-            pinned = pinned || nodes[f].is_output;
-        }
         l.pinned = pinned;
     }
-    extend_through_views(nodes, exec_order_, lt);
+    // A producer running its fused chain holds the chain's result, and a view
+    // holds its input's buffer: each such buffer lives as long as the
+    // aliases reading it.
+    extend_to_buffer_owners(*network_, exec_order_, lt);
     pool_->set_lifetimes(std::move(lt));
 }
 
