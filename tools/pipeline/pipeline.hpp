@@ -238,7 +238,8 @@ std::string report_json(const RunResult& r);
 // totals. `all_shapes` = false elides the middle of long shape lists.
 std::string summary_table(const RunResult& r, bool all_shapes = false);
 // Writes `content` to `path` through `path.tmp-<pid>` and a rename, so readers
-// never see half a file.
+// never see half a file; `path` must be missing or a regular file, never a
+// link, FIFO or device (tools::write_file_replacing, file_io.hpp).
 void write_file_atomic(const std::string& path, const std::string& content);
 // JSON string literal with escaping (tools/common/json_writer.hpp).
 using tools::json_quote;
