@@ -126,8 +126,10 @@ inline constexpr int64_t kMaxCompileThreads = 256;
 inline constexpr int64_t kMaxThreads = 1024;
 
 // A model file's graph (docs/onnx.md): the built program, one InputSpec per
-// graph input (dynamic dims are symbols named by their dim_param, or
-// "<input>_<k>" when unnamed) and the model's output names. Throws
+// graph input (dynamic dims are symbols named by their dim_param, made
+// distinct when characters other than letters, digits and '_' are replaced;
+// "<input>_<k>" for each anonymous dim: no dim_param, "?", "" or "unk__N")
+// and the model's output names. Throws
 // dynrt::Error naming the file (and the node) when the model cannot load or
 // run.
 struct ModelGraph {
