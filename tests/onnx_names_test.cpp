@@ -156,8 +156,8 @@ struct Proc {
 };
 
 Proc dynrt_cli(const std::string& args) {
-    const std::string cmd = std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " --modules-dir " +
-                            test::module_dir() + " 2>&1";
+    const std::string cmd =
+        std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " --modules-dir " + test::module_dir() + " 2>&1";
     Proc p;
     FILE* f = ::popen(cmd.c_str(), "r");
     if (!f) return p;

@@ -168,9 +168,8 @@ namespace fs = std::filesystem;
 struct TempDir {
     fs::path path;
     TempDir() {
-        path = fs::temp_directory_path() /
-               ("dynrt_tools_common_test_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        path = fs::temp_directory_path() / ("dynrt_tools_common_test_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(path);
         fs::create_directories(path);
     }
@@ -279,9 +278,9 @@ TEST(ToolsOutputFiles, WriteFileReplacing_ReplacesRegularFilesAndLeavesLinksAndF
 
 TEST(ToolsOutputFiles, FileNamesFromTensorNames_StayInTheFolderAreDistinctAndStable) {
     const std::string long_name(300, 'n');
-    const std::vector<std::string> names = {"a:b",  "a_b",          "../../x",      "/abs/dir/x", "model/dense/BiasAdd:0",
-                                            ".",    "..",           ".hidden",      "",           "sp ace\n\xff",
-                                            "y",    long_name + "1", long_name + "2", "a_b_2"};
+    const std::vector<std::string> names = {
+        "a:b", "a_b",          "../../x", "/abs/dir/x",    "model/dense/BiasAdd:0", ".",    "..", ".hidden",
+        "",    "sp ace\n\xff", "y",       long_name + "1", long_name + "2",         "a_b_2"};
     const std::vector<std::string> files = output_file_names(names, ".npy");
     ASSERT_EQ(files.size(), names.size());
     EXPECT_EQ(output_file_names(names, ".npy"), files);   // the same names, the same files
@@ -294,7 +293,8 @@ TEST(ToolsOutputFiles, FileNamesFromTensorNames_StayInTheFolderAreDistinctAndSta
         EXPECT_EQ(f.substr(f.size() - 4), ".npy");
         EXPECT_NE(f[0], '.');
         EXPECT_LE(f.size(), kMaxFileStemBytes + 4 + 3);   // stem, ".npy", a "_N" suffix
-        for (const char c : f) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') << c;
+        for (const char c : f)
+            EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') << c;
         // Nothing leads out of the folder.
         EXPECT_EQ(fs::path(f).filename().string(), f);
         EXPECT_EQ((fs::path("dir") / f).lexically_normal().parent_path(), fs::path("dir"));

@@ -98,8 +98,7 @@ void bind_feed(const Source& src, const YAML::Node& where, const InputSpec& in, 
                  "feed for input '" + in.name + "': " + path + " holds " + to_string(t.dtype()) +
                      ", the input is declared " + to_string(in.dtype),
                  in.name);
-    bind_shape(src, where, in, t.shape(), "feed for input '" + in.name + "': " + path + " has shape", bound,
-               bound_by);
+    bind_shape(src, where, in, t.shape(), "feed for input '" + in.name + "': " + path + " has shape", bound, bound_by);
 }
 
 const InputSpec& find_input(const Source& src, const YAML::Node& key, const std::vector<InputSpec>& inputs,
@@ -213,8 +212,7 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
                     if (v < 0) src.fail(d, what + ": input '" + name + "' has a negative dim", name);
                     shape.push_back(v);
                 }
-                bind_shape(src, kv.second, in, shape, what + ": input '" + name + "' has shape", fed_symbols,
-                           fed_by);
+                bind_shape(src, kv.second, in, shape, what + ": input '" + name + "' has shape", fed_symbols, fed_by);
                 shaped[name] = shape;
             }
         }
