@@ -486,8 +486,12 @@ def error_check(args, wl, threads, tmp):
     names = [o.name for o in sess.get_outputs()]
     for k, f in enumerate(feeds):
         want = sess.run(None, f)
+        # Output names are not file names: index.json says which file holds
+        # each output (docs/onnx.md).
+        with open(os.path.join(outs_dir, "run_%d" % k, "index.json")) as fi:
+            files = {o["name"]: o["file"] for o in json.load(fi)["outputs"]}
         for n, w in zip(names, want):
-            got = np.load(os.path.join(outs_dir, "run_%d" % k, n.replace("/", "_") + ".npy"))
+            got = np.load(os.path.join(outs_dir, "run_%d" % k, files[n]))
             if got.shape != w.shape:
                 return None, "output %s has shape %s, onnxruntime %s" % (n, got.shape, w.shape)
             err = max(err, float(np.max(np.abs(got.astype(np.float64) - w))) if w.size else 0.0)

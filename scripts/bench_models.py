@@ -105,8 +105,12 @@ def bench(args):
                     ms = [run["host_ms"] for run in r["runs"]]
                     first[d].append(ms[0])
                     times[d].append(statistics.median(ms[1:] if len(ms) > 1 else ms))
+                    # Output names are not file names: run_0/index.json says
+                    # which file holds each output (docs/onnx.md).
+                    with open(os.path.join(outs, "run_0", "index.json")) as f:
+                        files = {o["name"]: o["file"] for o in json.load(f)["outputs"]}
                     for k, n in enumerate(out_names):
-                        got = np.load(os.path.join(outs, "run_0", n.replace("/", "_") + ".npy"))
+                        got = np.load(os.path.join(outs, "run_0", files[n]))
                         err[d] = max(err[d], float(np.max(np.abs(got.astype(np.float64) - want[k]))))
                 per = []
                 for _ in range(args.repeat):

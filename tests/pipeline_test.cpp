@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <sstream>
 
 #include "dynrt/module_loader.hpp"
@@ -1037,6 +1038,43 @@ TEST(PipelineHostile, Cli_BadValuesExit2_UnwritableDestinationsFailBeforeRunning
     const Proc q = dynrt_cli("run " + cfg + " --device cpu --report " + dir.path.string() + modules_arg());
     EXPECT_EQ(q.code, 1) << q.out;
     EXPECT_NE(q.out.find("--report: the path is a directory"), std::string::npos) << q.out;
+}
+
+TEST(PipelineHostile, Cli_DestinationsThatAreNoRegularFiles_AreRefusedBeforeRunningAndLeftAlone) {
+    // A FIFO and links stand in for a device such as /dev/null: the rename
+    // that writes the report would replace any of them.
+    const std::string cfg = kSource + "/configs/shape_chain.yaml";
+    TempDir dir;
+    { std::ofstream(dir / "victim") << "precious"; }
+    fs::create_directory(dir / "elsewhere");
+    fs::create_symlink(dir / "victim", dir / "report_link.json");
+    fs::create_symlink(dir / "elsewhere", dir / "outs_link");
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    const std::pair<std::string, std::string> cases[] = {
+        {"--report " + (dir / "report_link.json"), "--report: the path is a symbolic link, not a regular file"},
+        {"--report " + (dir / "fifo"), "--report: the path is a FIFO, not a regular file"},
+        {"--save-outputs " + (dir / "outs") + " --report " + (dir / "fifo"), "--report: the path is a FIFO"},
+        {"--save-outputs " + (dir / "outs_link"), "--save-outputs: the path exists and is a symbolic link"},
+        {"--save-outputs " + (dir / "outs_link") + "/", "--save-outputs: the path exists and is a symbolic link"},
+        {"--save-outputs " + (dir / "fifo"), "--save-outputs: the path exists and is a FIFO, not a directory"},
+    };
+    for (const auto& [args, message] : cases) {
+        const Proc p = dynrt_cli("run " + cfg + " --device cpu " + args + modules_arg());
+        EXPECT_EQ(p.code, 1) << args << ": " << p.out;
+        EXPECT_NE(p.out.find(message), std::string::npos) << args << ": " << p.out;
+        EXPECT_EQ(p.out.find("median ms"), std::string::npos) << args << ": it ran: " << p.out;
+    }
+    EXPECT_TRUE(fs::is_symlink(dir / "report_link.json"));
+    EXPECT_EQ(fs::read_symlink(dir / "report_link.json"), fs::path(dir / "victim"));
+    EXPECT_EQ(slurp(dir / "victim"), "precious");
+    EXPECT_TRUE(fs::is_symlink(dir / "outs_link"));
+    EXPECT_TRUE(fs::is_empty(dir / "elsewhere"));
+    struct stat st {};
+    EXPECT_TRUE(::lstat((dir / "fifo").c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
+    // Nothing else appeared: no outputs, staging folders or temporary files.
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir.path)) names.insert(e.path().filename().string());
+    EXPECT_EQ(names, (std::set<std::string>{"victim", "elsewhere", "report_link.json", "outs_link", "fifo"}));
 }
 
 // ---- models (docs/onnx.md, "Running a model") ----------------------------------------

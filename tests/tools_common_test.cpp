@@ -1,11 +1,21 @@
-// tools/common: range parsing, JSON escaping and writing, tensor comparison and
-// the one-node program builder that the harness, pipeline and ONNX tools share.
+// tools/common: range parsing, JSON escaping and writing, tensor comparison,
+// output files (destinations and names) and the one-node program builder that
+// the harness, pipeline and ONNX tools share.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
 #include <utility>
 
 #include "dynrt/error.hpp"
+#include "file_io.hpp"
 #include "int_range.hpp"
 #include "json_writer.hpp"
 #include "single_node.hpp"
@@ -146,6 +156,159 @@ TEST(ToolsCompare, NanMatchesOnlyNanAndInfinityOnlyItself) {
     EXPECT_TRUE(compare(HostTensor::from_floats({2}, {NAN, INFINITY}), ref, {1e-4, 1e-5}).ok);
     EXPECT_FALSE(compare(HostTensor::from_floats({2}, {0.f, INFINITY}), ref, {1, 1}).ok);
     EXPECT_FALSE(compare(HostTensor::from_floats({2}, {NAN, -INFINITY}), ref, {1, 1}).ok);
+}
+
+// ---- output files -----------------------------------------------------------------
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary folder, removed at the end of the test.
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        path = fs::temp_directory_path() / ("dynrt_tools_common_test_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void put(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string message_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+bool is_fifo(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+}   // namespace
+
+TEST(ToolsOutputFiles, DestinationsThatAreNoRegularFile_AreRefusedWithTheOptionAndKind) {
+    TempDir dir;
+    put(dir / "file", "x");
+    fs::create_directory(dir / "folder");
+    fs::create_symlink(dir / "file", dir / "link");
+    fs::create_symlink(dir / "folder", dir / "folder_link");
+    fs::create_symlink(dir / "nowhere", dir / "dangling");
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    // Nothing there, or a regular file: fine.
+    EXPECT_NO_THROW(check_output_file(dir / "missing", "--report"));
+    EXPECT_NO_THROW(check_output_file(dir / "file", "--report"));
+    EXPECT_NO_THROW(check_output_folder(dir / "missing", "--save-outputs"));
+    EXPECT_NO_THROW(check_output_folder(dir / "folder", "--save-outputs"));
+    EXPECT_NO_THROW(check_output_folder(dir / "folder/", "--save-outputs"));
+    const std::pair<std::string, std::string> files[] = {{"link", "a symbolic link"},
+                                                         {"dangling", "a symbolic link"},
+                                                         {"fifo", "a FIFO"},
+                                                         {"folder", "a directory"},
+                                                         {"folder_link", "a symbolic link"}};
+    for (const auto& [name, kind] : files) {
+        const std::string m = message_of([&, n = name] { check_output_file(dir / n, "--report"); });
+        EXPECT_NE(m.find("--report: the path is " + kind + ", not a regular file"), std::string::npos) << m;
+        EXPECT_NE(m.find(dir / name), std::string::npos) << m;
+    }
+    // A folder may not be a link to one either, with or without a trailing '/'.
+    const std::pair<std::string, std::string> folders[] = {{"folder_link", "a symbolic link"},
+                                                           {"folder_link/", "a symbolic link"},
+                                                           {"fifo", "a FIFO"},
+                                                           {"file", "a regular file"}};
+    for (const auto& [name, kind] : folders) {
+        const std::string m = message_of([&, n = name] { check_output_folder(dir / n, "--save-outputs"); });
+        EXPECT_NE(m.find("--save-outputs: the path exists and is " + kind + ", not a directory"), std::string::npos)
+            << m;
+    }
+}
+
+TEST(ToolsOutputFiles, WriteFileReplacing_ReplacesRegularFilesAndLeavesLinksAndFifosAlone) {
+    TempDir dir;
+    put(dir / "victim", "precious");
+    fs::create_symlink(dir / "victim", dir / "link");
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    for (const std::string name : {"link", "fifo"}) {
+        const std::string m = message_of([&] { write_file_replacing(dir / name, "new", "--report"); });
+        EXPECT_NE(m.find("not a regular file"), std::string::npos) << name << ": " << m;
+    }
+    EXPECT_TRUE(fs::is_symlink(dir / "link"));
+    EXPECT_TRUE(is_fifo(dir / "fifo"));
+    EXPECT_EQ(slurp(dir / "victim"), "precious");
+    // A link planted under the temporary name is not written through: the
+    // file is written under another temporary name and renamed.
+    put(dir / "report.json", "old");
+    fs::create_symlink(dir / "victim", dir / ("report.json.tmp-" + std::to_string(::getpid())));
+    write_file_replacing(dir / "report.json", "new", "--report");
+    EXPECT_EQ(slurp(dir / "report.json"), "new");
+    EXPECT_FALSE(fs::is_symlink(dir / "report.json"));
+    EXPECT_EQ(slurp(dir / "victim"), "precious");
+    write_file_replacing(dir / "fresh.json", "", "--report");
+    EXPECT_TRUE(fs::is_regular_file(dir / "fresh.json"));
+    EXPECT_EQ(fs::file_size(dir / "fresh.json"), 0u);
+    // No temporary file of ours is left (the planted link stays).
+    size_t entries = 0;
+    for (const auto& e : fs::directory_iterator(dir.path)) {
+        ++entries;
+        const std::string n = e.path().filename().string();
+        if (n.find(".tmp-") != std::string::npos) {
+            EXPECT_TRUE(fs::is_symlink(e.path())) << n;
+        }
+    }
+    EXPECT_EQ(entries, 6u);   // victim, link, fifo, report.json, the planted link, fresh.json
+}
+
+TEST(ToolsOutputFiles, FileNamesFromTensorNames_StayInTheFolderAreDistinctAndStable) {
+    const std::string long_name(300, 'n');
+    const std::vector<std::string> names = {
+        "a:b", "a_b",          "../../x", "/abs/dir/x",    "model/dense/BiasAdd:0", ".",    "..", ".hidden",
+        "",    "sp ace\n\xff", "y",       long_name + "1", long_name + "2",         "a_b_2"};
+    const std::vector<std::string> files = output_file_names(names, ".npy");
+    ASSERT_EQ(files.size(), names.size());
+    EXPECT_EQ(output_file_names(names, ".npy"), files);   // the same names, the same files
+    std::set<std::string> distinct;
+    for (size_t i = 0; i < files.size(); ++i) {
+        const std::string& f = files[i];
+        SCOPED_TRACE(names[i] + " -> " + f);
+        EXPECT_TRUE(distinct.insert(f).second);
+        ASSERT_GT(f.size(), 4u);
+        EXPECT_EQ(f.substr(f.size() - 4), ".npy");
+        EXPECT_NE(f[0], '.');
+        EXPECT_LE(f.size(), kMaxFileStemBytes + 4 + 3);   // stem, ".npy", a "_N" suffix
+        for (const char c : f)
+            EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') << c;
+        // Nothing leads out of the folder.
+        EXPECT_EQ(fs::path(f).filename().string(), f);
+        EXPECT_EQ((fs::path("dir") / f).lexically_normal().parent_path(), fs::path("dir"));
+    }
+    // Names that are file names keep them, wherever they come; the rest are
+    // readable and take a suffix on a clash, in order.
+    EXPECT_EQ(files[1], "a_b.npy");
+    EXPECT_EQ(files[13], "a_b_2.npy");
+    EXPECT_EQ(files[0], "a_b_3.npy");
+    EXPECT_EQ(files[4], "model_dense_BiasAdd_0.npy");
+    EXPECT_EQ(files[10], "y.npy");
+    // Long names are cut and told apart by a hash of the whole name.
+    EXPECT_NE(files[11], files[12]);
+    EXPECT_EQ(files[11].substr(0, 100), files[12].substr(0, 100));
 }
 
 // ---- one-node programs -------------------------------------------------------------

@@ -1,4 +1,5 @@
-// Bounded reads of regular files.
+// Bounded reads of regular files; writes that replace only regular files;
+// file names from tensor names.
 #include "file_io.hpp"
 
 #include <fcntl.h>
@@ -6,8 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <set>
 
 #include "dynrt/error.hpp"
 #include "int_range.hpp"
@@ -28,7 +33,30 @@ const char* kind_of(mode_t m) {
     if (S_ISCHR(m)) return "a character device";
     if (S_ISBLK(m)) return "a block device";
     if (S_ISSOCK(m)) return "a socket";
+    if (S_ISLNK(m)) return "a symbolic link";
     return "not a regular file";
+}
+
+ErrorContext for_option(const std::string& path, const std::string& option) {
+    ErrorContext c = in_file(path);
+    c.field = option;
+    return c;
+}
+
+// `path` without trailing '/' (but "/" stays "/"): lstat("link/") would
+// follow the link.
+std::string without_trailing_slashes(std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return path;
+}
+
+// lstat's mode of `path`; nothing when nothing is there. Other failures
+// (a folder on the way that cannot be searched) are errors naming `option`.
+std::optional<mode_t> mode_at(const std::string& path, const std::string& option) {
+    struct stat st {};
+    if (::lstat(without_trailing_slashes(path).c_str(), &st) == 0) return st.st_mode;
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw Error(option + ": cannot look at the path: " + std::strerror(errno), for_option(path, option));
 }
 
 // Closes the descriptor on every path out.
@@ -86,6 +114,128 @@ std::string read_file_capped(const std::string& path, size_t max_bytes, const st
         out.append(buf, static_cast<size_t>(n));
     }
     return out;
+}
+
+// ---- writing -------------------------------------------------------------------
+
+void check_output_file(const std::string& path, const std::string& option) {
+    const std::optional<mode_t> m = mode_at(path, option);
+    if (!m || S_ISREG(*m)) return;
+    throw Error(option + ": the path is " + kind_of(*m) + ", not a regular file; it is left as it is",
+                for_option(path, option));
+}
+
+void check_output_folder(const std::string& path, const std::string& option) {
+    const std::optional<mode_t> m = mode_at(path, option);
+    if (!m || S_ISDIR(*m)) return;
+    throw Error(option + ": the path exists and is " + (S_ISREG(*m) ? "a regular file" : kind_of(*m)) +
+                    ", not a directory; it is left as it is",
+                for_option(path, option));
+}
+
+namespace {
+
+// Removes the temporary file on every path out but the rename.
+struct TempFile {
+    std::string path;
+    bool keep = false;
+    ~TempFile() {
+        if (!path.empty() && !keep) ::unlink(path.c_str());
+    }
+};
+
+}   // namespace
+
+void write_file_replacing(const std::string& path, const std::string& content, const std::string& what) {
+    check_output_file(path, what);
+    const ErrorContext where = for_option(path, what);
+    // O_EXCL | O_NOFOLLOW: the temporary name is a new file of ours, never
+    // whatever (a link, a FIFO) someone put there; a name taken by another
+    // writer gets a counter.
+    const std::string base = path + ".tmp-" + std::to_string(::getpid());
+    TempFile tmp;
+    Fd f{-1};
+    for (int i = 0; i < 100 && f.fd < 0; ++i) {
+        const std::string name = i == 0 ? base : base + "-" + std::to_string(i);
+        f.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (f.fd >= 0) tmp.path = name;
+        else if (errno != EEXIST) throw Error(std::string("cannot write: ") + std::strerror(errno), where);
+    }
+    if (f.fd < 0) throw Error("cannot write: every temporary name next to the file is taken", where);
+    size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(f.fd, content.data() + done, content.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw Error(std::string("cannot write: ") + std::strerror(errno) + (errno == ENOSPC ? " (disk full)" : ""),
+                        where);
+        }
+        done += static_cast<size_t>(n);
+    }
+    const int fd = f.fd;
+    f.fd = -1;
+    if (::close(fd) != 0) throw Error(std::string("cannot write: ") + std::strerror(errno), where);
+    // Again right before the rename: the path may have changed since the
+    // caller's first check (a run takes a while).
+    check_output_file(path, what);
+    if (::rename(tmp.path.c_str(), path.c_str()) != 0)
+        throw Error(std::string("cannot write: ") + std::strerror(errno), where);
+    tmp.keep = true;
+}
+
+namespace {
+
+bool safe_file_byte(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+}
+
+// FNV-1a, 32 bits: the same on every host and build.
+uint32_t name_hash(const std::string& s) {
+    uint32_t h = 2166136261u;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+std::string file_stem(const std::string& name) {
+    if (name.empty()) return "output";
+    std::string s = name;
+    for (char& c : s)
+        if (!safe_file_byte(static_cast<unsigned char>(c))) c = '_';
+    for (char& c : s) {
+        if (c != '.') break;
+        c = '_';
+    }
+    if (s.size() > kMaxFileStemBytes) {
+        char hash[16];
+        std::snprintf(hash, sizeof hash, "_%08x", static_cast<unsigned>(name_hash(name)));
+        s = s.substr(0, kMaxFileStemBytes - std::strlen(hash)) + hash;
+    }
+    return s;
+}
+
+}   // namespace
+
+std::vector<std::string> output_file_names(const std::vector<std::string>& names, const std::string& extension) {
+    std::vector<std::string> stems(names.size());
+    std::set<std::string> taken;
+    // Names that are file names already keep them, wherever they come.
+    for (size_t i = 0; i < names.size(); ++i) {
+        const std::string s = file_stem(names[i]);
+        if (s == names[i] && taken.insert(s).second) stems[i] = s;
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (!stems[i].empty()) continue;
+        const std::string s = file_stem(names[i]);
+        std::string candidate = s;
+        for (size_t n = 2; !taken.insert(candidate).second; ++n) candidate = s + "_" + std::to_string(n);
+        stems[i] = candidate;
+    }
+    for (std::string& s : stems) s += extension;
+    return stems;
 }
 
 }   // namespace dynrt::tools

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dynrt/module_loader.hpp"
+#include "file_io.hpp"
 #include "harness.hpp"
 #include "int_range.hpp"
 #include "onnx_import.hpp"
@@ -124,26 +125,26 @@ void check_folder_writable(const std::filesystem::path& dir, const std::string& 
 }
 
 // The folder that will hold `path` must exist and be writable (the file is
-// written next to it and renamed), and `path` must not be a folder.
+// written next to it and renamed), and `path` must be missing or a regular
+// file: never a folder, a link, a FIFO or a device the rename would replace.
 void check_writable_file(const std::string& path, const std::string& option) {
     namespace fs = std::filesystem;
-    std::error_code ec;
     if (path.empty()) throw UsageError(option + " needs a file name");
-    if (fs::is_directory(path, ec)) throw Error(option + ": the path is a directory", for_option(path, option));
+    tools::check_output_file(path, option);
     fs::path dir = fs::path(path).parent_path();
     if (dir.empty()) dir = ".";
     check_folder_writable(dir, path, option);
 }
 
-// `dir` is an existing writable folder, or can be created in an existing
-// writable folder (the staging folder is made next to it).
+// `dir` is an existing writable folder (not a link to one), or can be
+// created in an existing writable folder (the staging folder is made next to
+// it).
 void check_writable_folder(const std::string& dir, const std::string& option) {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::path d = fs::path(dir).lexically_normal();
     if (d.filename().empty()) d = d.parent_path();
-    if (fs::exists(d, ec) && !fs::is_directory(d, ec))
-        throw Error(option + ": the path exists and is not a directory", for_option(dir, option));
+    tools::check_output_folder(d.string(), option);
     fs::path parent = d.parent_path();
     if (parent.empty()) parent = ".";
     check_folder_writable(parent, dir, option);
@@ -321,7 +322,7 @@ int cmd_run(const std::vector<std::string>& args) {
     if (vm.count("report")) {
         const std::string report = vm["report"].as<std::string>();
         opt.before_commit = [report](const pipeline::RunResult& r) {
-            pipeline::write_file_atomic(report, pipeline::report_json(r));
+            tools::write_file_replacing(report, pipeline::report_json(r), "--report");
         };
     }
     pipeline::RunResult result;

@@ -509,12 +509,14 @@ void GraphRunner::set_input(const std::string& name, const HostTensor& value) {
     set_since_infer_[k] = true;
 }
 
-// Input k against itself and the inputs marked in `against`.
+// Input k against itself and the inputs marked in `against`. Anonymous dims
+// ("", "?", "unk__N": is_anonymous_dim_param) are tied to nothing, even in a
+// graph whose dim_params did not come through load_model.
 void GraphRunner::check_symbols(size_t k, const std::vector<bool>& against) const {
     const GraphInput& a = graph_.inputs[k];
     for (size_t d = 0; d < a.dim_params.size(); ++d) {
         const std::string& sym = a.dim_params[d];
-        if (sym.empty()) continue;
+        if (is_anonymous_dim_param(sym)) continue;
         for (size_t j = 0; j < graph_.inputs.size(); ++j) {
             if ((j != k && !against[j]) || !shapes_[j]) continue;
             const GraphInput& b = graph_.inputs[j];

@@ -41,10 +41,17 @@ struct ValueInfo {
     std::string kind = "tensor";   // "tensor", "sequence", "optional", "map", ...
     bool has_shape = false;
     PartialShape shape;   // symbolic or missing dims are dynamic
-    // Per dim of `shape`: the dim_param symbol ("N"), empty for dim_value or
-    // unnamed dims. Inputs sharing a symbol must agree at run time.
+    // Per dim of `shape`: the dim_param symbol ("N"), empty for dim_value and
+    // anonymous dims (is_anonymous_dim_param). Inputs sharing a symbol must
+    // agree at run time.
     std::vector<std::string> dim_params;
 };
+
+// Whether a dim_param names nothing: "", "?" and "unk__<digits>" are what
+// exporters write for "unknown" (tf2onnx, onnxruntime's tools, hand-edited
+// models), so each such dim is its own unknown, tied to no other dim, like a
+// dim with neither value nor param or a negative dim_value.
+bool is_anonymous_dim_param(const std::string& param);
 
 struct OnnxNode {
     std::string name, op_type, domain;
@@ -106,7 +113,7 @@ struct GraphInput {
     std::string name;                      // ONNX name
     std::string node;                      // the program's input node
     Layout layout;                         // as the program declares it
-    std::vector<std::string> dim_params;   // per dim, "" where none
+    std::vector<std::string> dim_params;   // per dim, "" where none or anonymous
 };
 
 struct ImportOptions {

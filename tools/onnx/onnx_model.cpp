@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -186,10 +187,12 @@ ValueInfo value_info(const ::onnx::ValueInfoProto& v) {
             out.has_shape = true;
             std::vector<Dimension> dims;
             for (const auto& d : type.tensor_type().shape().dim()) {
-                // A negative dim_value is malformed: treated like a missing dim.
+                // A negative dim_value (-1 from some exporters) is malformed:
+                // treated like a missing dim, an anonymous unknown.
                 const bool known = d.has_dim_value() && d.dim_value() >= 0;
                 dims.push_back(known ? Dimension(d.dim_value()) : Dimension::dynamic());
-                out.dim_params.push_back(d.has_dim_param() ? d.dim_param() : std::string());
+                const bool named = d.has_dim_param() && !is_anonymous_dim_param(d.dim_param());
+                out.dim_params.push_back(named ? d.dim_param() : std::string());
             }
             out.shape = PartialShape(dims);
         }
@@ -251,6 +254,14 @@ OnnxAttr attr_of(const ::onnx::AttributeProto& a, const std::string& file) {
 }
 
 }   // namespace
+
+bool is_anonymous_dim_param(const std::string& param) {
+    if (param.empty() || param == "?") return true;
+    const std::string prefix = "unk__";
+    if (param.size() <= prefix.size() || param.compare(0, prefix.size(), prefix) != 0) return false;
+    return std::all_of(param.begin() + static_cast<std::ptrdiff_t>(prefix.size()), param.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+}
 
 std::optional<DataType> dtype_from_onnx(int t) {
     using T = ::onnx::TensorProto;

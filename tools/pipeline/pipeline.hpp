@@ -126,8 +126,10 @@ inline constexpr int64_t kMaxCompileThreads = 256;
 inline constexpr int64_t kMaxThreads = 1024;
 
 // A model file's graph (docs/onnx.md): the built program, one InputSpec per
-// graph input (dynamic dims are symbols named by their dim_param, or
-// "<input>_<k>" when unnamed) and the model's output names. Throws
+// graph input (dynamic dims are symbols named by their dim_param, made
+// distinct when characters other than letters, digits and '_' are replaced;
+// "<input>_<k>" for each anonymous dim: no dim_param, "?", "" or "unk__N")
+// and the model's output names. Throws
 // dynrt::Error naming the file (and the node) when the model cannot load or
 // run.
 struct ModelGraph {
@@ -238,7 +240,8 @@ std::string report_json(const RunResult& r);
 // totals. `all_shapes` = false elides the middle of long shape lists.
 std::string summary_table(const RunResult& r, bool all_shapes = false);
 // Writes `content` to `path` through `path.tmp-<pid>` and a rename, so readers
-// never see half a file.
+// never see half a file; `path` must be missing or a regular file, never a
+// link, FIFO or device (tools::write_file_replacing, file_io.hpp).
 void write_file_atomic(const std::string& path, const std::string& content);
 // JSON string literal with escaping (tools/common/json_writer.hpp).
 using tools::json_quote;

@@ -1,16 +1,12 @@
 // The JSON run report (docs/report.md) and the console summary table.
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include "file_io.hpp"
 #include "pipeline.hpp"
 
 namespace dynrt::pipeline {
@@ -209,23 +205,7 @@ std::string summary_table(const RunResult& r, bool all_shapes) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw Error(std::string("cannot write: ") + std::strerror(errno), in_file(path));
-        f.write(content.data(), static_cast<std::streamsize>(content.size()));
-        f.close();
-        if (!f) {
-            std::remove(tmp.c_str());
-            throw Error("cannot write (disk full?)", in_file(path));
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::remove(tmp.c_str());
-        throw Error("cannot write: " + ec.message(), in_file(path));
-    }
+    tools::write_file_replacing(path, content, "output file");
 }
 
 }   // namespace dynrt::pipeline

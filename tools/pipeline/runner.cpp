@@ -12,6 +12,8 @@
 #include <set>
 
 #include "dynrt/compilation_context.hpp"
+#include "file_io.hpp"
+#include "json_writer.hpp"
 #include "pipeline.hpp"
 
 namespace dynrt::pipeline {
@@ -108,29 +110,44 @@ EnginePtr create_device(const Registry& registry, const std::string& device, boo
 
 namespace {
 
-std::string output_file_name(const std::string& ref) {
-    std::string s = ref;
-    std::replace(s.begin(), s.end(), ':', '_');
-    return s + ".npy";
-}
-
 // Files of --save-outputs go to a sibling staging folder first; commit() moves
 // every run_<k> into place, the destructor removes what was not committed.
+// Each output's file name comes from its name (tools::output_file_names: only
+// [A-Za-z0-9._-], distinct, never leading out of the folder), and every
+// run_<k> holds index.json naming the output each file holds.
 class OutputStaging {
 public:
-    explicit OutputStaging(const std::string& dir) : dir_(dir) {
+    OutputStaging(const std::string& dir, const std::vector<std::string>& outputs) : dir_(dir) {
         if (dir_.empty()) return;
+        tools::check_output_folder(dir_, "--save-outputs");
+        files_ = tools::output_file_names(outputs, ".npy");
+        tools::JsonWriter j;
+        j.begin_object();
+        j.key("outputs");
+        j.begin_array();
+        for (size_t o = 0; o < outputs.size(); ++o) {
+            j.begin_object();
+            j.field("name", outputs[o]);
+            j.field("file", files_[o]);
+            j.end_object();
+        }
+        j.end_array();
+        j.end_object();
+        index_ = j.str() + "\n";
         fs::path d = fs::path(dir_).lexically_normal();
         if (d.filename().empty()) d = d.parent_path();
         staging_ = d.string() + ".partial-" + std::to_string(::getpid());
         std::error_code ec;
         fs::remove_all(staging_, ec);
-        fs::create_directories(staging_, ec);
-        if (ec) {
+        if (!d.parent_path().empty()) fs::create_directories(d.parent_path(), ec);
+        // A new folder of ours, not one (or a link to one) that appeared
+        // under that name since.
+        const bool created = !ec && fs::create_directory(staging_, ec);
+        if (!created) {
             // The destructor does not run for a throwing constructor.
-            const std::string msg = "cannot create " + staging_.string() + ": " + ec.message();
-            std::error_code ignored;
-            fs::remove_all(staging_, ignored);
+            const std::string msg = "cannot create " + staging_.string() + ": " +
+                                    (ec ? ec.message() : std::string("something else is there"));
+            staging_.clear();
             throw Error(msg, in_file(dir_, "--save-outputs"));
         }
     }
@@ -139,15 +156,17 @@ public:
         if (!staging_.empty()) fs::remove_all(staging_, ec);
     }
     bool enabled() const { return !staging_.empty(); }
-    void save(size_t run, const std::string& ref, const HostTensor& t) {
+    // Output `o` of run `run`.
+    void save(size_t run, size_t o, const HostTensor& t) {
         const fs::path d = staging_ / ("run_" + std::to_string(run));
         std::error_code ec;
-        fs::create_directories(d, ec);
+        if (fs::create_directory(d, ec)) write_file_atomic((d / "index.json").string(), index_);
         if (ec) throw Error("cannot create " + d.string() + ": " + ec.message(), in_file(dir_));
-        write_npy((d / output_file_name(ref)).string(), t);
+        write_npy((d / files_.at(o)).string(), t);
     }
     void commit() {
         if (staging_.empty()) return;
+        tools::check_output_folder(dir_, "--save-outputs");
         std::error_code ec;
         fs::create_directories(dir_, ec);
         if (ec) throw Error("cannot create the output folder: " + ec.message(), in_file(dir_));
@@ -155,6 +174,11 @@ public:
         for (fs::directory_iterator it(staging_, ec), end; !ec && it != end; it.increment(ec))
             entries.push_back(it->path());
         if (ec) throw Error("cannot list " + staging_.string() + ": " + ec.message(), in_file(dir_));
+        std::sort(entries.begin(), entries.end());
+        // An existing run_<k> is replaced only when it is a folder: all are
+        // checked before the first is moved.
+        for (const fs::path& from : entries)
+            tools::check_output_folder((fs::path(dir_) / from.filename()).string(), "--save-outputs");
         for (const fs::path& from : entries) {
             const fs::path target = fs::path(dir_) / from.filename();
             fs::remove_all(target, ec);
@@ -166,6 +190,8 @@ public:
 private:
     std::string dir_;
     fs::path staging_;
+    std::vector<std::string> files_;   // per output
+    std::string index_;                // index.json of every run_<k>
 };
 
 // Nodes that ran a host impl on a device that is not the cpu: each is
@@ -272,7 +298,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     result.compile_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
     InferRequest request(network);
-    OutputStaging staging(options.save_outputs_dir);
+    OutputStaging staging(options.save_outputs_dir, p.outputs);
     HostFallbacks fallbacks(registry, *engine);
 
     size_t total = 0;
@@ -301,7 +327,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
                 if (staging.enabled() || options.keep_outputs) {
                     for (size_t o = 0; o < p.outputs.size(); ++o) {
                         HostTensor t = request.get_output(o);
-                        if (staging.enabled()) staging.save(k, p.outputs[o], t);
+                        if (staging.enabled()) staging.save(k, o, t);
                         if (options.keep_outputs) rec.outputs[p.outputs[o]] = std::move(t);
                     }
                 }

@@ -52,10 +52,12 @@ std::vector<int64_t> read_values(const Source& src, const YAML::Node& v, const s
 }
 
 // Checks a shape given for an input (by a feed or a `shapes` entry) against
-// its declaration and binds the symbols of its dims into `bound`. `what` says
-// where the shape comes from ("feed for input 'x': x.npy has shape").
+// its declaration and binds the symbols of its dims into `bound` (and the
+// input that bound each into `bound_by`). `what` says where the shape comes
+// from ("feed for input 'x': x.npy has shape").
 void bind_shape(const Source& src, const YAML::Node& where, const InputSpec& in, const Shape& shape,
-                const std::string& what, std::map<std::string, int64_t>& bound) {
+                const std::string& what, std::map<std::string, int64_t>& bound,
+                std::map<std::string, std::string>& bound_by) {
     const PartialShape declared = in.partial_shape();
     if (shape.size() != in.dims.size())
         src.fail(where,
@@ -78,22 +80,25 @@ void bind_shape(const Source& src, const YAML::Node& where, const InputSpec& in,
         if (it != bound.end() && it->second != v)
             src.fail(where,
                      what + " " + shape.to_string() + ": it sets symbol '" + d.symbol + "' to " + std::to_string(v) +
-                         ", but it is " + std::to_string(it->second) + " elsewhere in this entry",
+                         ", but input '" + bound_by[d.symbol] + "' sets it to " + std::to_string(it->second) +
+                         " elsewhere in this entry",
                      in.name);
         bound[d.symbol] = v;
+        bound_by[d.symbol] = in.name;
     }
 }
 
 // Checks a fed tensor against its input's declaration and binds the symbols
 // of its dims into `bound`.
 void bind_feed(const Source& src, const YAML::Node& where, const InputSpec& in, const HostTensor& t,
-               const std::string& path, std::map<std::string, int64_t>& bound) {
+               const std::string& path, std::map<std::string, int64_t>& bound,
+               std::map<std::string, std::string>& bound_by) {
     if (t.dtype() != in.dtype)
         src.fail(where,
                  "feed for input '" + in.name + "': " + path + " holds " + to_string(t.dtype()) +
                      ", the input is declared " + to_string(in.dtype),
                  in.name);
-    bind_shape(src, where, in, t.shape(), "feed for input '" + in.name + "': " + path + " has shape", bound);
+    bind_shape(src, where, in, t.shape(), "feed for input '" + in.name + "': " + path + " has shape", bound, bound_by);
 }
 
 const InputSpec& find_input(const Source& src, const YAML::Node& key, const std::vector<InputSpec>& inputs,
@@ -174,6 +179,7 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
         // Feeds: loaded once per entry, shared by its runs.
         std::map<std::string, std::shared_ptr<const HostTensor>> feeds;
         std::map<std::string, int64_t> fed_symbols;
+        std::map<std::string, std::string> fed_by;   // symbol -> the input that set it
         if (const YAML::Node f = e["feed"]) {
             expect_map(src, f, what + " feed");
             for (const auto& kv : f) {
@@ -186,7 +192,7 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
                 } catch (const Error& err) {
                     src.fail(kv.second, "feed for input '" + name + "': " + err.what(), name);
                 }
-                bind_feed(src, kv.second, *in, *t, path, fed_symbols);
+                bind_feed(src, kv.second, *in, *t, path, fed_symbols, fed_by);
                 feeds[name] = t;
             }
         }
@@ -206,7 +212,7 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
                     if (v < 0) src.fail(d, what + ": input '" + name + "' has a negative dim", name);
                     shape.push_back(v);
                 }
-                bind_shape(src, kv.second, in, shape, what + ": input '" + name + "' has shape", fed_symbols);
+                bind_shape(src, kv.second, in, shape, what + ": input '" + name + "' has shape", fed_symbols, fed_by);
                 shaped[name] = shape;
             }
         }
