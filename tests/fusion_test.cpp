@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -572,6 +573,55 @@ TEST(FusionRun, ViewOfAFusedOutput_KeepsTheProducersBufferUntilTheViewsUsersRan)
             EXPECT_LE(test::max_abs_diff(pr.fused.get_output(0), plain.get_output(0)), 1e-5);
             EXPECT_EQ(stats_of(pr.fused, "mm").counters.fused_runs, 1u);
             EXPECT_EQ(stats_of(pr.fused, "view").counters.views, 1u);
+        }
+    }
+}
+
+// The same through a convolution with a fused silu, as converted OCR models
+// spell it: conv -> Mul(x, Sigmoid(x)) -> Reshape to a target computed at
+// run time, Concat(Shape(x)[0:2], [-1]) -> Transpose -> Softmax. The reshape
+// views the convolution's buffer, which must outlive the transpose.
+TEST(FusionRun, RuntimeTargetReshapeOfAFusedConv_MatchesTheUnfusedRunWithoutViews) {
+    auto p = std::make_shared<Program>(test::registry());
+    p->add_input("x", Layout(PartialShape{Dimension(), 3, Dimension(), Dimension()}, DataType::f32));
+    p->add_constant("w", test::random_tensor(DataType::f32, Shape{8, 3, 3, 3}, 5, -0.5, 0.5));
+    p->add_constant("minus_one", HostTensor::from_int64(DataType::i64, Shape{1}, {-1}));
+    p->add_node("conv", "convolution", {"x", "w"}, pads1());
+    p->add_node("silu", "activation", {"conv"}, act("silu"));
+    Attributes first_two;
+    first_two.set("end", int64_t{2});
+    p->add_node("dims", "shape_of", {"silu"}, first_two);
+    Attributes axis0;
+    axis0.set("axis", int64_t{0});
+    p->add_node("target", "concat", {"dims", "minus_one"}, axis0);
+    p->add_node("flat", "reshape", {"silu", "target"});
+    Attributes perm;
+    perm.set("perm", std::vector<int64_t>{0, 2, 1});
+    p->add_node("t", "transpose", {"flat"}, perm);
+    Attributes last;
+    last.set("axis", int64_t{-1});
+    p->add_node("out", "softmax", {"t"}, last);
+    p->add_output("out");
+    p->build();
+    std::vector<std::pair<std::string, EnginePtr>> engines{{"cpu", test::engine("cpu")}};
+    if (EnginePtr ocl = ocl_engine()) engines.emplace_back("ocl", ocl);
+    for (const auto& [device, eng] : engines) {
+        SCOPED_TRACE(device);
+        NetworkOptions off;
+        off.views = false;
+        off.fusion = false;
+        InferRequest passes(Network::create(p, eng)), plain(Network::create(p, test::engine("cpu"), off));
+        uint64_t seed = 20;
+        for (const auto& [b, h, w] : std::vector<std::array<int64_t, 3>>{{1, 8, 16}, {2, 8, 24}, {1, 6, 10}}) {
+            SCOPED_TRACE("x = [" + std::to_string(b) + ", 3, " + std::to_string(h) + ", " + std::to_string(w) + "]");
+            const HostTensor x = test::random_tensor(DataType::f32, Shape{b, 3, h, w}, seed++);
+            for (InferRequest* r : {&passes, &plain}) {
+                r->set_input("x", x);
+                r->infer();
+            }
+            EXPECT_LE(test::max_abs_diff(passes.get_output(0), plain.get_output(0)), 1e-5);
+            EXPECT_EQ(stats_of(passes, "conv").counters.fused_runs, 1u);
+            EXPECT_EQ(stats_of(passes, "flat").counters.views, 1u);
         }
     }
 }
