@@ -8,6 +8,9 @@
 // the time of one infer() divided by the chain length.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <string>
+
 #include "dynrt/module_loader.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/op_registry.hpp"
@@ -118,6 +121,49 @@ BENCHMARK(BM_Flow_ShapeChangedCacheHit);
 
 void BM_Flow_ShapeChangedDynamicImpl(benchmark::State& state) { alternate_shapes(state, true); }
 BENCHMARK(BM_Flow_ShapeChangedDynamicImpl);
+
+// A graph of state.range(0) nodes: how adding, building, making the network
+// and request, the first run and a run at a new shape grow with the node
+// count (each should grow linearly; 200k nodes load in seconds). Seconds per
+// phase are counters; one iteration each.
+//
+//   build/bin/flow_bench --benchmark_filter=LargeGraph --benchmark_counters_tabular=true
+void BM_Flow_LargeGraph(benchmark::State& state) {
+    using Clock = std::chrono::steady_clock;
+    const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+        return std::chrono::duration<double>(b - a).count();
+    };
+    const int64_t n = state.range(0);
+    for (auto _ : state) {
+        const auto t0 = Clock::now();
+        auto p = std::make_shared<Program>(fixture().registry, "large");
+        p->add_input("x", Layout(PartialShape{1, Dimension(), 64}, DataType::f32));
+        std::string prev = "x";
+        for (int64_t i = 0; i < n; ++i) {
+            std::string name = "node_" + std::to_string(i);
+            p->add_node(name, "noop", {prev});
+            prev = std::move(name);
+        }
+        p->add_output(prev);
+        const auto t1 = Clock::now();
+        p->build();
+        const auto t2 = Clock::now();
+        InferRequest req(Network::create(p, fixture().engine));
+        const auto t3 = Clock::now();
+        req.set_input("x", HostTensor(DataType::f32, Shape{1, 16, 64}));
+        req.infer();
+        const auto t4 = Clock::now();
+        req.set_input("x", HostTensor(DataType::f32, Shape{1, 17, 64}));
+        req.infer();
+        const auto t5 = Clock::now();
+        state.counters["add_s"] = seconds(t0, t1);
+        state.counters["build_s"] = seconds(t1, t2);
+        state.counters["network_s"] = seconds(t2, t3);
+        state.counters["first_run_s"] = seconds(t3, t4);
+        state.counters["new_shape_run_s"] = seconds(t4, t5);
+    }
+}
+BENCHMARK(BM_Flow_LargeGraph)->Arg(10000)->Arg(40000)->Arg(200000)->Iterations(1)->Unit(benchmark::kSecond);
 
 }   // namespace
 

@@ -98,6 +98,32 @@ TEST(FusionPlan, ConvAddRelu_IsOneChainRunRightBeforeItsLastNode) {
     EXPECT_TRUE(Network::create(p, test::engine("cpu"), off)->fused_chain(conv).empty());
 }
 
+// A chain takes at most Network::kMaxFusedOps nodes (oneDNN allows 32
+// post-ops; a graph of 200k elementwise nodes made one chain of all of them,
+// whose fused params were copied per node); the node after a full chain
+// starts its own. The values match the unfused run.
+TEST(FusionPlan, LongElementwiseChain_IsCutIntoChainsOfAtMostTheLimit) {
+    auto p = std::make_shared<Program>(test::registry());
+    p->add_input("x", Layout(PartialShape{Dimension(), 4}, DataType::f32));
+    p->add_node("head", "eltwise", {"x", "x"}, elt("add"));
+    std::string prev = "head";
+    const size_t length = 2 * Network::kMaxFusedOps + 3;
+    for (size_t i = 0; i < length; ++i) {
+        const std::string name = "a" + std::to_string(i);
+        p->add_node(name, "activation", {prev}, act(i % 2 ? "tanh" : "sigmoid"));
+        prev = name;
+    }
+    p->add_output(prev);
+    p->build();
+    auto net = Network::create(p, test::engine("cpu"));
+    EXPECT_EQ(net->fused_chain(p->node_index("head")).size(), Network::kMaxFusedOps);
+    // activation takes no post-ops itself, so the rest of the chain runs unfused
+    const std::string next = "a" + std::to_string(Network::kMaxFusedOps);
+    EXPECT_EQ(net->fused_into(p->node_index(next)), Network::kNotFused);
+    Pair pr(p, test::engine("cpu"));
+    for (int64_t m : {3, 7}) pr.run({{"x", test::random_tensor(DataType::f32, Shape{m, 4}, static_cast<uint64_t>(m))}});
+}
+
 TEST(FusionPlan, ProducerWithTwoUsersOrAnOutput_IsNotFused) {
     auto p = std::make_shared<Program>(test::registry());
     p->add_input("x", Layout(PartialShape{Dimension(), 4}, DataType::f32));

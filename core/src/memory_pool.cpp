@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <unordered_map>
 
 #include "dynrt/error.hpp"
 
@@ -11,12 +12,32 @@ namespace dynrt {
 
 namespace {
 
+// One live lease of a record: its holder and the holder's lifetime when it
+// took the buffer.
+struct Held {
+    size_t holder = 0;
+    size_t last = 0;
+    bool pinned = false;
+};
+
+// The holders of a buffer are kept by the start of their lifetimes. Holders
+// sharing a buffer have pairwise disjoint lifetimes, so ordered by start they
+// are ordered by end too, and whether a new lifetime fits is one lookup
+// (a graph of 200k nodes whose buffers all rotate through a few records
+// made a scan of every holder quadratic).
 struct Record {
     std::shared_ptr<Buffer> buffer;
     size_t size = 0;
-    std::vector<size_t> holders;   // one entry per live lease (a holder may appear twice)
-    uint64_t freed_in_run = 0;     // run in which the last holder left
-    size_t last_holder = 0;        // who left it free
+    std::multimap<size_t, Held> held;              // by lifetime start; one entry per live lease
+    struct Leases {
+        size_t count = 0;
+        size_t first = 0;   // the key of its entries in `held`
+    };
+    std::unordered_map<size_t, Leases> leases;     // holder -> its live leases of this record
+    size_t pinned = 0;                             // live leases of pinned holders
+    uint64_t freed_in_run = 0;                     // run in which the last holder left
+    size_t last_holder = 0;                        // who left it free
+    bool free() const { return held.empty(); }
 };
 
 }   // namespace
@@ -36,19 +57,25 @@ struct MemoryPool::State {
         static const Lifetime kPinned;
         return holder < lifetimes.size() ? lifetimes[holder] : kPinned;
     }
-    // Two holders may share a buffer when neither is pinned and their live
-    // ranges in the execution order do not overlap.
-    bool compatible(size_t a, size_t b) const {
-        if (a == b) return false;
-        const Lifetime& x = lifetime(a);
-        const Lifetime& y = lifetime(b);
-        if (x.pinned || y.pinned) return false;
-        return x.last < y.first || y.last < x.first;
-    }
+    // Two holders may share a buffer when they are not the same, neither is
+    // pinned and their live ranges in the execution order do not overlap.
     bool can_share(const Record& r, size_t holder) const {
-        for (size_t h : r.holders)
-            if (!compatible(h, holder)) return false;
-        return true;
+        const Lifetime& y = lifetime(holder);
+        if (y.pinned || r.pinned || r.leases.count(holder)) return false;
+        // The holders starting after y ends cannot overlap it; of those
+        // starting before, the latest ends last.
+        auto after = r.held.upper_bound(y.last);
+        if (after == r.held.begin()) return true;
+        return std::prev(after)->second.last < y.first;
+    }
+
+    void hold(Record& r, size_t holder) {
+        const Lifetime& l = lifetime(holder);
+        r.held.emplace(l.first, Held{holder, l.last, l.pinned});
+        Record::Leases& n = r.leases[holder];
+        ++n.count;
+        n.first = l.first;
+        if (l.pinned) ++r.pinned;
     }
 
     void erase(Record* rec) {
@@ -62,9 +89,17 @@ struct MemoryPool::State {
     }
 
     void release(Record* rec, size_t holder) {
-        auto it = std::find(rec->holders.begin(), rec->holders.end(), holder);
-        if (it != rec->holders.end()) rec->holders.erase(it);
-        if (!rec->holders.empty()) return;
+        auto lease = rec->leases.find(holder);
+        if (lease == rec->leases.end()) return;
+        const auto [from, to] = rec->held.equal_range(lease->second.first);
+        for (auto it = from; it != to; ++it) {
+            if (it->second.holder != holder) continue;
+            if (it->second.pinned) --rec->pinned;
+            rec->held.erase(it);
+            break;
+        }
+        if (--lease->second.count == 0) rec->leases.erase(lease);
+        if (!rec->free()) return;
         if (!options.reuse) {
             erase(rec);   // the buffer goes back to the device now
             return;
@@ -77,7 +112,7 @@ struct MemoryPool::State {
     template <typename Pred>
     void free_if(Pred pred) {
         for (auto it = records.begin(); it != records.end();) {
-            if (it->second->holders.empty() && pred(*it->second)) {
+            if (it->second->free() && pred(*it->second)) {
                 used -= it->second->size;
                 it = records.erase(it);
             } else {
@@ -130,7 +165,7 @@ MemoryPool::Grant MemoryPool::acquire(size_t bytes, size_t holder, bool dynamic)
             Record& r = *it->second;
             // 50 % rule for dynamic outputs; sizes are ordered, so stop at the first too big.
             if (dynamic && cls * 2 <= r.size) break;
-            if (r.holders.empty() || s.can_share(r, holder)) {
+            if (r.free() || s.can_share(r, holder)) {
                 chosen = &r;
                 break;
             }
@@ -162,7 +197,7 @@ MemoryPool::Grant MemoryPool::acquire(size_t bytes, size_t holder, bool dynamic)
         s.peak = std::max(s.peak, s.used);
         ++s.misses;
     }
-    chosen->holders.push_back(holder);
+    s.hold(*chosen, holder);
     auto lease = std::make_shared<Lease>(state_, chosen, holder);
     g.buffer = std::shared_ptr<Buffer>(lease, chosen->buffer.get());
     return g;
@@ -185,7 +220,7 @@ void MemoryPool::reset_peak() { state_->peak = state_->used; }
 size_t MemoryPool::free_bytes() const {
     size_t n = 0;
     for (const auto& kv : state_->records)
-        if (kv.second->holders.empty()) n += kv.second->size;
+        if (kv.second->free()) n += kv.second->size;
     return n;
 }
 size_t MemoryPool::records() const { return state_->records.size(); }

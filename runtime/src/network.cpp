@@ -93,7 +93,9 @@ Network::Network(std::shared_ptr<const Program> program, EnginePtr engine, Netwo
 // (its value must survive), and the user reads it through exactly one input;
 // nodes of shape_of subgraphs, state readers/writers, inputs, constants and
 // data-dependent ops never take part. Whether the fused kernel can serve the
-// current shapes is decided per run (PrimitiveInst::prepare_fusion).
+// current shapes is decided per run (PrimitiveInst::prepare_fusion). A chain
+// takes at most kMaxFusedOps nodes (oneDNN's own limit on post-ops is 32); the
+// node after a full chain starts a chain of its own where it can.
 void Network::plan_fusion() {
     const auto& nodes = program_->nodes();
     fused_chain_.assign(nodes.size(), {});
@@ -112,7 +114,7 @@ void Network::plan_fusion() {
         size_t cur = idx;
         for (;;) {
             const Node& c = nodes[cur];
-            if (c.users.size() != 1 || c.is_output) break;
+            if (c.users.size() != 1 || c.is_output || fused_chain_[idx].size() >= kMaxFusedOps) break;
             const size_t u = c.users[0];
             const Node& un = nodes[u];
             if (!plain_node(un) || !un.def->def.traits.fusable || fused_into_[u] != kNotFused) break;

@@ -40,50 +40,54 @@ void Program::set_options(const ProgramOptions& options) {
     built_ = false;
 }
 
-static void check_new_name(const std::vector<Node>& nodes, const std::string& name, const ErrorContext& where) {
+// Names are looked up through by_name_ (one hash lookup), so adding, resolving
+// and folding stay linear in the node count.
+void Program::check_new_name(const std::string& name, const ErrorContext& where) const {
     ErrorContext c = where;
     c.node = name;
     if (name.empty()) throw Error("node name is empty", c);
     if (name.find(':') != std::string::npos) throw Error("node names may not contain ':'", c);
-    for (const auto& n : nodes)
-        if (n.name == name) throw Error("duplicate node name '" + name + "'", c);
+    if (by_name_.count(name)) throw Error("duplicate node name '" + name + "'", c);
+}
+
+void Program::push_node(Node n) {
+    by_name_.emplace(n.name, nodes_.size());
+    nodes_.push_back(std::move(n));
+    built_ = false;
 }
 
 void Program::add_input(const std::string& name, const Layout& layout, ErrorContext where) {
-    check_new_name(nodes_, name, where);
+    check_new_name(name, where);
     Node n;
     n.name = name;
     n.kind = NodeKind::input;
     n.op = "<input>";
     n.declared = layout;
     n.where = std::move(where);
-    nodes_.push_back(std::move(n));
-    built_ = false;
+    push_node(std::move(n));
 }
 
 void Program::add_constant(const std::string& name, HostTensor value, ErrorContext where) {
-    check_new_name(nodes_, name, where);
+    check_new_name(name, where);
     Node n;
     n.name = name;
     n.kind = NodeKind::constant;
     n.op = "<const>";
     n.constant = std::make_shared<const HostTensor>(std::move(value));
     n.where = std::move(where);
-    nodes_.push_back(std::move(n));
-    built_ = false;
+    push_node(std::move(n));
 }
 
 void Program::add_node(const std::string& name, const std::string& op, std::vector<std::string> inputs,
                        Attributes raw_attrs, ErrorContext where) {
-    check_new_name(nodes_, name, where);
+    check_new_name(name, where);
     Node n;
     n.name = name;
     n.op = op;
     n.input_names = std::move(inputs);
     n.attrs = std::move(raw_attrs);
     n.where = std::move(where);
-    nodes_.push_back(std::move(n));
-    built_ = false;
+    push_node(std::move(n));
 }
 
 void Program::add_output(const std::string& name, ErrorContext where) {
@@ -93,8 +97,8 @@ void Program::add_output(const std::string& name, ErrorContext where) {
 }
 
 size_t Program::node_index(const std::string& name) const {
-    for (size_t i = 0; i < nodes_.size(); ++i)
-        if (nodes_[i].name == name) return i;
+    auto it = by_name_.find(name);
+    if (it != by_name_.end()) return it->second;
     throw Error("unknown node '" + name + "'");
 }
 
@@ -116,9 +120,8 @@ NodeInput Program::resolve(const std::string& ref, const ErrorContext& where) co
         alias = it != folded_into_.end();
         if (alias) name = it->second;
     }
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-        if (nodes_[i].name == name) return NodeInput{i, out};
-    }
+    auto it = by_name_.find(name);
+    if (it != by_name_.end()) return NodeInput{it->second, out};
     throw Error("reference to unknown node '" + name + "'", where);
 }
 
@@ -380,10 +383,7 @@ bool Program::fold_into_producer(size_t consumer, std::vector<bool>& touched) {
 
 std::string Program::unused_name(const std::string& base) const {
     const auto taken = [this](const std::string& n) {
-        if (folded_into_.count(n)) return true;
-        for (const auto& node : nodes_)
-            if (node.name == n) return true;
-        return false;
+        return folded_into_.count(n) != 0 || by_name_.count(n) != 0;
     };
     std::string name = base;
     for (size_t k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
@@ -408,6 +408,8 @@ void Program::remove_folded(const std::vector<bool>& removed, const std::vector<
     for (size_t i = 0; i < nodes_.size(); ++i)
         if (!drop[i]) kept.push_back(std::move(nodes_[i]));
     nodes_ = std::move(kept);
+    by_name_.clear();
+    for (size_t i = 0; i < nodes_.size(); ++i) by_name_.emplace(nodes_[i].name, i);
 }
 
 // A node belongs to a shape_of subgraph when everything it reads is a constant,

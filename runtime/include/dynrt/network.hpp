@@ -112,6 +112,7 @@ public:
     static constexpr size_t kNotFused = static_cast<size_t>(-1);
     const std::vector<size_t>& fused_chain(size_t node) const { return fused_chain_.at(node); }
     size_t fused_into(size_t node) const { return fused_into_.at(node); }
+    static constexpr size_t kMaxFusedOps = 16;   // nodes one fused chain may take
     size_t fused_main_input(size_t node) const { return fused_main_.at(node); }
     // The op that declares OpDefinition::convert_format (the weights reorder
     // op); null when no loaded op does or NetworkOptions::reorder_weights is off.

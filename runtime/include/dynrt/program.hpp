@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "dynrt/attributes.hpp"
@@ -107,6 +108,8 @@ public:
 
 private:
     NodeInput resolve(const std::string& ref, const ErrorContext& where) const;
+    void check_new_name(const std::string& name, const ErrorContext& where) const;
+    void push_node(Node n);   // indexes its name
     // build()'s steps, in order.
     void build_graph();   // the next five
     void resolve_node(size_t i);
@@ -126,6 +129,7 @@ private:
     std::string name_;
     ProgramOptions options_;
     std::vector<Node> nodes_;
+    std::unordered_map<std::string, size_t> by_name_;   // node name -> index into nodes_
     std::vector<size_t> order_;
     std::vector<size_t> inputs_;
     std::vector<NodeInput> outputs_;
