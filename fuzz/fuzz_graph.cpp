@@ -153,20 +153,20 @@ private:
 
     bool apply(size_t p, const Tensor& t) {
         switch (p) {
-        case 0: return reshape_const(t);
-        case 1: return reshape_runtime(t);
-        case 2: return transpose(t);
-        case 3: return flatten(t);
-        case 4: return unsqueeze(t);
-        case 5: return squeeze(t);
-        case 6: return matmul(t);
-        case 7: return gemm(t);
-        case 8: return binary_const(t);
-        case 9: return binary_tensor(t);
-        case 10: return activation(t);
-        case 11: return conv(t);
-        case 12: return concat(t);
-        default: return pick(2) ? softmax(t) : layernorm(t);
+            case 0: return reshape_const(t);
+            case 1: return reshape_runtime(t);
+            case 2: return transpose(t);
+            case 3: return flatten(t);
+            case 4: return unsqueeze(t);
+            case 5: return squeeze(t);
+            case 6: return matmul(t);
+            case 7: return gemm(t);
+            case 8: return binary_const(t);
+            case 9: return binary_tensor(t);
+            case 10: return activation(t);
+            case 11: return conv(t);
+            case 12: return concat(t);
+            default: return pick(2) ? softmax(t) : layernorm(t);
         }
     }
 
@@ -184,7 +184,7 @@ private:
     std::string fresh(const std::string& prefix) { return prefix + std::to_string(names_++); }
 
     std::string const_f(const std::vector<int64_t>& dims, float lo, float hi) {
-        const std::string name = fresh("c");
+        std::string name = fresh("c");
         ox::TensorProto* t = g_->add_initializer();
         t->set_name(name);
         t->set_data_type(ox::TensorProto::FLOAT);
@@ -199,7 +199,7 @@ private:
         return name;
     }
     std::string const_scalar(float value) {
-        const std::string name = fresh("c");
+        std::string name = fresh("c");
         ox::TensorProto* t = g_->add_initializer();
         t->set_name(name);
         t->set_data_type(ox::TensorProto::FLOAT);
@@ -208,7 +208,7 @@ private:
         return name;
     }
     std::string const_i64(const std::vector<int64_t>& v) {
-        const std::string name = fresh("c");
+        std::string name = fresh("c");
         ox::TensorProto* t = g_->add_initializer();
         t->set_name(name);
         t->set_data_type(ox::TensorProto::INT64);
@@ -406,7 +406,7 @@ private:
     }
 
     std::string slice_of(const std::string& shape, int64_t from, int64_t to) {
-        const std::string y = fresh("s");
+        std::string y = fresh("s");
         node("Slice", {shape, const_i64({from}), const_i64({to}), const_i64({0})}, y);
         return y;
     }
@@ -527,8 +527,9 @@ private:
             const std::string z = fresh("t");
             if (kind == 0) {   // bias: [N], [1, N] or a scalar
                 const size_t b = pick(3);
-                const std::string c = b == 0 ? const_f({cols}, -1, 1)
-                                             : b == 1 ? const_f({1, cols}, -1, 1) : const_scalar(uniform(-1, 1));
+                const std::string c = b == 0   ? const_f({cols}, -1, 1)
+                                      : b == 1 ? const_f({1, cols}, -1, 1)
+                                               : const_scalar(uniform(-1, 1));
                 node("Add", pick(2) ? std::vector<std::string>{y, c} : std::vector<std::string>{c, y}, z);
             } else if (kind == 1) {
                 node("Mul", {y, const_scalar(uniform(0.25f, 2.f))}, z);
@@ -593,7 +594,8 @@ private:
         const int64_t k = t.shapes[0][kd], n = width();
         const bool trans_b = pick(2);
         const float scale = 1.f / std::sqrt(static_cast<float>(k));
-        std::vector<std::string> ins = {t.name, trans_b ? const_f({n, k}, -scale, scale) : const_f({k, n}, -scale, scale)};
+        std::vector<std::string> ins = {t.name,
+                                        trans_b ? const_f({n, k}, -scale, scale) : const_f({k, n}, -scale, scale)};
         const size_t c = pick(4);
         if (c == 1) ins.push_back(const_f({n}, -1, 1));
         else if (c == 2) ins.push_back(const_f({1, n}, -1, 1));
@@ -652,8 +654,7 @@ private:
         static const char* kOps[] = {"Add", "Mul", "Sub"};
         const std::string u = same[pick(same.size())];
         const std::string y = fresh("t");
-        node(kOps[pick(3)], pick(2) ? std::vector<std::string>{t.name, u} : std::vector<std::string>{u, t.name},
-             y);
+        node(kOps[pick(3)], pick(2) ? std::vector<std::string>{t.name, u} : std::vector<std::string>{u, t.name}, y);
         add(y, t.shapes);
         return true;
     }
@@ -680,19 +681,20 @@ private:
         std::vector<std::string> ins = {t.name, const_f({o, c, kk, kk}, -scale, scale)};
         if (pick(2)) ins.push_back(const_f({o}, -1, 1));
         std::string y = fresh("t");
-        ox::NodeProto* n = node("Conv", ins, y,
-                                "kernel=" + std::to_string(kk) + " pads=" + std::to_string(pad) +
-                                    " strides=" + std::to_string(stride));
+        ox::NodeProto* n = node(
+            "Conv", ins, y,
+            "kernel=" + std::to_string(kk) + " pads=" + std::to_string(pad) + " strides=" + std::to_string(stride));
         attr_ints(n, "kernel_shape", {kk, kk});
         attr_ints(n, "pads", {pad, pad, pad, pad});
         attr_ints(n, "strides", {stride, stride});
         add(y, out);
         if (pick(3) != 0) {
             const std::string b = fresh("t");
-            attr_f(node("BatchNormalization",
-                        {y, const_f({o}, 0.5f, 1.5f), const_f({o}, -1, 1), const_f({o}, -1, 1), const_f({o}, 0.5f, 2.f)},
-                        b, "epsilon=1e-5"),
-                   "epsilon", 1e-5f);
+            attr_f(
+                node("BatchNormalization",
+                     {y, const_f({o}, 0.5f, 1.5f), const_f({o}, -1, 1), const_f({o}, -1, 1), const_f({o}, 0.5f, 2.f)},
+                     b, "epsilon=1e-5"),
+                "epsilon", 1e-5f);
             add(b, out);
             y = b;
         }
@@ -785,9 +787,9 @@ private:
 // ---- running -----------------------------------------------------------------
 
 struct Run {
-    std::string unsupported;   // the importer's reason
-    std::string error;         // a dynrt::Error's text
-    size_t stage = 0;          // where it failed: 0 import, k + 1 shape set k
+    std::string unsupported;                        // the importer's reason
+    std::string error;                              // a dynrt::Error's text
+    size_t stage = 0;                               // where it failed: 0 import, k + 1 shape set k
     std::vector<std::vector<HostTensor>> outputs;   // per shape set, per graph output
     Coverage coverage;
 };

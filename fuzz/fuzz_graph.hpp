@@ -47,10 +47,10 @@ struct Coverage {
 };
 
 struct Result {
-    bool ran = false;            // false: the graph is one the importer reports unsupported
-    bool both_failed = false;    // both runs raised a dynrt::Error on the same shape set
-    std::string finding;         // empty: the runs agree
-    std::string graph;           // the graph and its shape sets, readable
+    bool ran = false;           // false: the graph is one the importer reports unsupported
+    bool both_failed = false;   // both runs raised a dynrt::Error on the same shape set
+    std::string finding;        // empty: the runs agree
+    std::string graph;          // the graph and its shape sets, readable
     Coverage coverage;
 };
 

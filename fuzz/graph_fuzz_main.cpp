@@ -92,32 +92,35 @@ int main(int argc, char** argv) {
         total.folded_nodes += c.folded_nodes;
         total.import_folded += c.import_folded;
         total.import_fused += c.import_fused;
-        if (print) std::printf("-- seed %llu run %llu\n%s", static_cast<unsigned long long>(seed),
-                               static_cast<unsigned long long>(k), r.graph.c_str());
+        if (print)
+            std::printf("-- seed %llu run %llu\n%s", static_cast<unsigned long long>(seed),
+                        static_cast<unsigned long long>(k), r.graph.c_str());
         if (r.finding.empty()) continue;
         ++found;
         std::filesystem::create_directories(findings);
         const std::string path =
             findings + "/seed" + std::to_string(seed) + "_run" + std::to_string(k) + "_" + device + ".bin";
-        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                     static_cast<std::streamsize>(bytes.size()));
+        std::ofstream(path, std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
         std::printf("graph_fuzz: FINDING (run %llu, saved as %s)\n%s%s\n", static_cast<unsigned long long>(k),
                     path.c_str(), r.graph.c_str(), r.finding.c_str());
         std::fflush(stdout);
         if (!keep_going) break;
     }
-    std::printf("graph_fuzz: %llu graphs on %s in %.0f s (seed %llu): %llu ran, %llu failed the same way in both "
-                "runs, %llu findings\n",
-                static_cast<unsigned long long>(done), device.c_str(), elapsed(), static_cast<unsigned long long>(seed),
-                static_cast<unsigned long long>(ran), static_cast<unsigned long long>(failed),
-                static_cast<unsigned long long>(found));
-    std::printf("graph_fuzz: passes acted (runs with every pass on): views %llu, fused runs %llu, unfused runs %llu, "
-                "in-place concats %llu, fake-aligned %llu, pool hits %llu, program folds %llu, import folds %llu, "
-                "import pattern fusions %llu\n",
-                static_cast<unsigned long long>(total.views), static_cast<unsigned long long>(total.fused_runs),
-                static_cast<unsigned long long>(total.unfused_runs), static_cast<unsigned long long>(total.concat_inplace),
-                static_cast<unsigned long long>(total.fake_aligned), static_cast<unsigned long long>(total.pool_hits),
-                static_cast<unsigned long long>(total.folded_nodes), static_cast<unsigned long long>(total.import_folded),
-                static_cast<unsigned long long>(total.import_fused));
+    std::printf(
+        "graph_fuzz: %llu graphs on %s in %.0f s (seed %llu): %llu ran, %llu failed the same way in both "
+        "runs, %llu findings\n",
+        static_cast<unsigned long long>(done), device.c_str(), elapsed(), static_cast<unsigned long long>(seed),
+        static_cast<unsigned long long>(ran), static_cast<unsigned long long>(failed),
+        static_cast<unsigned long long>(found));
+    std::printf(
+        "graph_fuzz: passes acted (runs with every pass on): views %llu, fused runs %llu, unfused runs %llu, "
+        "in-place concats %llu, fake-aligned %llu, pool hits %llu, program folds %llu, import folds %llu, "
+        "import pattern fusions %llu\n",
+        static_cast<unsigned long long>(total.views), static_cast<unsigned long long>(total.fused_runs),
+        static_cast<unsigned long long>(total.unfused_runs), static_cast<unsigned long long>(total.concat_inplace),
+        static_cast<unsigned long long>(total.fake_aligned), static_cast<unsigned long long>(total.pool_hits),
+        static_cast<unsigned long long>(total.folded_nodes), static_cast<unsigned long long>(total.import_folded),
+        static_cast<unsigned long long>(total.import_fused));
     return found > 0 ? 1 : 0;
 }
