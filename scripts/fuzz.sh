@@ -2,7 +2,9 @@
 # Runs the libFuzzer harnesses (fuzz/) for a bounded time each.
 #   ./scripts/fuzz.sh [SECONDS] [HARNESS...]    default: 60 s each, every harness
 # Builds build-fuzz/ with clang, ASan + UBSan and coverage instrumentation,
-# seeds each corpus from configs/, tests/data/ and the ONNX node-test models,
+# seeds each corpus from configs/, tests/data/ and the ONNX node-test models
+# (the graph harness, the differential graph fuzzer, starts from its
+# regression inputs: any bytes decode to a graph),
 # and fails on any finding (crash, sanitizer report, exception other than
 # dynrt::Error, allocation over 1 GiB, timeout). A finding's input lands in
 # <tree>/findings/<harness>/: fix the bug, then copy the input into
@@ -14,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 seconds="${1:-60}"
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy yaml onnx shape_infer)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy yaml onnx shape_infer graph)
 dir="${DYNRT_FUZZ_TREE:-$DYNRT_ROOT/build-fuzz}"
 dynrt_install_packages
 if [ -n "${DYNRT_FUZZ_TREE:-}" ]; then
@@ -38,6 +40,7 @@ seed yaml "$DYNRT_ROOT"/configs/*.yaml "$DYNRT_ROOT"/tests/data/pipelines/*.yaml
 # shellcheck disable=SC2046 # a list of model files
 seed onnx $(find /usr/share/libonnx-testdata/data/node -name model.onnx 2>/dev/null | sort | awk 'NR % 8 == 0')
 seed shape_infer
+seed graph
 
 # verify_asan_link_order=0: the build links clang's shared sanitizer runtime
 # (modules need its symbols, CMakeLists.txt says why), and -fsanitize=fuzzer

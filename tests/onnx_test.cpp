@@ -908,6 +908,36 @@ TEST(OnnxGraph, NodeTheMapperRefuses_IsUnsupportedNamingTheNode) {
 // External data: read from a file in the model's folder at offset/length;
 // paths leaving the folder, lengths that are not the tensor's size and ranges
 // beyond the file are errors naming the file.
+// ImportOptions::program reaches the imported program: the transpose that
+// feeds the MatMul folds into it by default and stays with the fold off.
+TEST(OnnxGraph, ProgramOptions_ReachTheImportedProgram) {
+    TempDir dir;
+    ox::ModelProto m = empty_model();
+    add_node(m, "Transpose", {"X"}, {"xt"}, "tr")->add_attribute()->CopyFrom([] {
+        ox::AttributeProto a;
+        a.set_name("perm");
+        a.set_type(ox::AttributeProto::INTS);
+        a.add_ints(1);
+        a.add_ints(0);
+        return a;
+    }());
+    add_node(m, "MatMul", {"xt", "W"}, {"Y"}, "mm");
+    *m.mutable_graph()->add_initializer() = float_tensor({3, 2}, {1, -1, 0.5f, 2, -2, 0.25f}, true);
+    m.mutable_graph()->mutable_initializer(0)->set_name("W");
+    add_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {3, 0}, {"", "N"});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {0, 2}, {"N"});
+    const di::OnnxModel model = load(dir, m);
+    const di::ImportedGraph folded = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(folded.unsupported.empty()) << folded.unsupported;
+    EXPECT_EQ(folded.program->folded().size(), 1u);
+    EXPECT_EQ(op_nodes(*folded.program), 1u);
+    di::ImportOptions opt;
+    opt.program.fold_permutations = false;
+    const di::ImportedGraph kept = di::import_graph(test::registry(), model, opt);
+    EXPECT_TRUE(kept.program->folded().empty());
+    EXPECT_EQ(op_nodes(*kept.program), 2u);
+}
+
 TEST(OnnxGraph, ExternalData_IsReadInsideTheModelFolderOnly) {
     TempDir dir;
     const std::vector<float> w = {1, 2, 3, 4, 5, 6};

@@ -62,7 +62,7 @@ public:
           nodes_(fuse_known_subgraphs(*registry_, model, out_.fused)) {}
 
     ImportedGraph run() {
-        out_.program = std::make_shared<Program>(registry_, model_.file);
+        out_.program = std::make_shared<Program>(registry_, model_.file, options_.program);
         if (!check_declared(model_.inputs) || !check_declared(model_.outputs)) return unsupported_result();
         label_nodes();
         register_sources();

@@ -121,6 +121,8 @@ struct ImportOptions {
     // shape inference, like a Reshape target, keeps its length). Ops are still
     // mapped with the layouts the model declares.
     bool dynamic_inputs = false;
+    // The options of the imported Program (its folds; dynrt/program.hpp).
+    ProgramOptions program;
 };
 
 struct ImportedGraph {
