@@ -60,8 +60,8 @@ Network::Network(std::shared_ptr<const Program> program, EnginePtr engine, Netwo
     upload_constants();
     if (options_.verbose)
         for (const FoldedNode& f : program_->folded())
-            std::fprintf(stderr, "[dynrt] %s (%s): folded into '%s' at build\n", f.node.c_str(), f.op.c_str(),
-                         f.into.c_str());
+            std::fprintf(stderr, "[dynrt] %s (%s): folded into '%s' at build (%s)\n", f.node.c_str(), f.op.c_str(),
+                         f.into.c_str(), f.pass.c_str());
     plan_fusion();
     if (options_.reorder_weights) {
         const Registry& reg = *program_->registry();

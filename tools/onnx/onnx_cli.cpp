@@ -5,6 +5,7 @@
 // the device is not there (ctest's skip code).
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -43,7 +44,10 @@ int dynrt_onnx_test_main(int argc, char** argv) {
         "skip-missing", "exit 77 when a PATH or the device is missing")(
         "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
-        "verbose,v", "print passing cases too")("path", po::value<std::vector<std::string>>(&paths), "test folders");
+        "passes", po::value<std::string>(),
+        "switch passes off or on: \"-fusion,-views\", \"fusion=off\", \"none\" (applied over DYNRT_PASSES; "
+        "docs/onnx.md)")("verbose,v", "print passing cases too")("path", po::value<std::vector<std::string>>(&paths),
+                                                                 "test folders");
     po::positional_options_description pos;
     pos.add("path", -1);
     po::variables_map vm;
@@ -63,6 +67,16 @@ int dynrt_onnx_test_main(int argc, char** argv) {
     opt.graphs_only = vm.count("graphs") != 0;
     opt.strict = vm.count("strict") != 0;
     const bool skip_missing = vm.count("skip-missing") != 0;
+    // DYNRT_PASSES first, then --passes over it (a bad spec from either is a
+    // bad command line).
+    try {
+        if (const char* env = std::getenv("DYNRT_PASSES"); env && *env) opt.passes.apply(env, "DYNRT_PASSES");
+        if (vm.count("passes")) opt.passes.apply(vm["passes"].as<std::string>(), "--passes");
+    } catch (const Error& e) {
+        std::cerr << "dynrt onnx-test: " << e.what() << "\n";
+        return 2;
+    }
+    if (!opt.passes.all_on()) std::cerr << "dynrt onnx-test: passes " << opt.passes.to_string() << "\n";
     try {
         auto registry = std::make_shared<Registry>();
         const LoadReport lr = ModuleLoader::load_dirs(*registry, ModuleLoader::search_path(modules_dirs));

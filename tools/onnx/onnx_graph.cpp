@@ -59,10 +59,12 @@ class Importer {
 public:
     Importer(std::shared_ptr<const Registry> registry, const OnnxModel& model, const ImportOptions& options)
         : registry_(std::move(registry)), model_(model), options_(options),
-          nodes_(fuse_known_subgraphs(*registry_, model, out_.fused)) {}
+          nodes_(fuse_known_subgraphs(*registry_, model, out_.fused, options.passes)) {}
 
     ImportedGraph run() {
-        out_.program = std::make_shared<Program>(registry_, model_.file);
+        ProgramOptions program_options;
+        apply_passes(options_.passes, &program_options, nullptr);
+        out_.program = std::make_shared<Program>(registry_, model_.file, program_options);
         if (!check_declared(model_.inputs) || !check_declared(model_.outputs)) return unsupported_result();
         label_nodes();
         register_sources();
@@ -255,6 +257,7 @@ private:
     bool fold(size_t k, const RegisteredOp& def, const Mapped& m, const std::vector<Layout>& layouts,
               const std::vector<const HostTensor*>& values, const std::vector<Layout>& outs) {
         constexpr size_t kMaxFoldElements = size_t{1} << 16;
+        if (!options_.passes.on("constant_folding")) return false;
         const OpTraits& traits = def.def.traits;
         if (traits.is_input || traits.reads_state || traits.writes_state || traits.data_dependent_output) return false;
         auto small_static = [&](const Layout& l) {

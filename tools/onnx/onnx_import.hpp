@@ -24,6 +24,7 @@
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/op_import.hpp"
+#include "dynrt/passes.hpp"
 #include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
 
@@ -114,6 +115,11 @@ struct ImportOptions {
     // shape inference, like a Reshape target, keeps its length). Ops are still
     // mapped with the layouts the model declares.
     bool dynamic_inputs = false;
+    // The passes (dynrt/passes.hpp): the import passes (constant_folding,
+    // pattern_*) are read here, the program passes go to the Program's
+    // ProgramOptions. The network passes are the caller's (apply_passes on
+    // its NetworkOptions).
+    PassSet passes;
 };
 
 struct ImportedGraph {
@@ -130,8 +136,10 @@ struct ImportedGraph {
 
 // The model's nodes with each subgraph that spells an ONNX op in several
 // nodes (the Erf form of Gelu) replaced by that op's node, where a loaded
-// module maps that op (onnx_patterns.cpp); `fused` counts them.
-std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused);
+// module maps that op (onnx_patterns.cpp) and its pass is on in `passes`;
+// `fused` counts them.
+std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused,
+                                           const PassSet& passes = PassSet::all());
 
 // Every node of the main graph: initializers and Constant nodes become
 // constants, Identity outputs alias their input, nodes are wired by tensor name.
@@ -176,6 +184,7 @@ struct TestOptions {
     bool verbose = false;
     bool graphs_only = false;   // only the models of several nodes
     bool strict = false;        // an unsupported case fails the run too (model corpora)
+    PassSet passes;             // --passes over DYNRT_PASSES (dynrt/passes.hpp)
 };
 
 struct CaseResult {

@@ -42,10 +42,11 @@ public:
         for (const ValueInfo& o : m.outputs) graph_outputs_.insert(o.name);
     }
 
-    std::vector<OnnxNode> fuse(const Registry& registry, size_t& fused) {
+    std::vector<OnnxNode> fuse(const Registry& registry, size_t& fused, const PassSet& passes) {
         std::vector<OnnxNode> nodes = model_.nodes;
         std::vector<bool> gone(nodes.size(), false);
-        const bool gelu = !target_op(registry, "Gelu").empty(), swish = !target_op(registry, "Swish").empty();
+        const bool gelu = passes.on("pattern_gelu") && !target_op(registry, "Gelu").empty();
+        const bool swish = passes.on("pattern_swish") && !target_op(registry, "Swish").empty();
         for (size_t k = 0; k < nodes.size(); ++k) {
             std::optional<Match> g;
             if (gelu && is(k, "Erf", 1)) g = match_gelu(k);
@@ -191,8 +192,9 @@ private:
 
 }   // namespace
 
-std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused) {
-    return Patterns(model).fuse(registry, fused);
+std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused,
+                                           const PassSet& passes) {
+    return Patterns(model).fuse(registry, fused, passes);
 }
 
 }   // namespace dynrt::onnx
