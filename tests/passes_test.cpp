@@ -317,3 +317,113 @@ TEST(PassCli, EnvAndFlag_AreListedByVerboseAndInTheReport) {
     EXPECT_NE(p.out.find("unknown pass 'nope'"), std::string::npos) << p.out;
     fs::remove_all(dir);
 }
+
+// ---- observing every node's value inside the run (the bisect tool's hook) --------
+
+namespace {
+
+struct Seen {
+    HostTensor value;
+    bool has_value = false;
+    std::string absorbed;
+    Layout layout;
+};
+
+std::map<std::string, Seen> observe(InferRequest& req) {
+    std::map<std::string, Seen> seen;
+    req.set_observer([&seen](const ObservedOutput& o) {
+        Seen& s = seen[o.output == 0 ? o.name : o.name + ":" + std::to_string(o.output)];
+        s.layout = o.layout;
+        s.absorbed = o.absorbed;
+        s.has_value = o.value != nullptr;
+        if (o.value) s.value = *o.value;
+    });
+    req.infer();
+    req.set_observer({});
+    return seen;
+}
+
+}   // namespace
+
+// Producers writing into an in-place concat (padded views of its buffer), a
+// view (reshape) and buffers the pool hands on: each value is read right
+// after its node, through its padding, and equals the hand computation.
+TEST(PassObserver, ValuesAreReadThroughPaddingAndViewsRightAfterEachNode) {
+    const Pipeline p = load_text(R"(
+inputs:
+  a: {dtype: f32, shape: [1, seq, 4]}
+  b: {dtype: f32, shape: [1, 2, 4]}
+constants:
+  flat: {dtype: i64, values: [1, -1]}
+nodes:
+  - {name: ra, op: activation, inputs: [a], attrs: {func: relu}}
+  - {name: nb, op: activation, inputs: [b], attrs: {func: abs}}
+  - {name: cat, op: concat, inputs: [ra, nb], attrs: {axis: 1}}
+  - {name: neg, op: activation, inputs: [cat], attrs: {func: neg}}
+  - {name: row, op: reshape, inputs: [neg, flat]}
+outputs: [row]
+schedule:
+  - {seq: 3}
+)");
+    NetworkOptions opts;
+    opts.host_reference_only = true;   // the reference impls write into a padded concat target
+    InferRequest req(Network::create(p.program, test::engine(), opts));
+    for (int64_t seq : {3, 5, 2}) {
+        SCOPED_TRACE("seq " + std::to_string(seq));
+        const HostTensor a = test::random_tensor(DataType::f32, Shape{1, seq, 4}, 10 + seq, -1, 1);
+        const HostTensor b = test::random_tensor(DataType::f32, Shape{1, 2, 4}, 20 + seq, -1, 1);
+        req.set_input("a", a);
+        req.set_input("b", b);
+        const std::map<std::string, Seen> seen = observe(req);
+        EXPECT_GT(req.last_run().totals.concat_inplace, 0u);   // the producers wrote into the concat
+        EXPECT_GT(req.last_run().totals.views, 0u);            // the reshape viewed its input
+        EXPECT_FALSE(seen.at("ra").layout.padding.empty());    // ... through a padded view
+        const size_t na = a.count(), nb = b.count();
+        ASSERT_EQ(seen.at("ra").value.shape(), a.shape());
+        ASSERT_EQ(seen.at("nb").value.shape(), b.shape());
+        ASSERT_EQ(seen.at("cat").value.count(), na + nb);
+        ASSERT_EQ(seen.at("row").value.shape(), (Shape{1, static_cast<int64_t>(na + nb)}));
+        for (size_t i = 0; i < na; ++i) {
+            const float want = std::max(a.as<float>()[i], 0.0f);
+            EXPECT_EQ(seen.at("ra").value.as<float>()[i], want);
+            EXPECT_EQ(seen.at("cat").value.as<float>()[i], want);
+            EXPECT_EQ(seen.at("row").value.as<float>()[i], -want);
+        }
+        for (size_t i = 0; i < nb; ++i) {
+            const float want = std::abs(b.as<float>()[i]);
+            EXPECT_EQ(seen.at("nb").value.as<float>()[i], want);
+            EXPECT_EQ(seen.at("cat").value.as<float>()[na + i], want);
+        }
+        EXPECT_EQ(seen.at("a").value.as<float>()[0], a.as<float>()[0]);   // inputs are observed too
+        EXPECT_EQ(seen.at("flat").value.to_int64(), (std::vector<int64_t>{1, -1}));
+    }
+}
+
+// A fused producer holds its chain's result, not its own value: it is
+// reported as absorbed by `fusion`; the chain's last node holds its own.
+TEST(PassObserver, FusedProducer_IsReportedAbsorbedByFusion) {
+    const Pipeline p = load_text(kFcRelu);
+    for (const bool fusion : {true, false}) {
+        SCOPED_TRACE(fusion ? "fusion on" : "fusion off");
+        NetworkOptions opts;
+        opts.fusion = fusion;
+        InferRequest req(Network::create(p.program, test::engine(), opts));
+        const HostTensor x = HostTensor::from_floats(Shape{2, 3}, {1, 2, 3, -1, -2, -3});
+        req.set_input("x", x);
+        const std::map<std::string, Seen> seen = observe(req);
+        const std::vector<float> fc = {1 - 4 + 1.5f, 2 + 9, -1 + 4 - 1.5f, -2 - 9};
+        if (fusion) {
+            EXPECT_FALSE(seen.at("fc").has_value);
+            EXPECT_NE(seen.at("fc").absorbed.find("fusion: computed inside 'fc'"), std::string::npos)
+                << seen.at("fc").absorbed;
+        } else {
+            EXPECT_TRUE(seen.at("fc").has_value);
+            EXPECT_TRUE(seen.at("fc").absorbed.empty());
+            for (size_t i = 0; i < fc.size(); ++i) EXPECT_NEAR(seen.at("fc").value.as<float>()[i], fc[i], 1e-5);
+        }
+        ASSERT_TRUE(seen.at("act").has_value);
+        ASSERT_EQ(seen.at("act").value.count(), fc.size());
+        for (size_t i = 0; i < fc.size(); ++i)
+            EXPECT_NEAR(seen.at("act").value.as<float>()[i], std::max(fc[i], 0.0f), 1e-5);
+    }
+}

@@ -59,7 +59,7 @@ class Importer {
 public:
     Importer(std::shared_ptr<const Registry> registry, const OnnxModel& model, const ImportOptions& options)
         : registry_(std::move(registry)), model_(model), options_(options),
-          nodes_(fuse_known_subgraphs(*registry_, model, out_.fused, options.passes)) {}
+          nodes_(fuse_known_subgraphs(*registry_, model, out_.fused, options.passes, &absorbed_)) {}
 
     ImportedGraph run() {
         ProgramOptions program_options;
@@ -88,6 +88,7 @@ public:
             throw e.with_context(where());
         }
         for (const OnnxNode& n : model_.nodes) out_.ops.push_back(n.op_type);   // as the model has them
+        record_tensors();
         return out_;
     }
 
@@ -311,6 +312,19 @@ private:
         return true;
     }
 
+    // What became of every tensor a node produces (ImportedGraph::tensors).
+    void record_tensors() {
+        for (const OnnxNode& n : nodes_)
+            for (const std::string& o : n.outputs) {
+                auto it = tensors_.find(o);
+                if (o.empty() || it == tensors_.end()) continue;
+                ImportedTensor& t = out_.tensors[o];
+                t.ref = it->second.ref;
+                t.value = it->second.value;
+            }
+        for (const auto& [tensor, why] : absorbed_) out_.tensors[tensor].absorbed = why;
+    }
+
     // The dynrt reference of a tensor; a constant gets its program node here,
     // when something first uses it.
     std::string ref_of(const std::string& name) {
@@ -455,7 +469,8 @@ private:
     const OnnxModel& model_;
     ImportOptions options_;
     ImportedGraph out_;
-    std::vector<OnnxNode> nodes_;   // the model's, recognised subgraphs fused (fuse_known_subgraphs)
+    std::map<std::string, std::string> absorbed_;   // tensors gone with a fused subgraph -> why
+    std::vector<OnnxNode> nodes_;                   // the model's, recognised subgraphs fused (fuse_known_subgraphs)
     std::string unsupported_;
     std::vector<std::string> labels_;
     std::map<std::string, TensorInfo> tensors_;

@@ -325,6 +325,11 @@ struct Folder {
 
 }   // namespace
 
+std::vector<HostTensor> read_data_set(const std::string& folder, const std::string& prefix,
+                                      const std::vector<ValueInfo>& declared) {
+    return read_side(folder, prefix.c_str(), declared);
+}
+
 TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std::vector<std::string>& paths,
                      const TestOptions& opt) {
     TestReport report;
