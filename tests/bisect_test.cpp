@@ -177,6 +177,9 @@ TEST(Bisect, BrokenFusion_NamesTheFusedConsumerAndTheFusionPass) {
         EXPECT_EQ(s.diff->program_node, "relu");
         EXPECT_EQ(s.diff->impl, "fused");
         EXPECT_GT(s.diff->max_abs, 0.5);
+        ASSERT_EQ(s.diff->inputs.size(), 1u);
+        EXPECT_EQ(s.diff->inputs[0].rfind("'d' (no value of its own: fusion: computed inside 'double'", 0), 0u)
+            << s.diff->inputs[0];
         // X is not a node output; d has no value of its own (fused).
         EXPECT_EQ(s.compared, 1u);
         ASSERT_EQ(s.unobserved.size(), 1u);

@@ -143,6 +143,7 @@ std::string max_abs_text(double v) {
 // the importer orders them), with its node's label and op.
 struct ModelTensor {
     std::string name, node, op_type;
+    std::vector<std::string> inputs;   // the node's inputs ("" left out)
 };
 
 std::vector<ModelTensor> tensors_in_order(const OnnxModel& model) {
@@ -170,7 +171,7 @@ std::vector<ModelTensor> tensors_in_order(const OnnxModel& model) {
         const OnnxNode& node = model.nodes[k];
         const std::string label = node.name.empty() ? node.op_type + "_" + std::to_string(k) : node.name;
         for (const std::string& o : node.outputs)
-            if (!o.empty()) out.push_back({o, label, node.op_type});
+            if (!o.empty()) out.push_back({o, label, node.op_type, node.inputs});
         for (size_t u : users[k])
             if (--indeg[u] == 0) ready.insert(u);
     }
@@ -224,15 +225,18 @@ std::unique_ptr<ObservedRun> make_reference(const std::shared_ptr<const Registry
 // Sets `s.diff`, `s.compared` and `s.unobserved` from one data set's two runs.
 void first_difference(const std::vector<ModelTensor>& order, const ImportedGraph& conf_graph, const Observed& conf,
                       const ImportedGraph& ref_graph, const Observed& ref, const BisectOptions& opt, BisectSet& s) {
+    std::map<std::string, std::string> state;   // tensor -> what the comparison said
     for (const ModelTensor& t : order) {
         const Seen c = find_tensor(conf_graph, conf, t.name);
         const Seen r = find_tensor(ref_graph, ref, t.name);
         if (!c.value || !r.value) {
             if (!c.value) s.unobserved.push_back(t.name + ": " + c.why);
+            state[t.name] = c.value ? "not in the reference: " + r.why : "no value of its own: " + c.why;
             continue;
         }
         ++s.compared;
         const tools::Comparison cmp = tools::compare(*c.value, *r.value, tolerance_for(r.value->dtype(), opt));
+        state[t.name] = "matches";
         if (cmp.ok) continue;
         TensorDiff d;
         d.tensor = t.name;
@@ -241,6 +245,12 @@ void first_difference(const std::vector<ModelTensor>& order, const ImportedGraph
         d.layout = c.value->layout().to_string();
         if (c.value->layout() != r.value->layout()) d.layout += " (reference " + r.value->layout().to_string() + ")";
         d.program_node = c.node;
+        for (const std::string& in : t.inputs) {
+            if (in.empty()) continue;
+            auto st = state.find(in);
+            d.inputs.push_back("'" + in + "' (" + (st == state.end() ? "graph input or initializer" : st->second) +
+                               ")");
+        }
         if (auto impl = conf.impls.find(c.node); impl != conf.impls.end()) d.impl = impl->second;
         d.max_abs = cmp.max_abs;
         d.mismatch = cmp.mismatch;
@@ -412,6 +422,7 @@ std::string bisect_text(const BisectReport& r) {
         os << "      held by dynrt node '" << d.program_node << "'"
            << (d.impl.empty() ? std::string() : ", impl " + d.impl) << "; " << s.compared - 1
            << " tensors before it match\n";
+        for (const std::string& in : d.inputs) os << "      input " << in << "\n";
         if (!s.unobserved.empty()) {
             os << "      without a value of their own before it:\n";
             const size_t show = 8, n = s.unobserved.size();
@@ -428,10 +439,12 @@ std::string bisect_text(const BisectReport& r) {
             os << "    no single pass makes it right: the impl that computes it differs from the reference";
             if (!d.impl.empty()) os << " (" << d.impl << ")";
             os << "\n";
+        } else if (s.blamed.size() == 1) {
+            os << "    changed by pass " << s.blamed[0] << ": without it alone the tensor is right\n";
         } else {
-            os << "    changed by pass";
+            os << "    changed by passes";
             for (size_t i = 0; i < s.blamed.size(); ++i) os << (i ? ", " : " ") << s.blamed[i];
-            os << ": without it alone the tensor is right\n";
+            os << ": without any one of them the tensor is right (the fault is where they meet)\n";
         }
     }
     os << (r.failed() ? "bisect: a difference was found\n" : "bisect: no difference\n");

@@ -272,6 +272,11 @@ struct TensorDiff {
     std::string mismatch;   // the worst element
     size_t first = 0;       // the values below start at this element
     std::vector<double> got, want;
+    // The node's inputs, each with what became of it: "'x' (matches)", "'w'
+    // (graph input or initializer)", "'t' (no value of its own: ...)". Every
+    // input matching means the node computed or read them wrong: a kernel, or
+    // an input buffer overwritten after its producer ran.
+    std::vector<std::string> inputs;
 };
 
 // One pass turned off alone: what became of the differing tensor.
