@@ -30,25 +30,14 @@ namespace dynrt::fuzz::graph {
 
 PassOptions all_passes_on() { return {}; }
 
-// Every switch main has: network mechanisms (views, fusion, in-place concat,
-// fake alignment, weights reorders, the memory pool), the program's folds
-// (permutations into gemm, batch_norm into convolution) and the optimised
-// host impls. The importer's own rewrites cannot be switched off here: its
-// constant folding (nodes whose inputs are all known, and Shape of a static
-// input) and its pattern fusions (the Erf form of Gelu, x * Sigmoid(x) as
-// Swish) run in both imports, so a bug in them shows only as a crash or an
-// error, never as a mismatch.
+// Every pass of the switchboard off (the importer's constant folding and
+// pattern fusions, the program's folds, every network mechanism: views,
+// fusion, in-place concat, fake alignment, weights reorders, the memory pool)
+// and the cpu engine's reference impls alone.
 PassOptions all_passes_off() {
     PassOptions p;
-    p.network.views = false;
-    p.network.fusion = false;
-    p.network.inplace_concat = false;
-    p.network.fake_alignment = false;
+    p.passes = PassSet::none();
     p.network.host_reference_only = true;
-    p.network.reorder_weights = false;
-    p.network.memory_pool = false;
-    p.program.fold_permutations = false;
-    p.program.fold_channel_affine = false;
     return p;
 }
 
@@ -801,7 +790,7 @@ Run run_graph(const Decoded& d, const Engines& e, const EnginePtr& engine, const
         const onnx::OnnxModel model = onnx::parse_model(d.model_bytes, file);
         onnx::ImportOptions io;
         io.dynamic_inputs = d.dynamic_inputs;
-        io.program = passes.program;
+        io.passes = passes.passes;
         const onnx::ImportedGraph g = onnx::import_graph(e.registry, model, io);
         if (!g.unsupported.empty()) {
             r.unsupported = g.unsupported;
@@ -810,7 +799,9 @@ Run run_graph(const Decoded& d, const Engines& e, const EnginePtr& engine, const
         r.coverage.import_folded = g.folded;
         r.coverage.import_fused = g.fused;
         r.coverage.folded_nodes = g.program->folded().size();
-        onnx::GraphRunner runner(g, engine, passes.network, file);
+        NetworkOptions network = passes.network;
+        apply_passes(passes.passes, nullptr, &network);
+        onnx::GraphRunner runner(g, engine, network, file);
         for (size_t s = 0; s < d.sets.size(); ++s) {
             r.stage = s + 1;
             for (size_t k = 0; k < d.input_names.size(); ++k) runner.set_input(d.input_names[k], d.sets[s][k]);
@@ -885,30 +876,18 @@ std::string compare(const Decoded& d, const Run& test, const Run& ref) {
     return {};
 }
 
-// The switches bisect() tries one at a time in the run under test.
-struct Switch {
-    const char* name;
-    void (*off)(PassOptions&);
-};
-const Switch kSwitches[] = {
-    {"views", [](PassOptions& p) { p.network.views = false; }},
-    {"fusion", [](PassOptions& p) { p.network.fusion = false; }},
-    {"inplace_concat", [](PassOptions& p) { p.network.inplace_concat = false; }},
-    {"fake_alignment", [](PassOptions& p) { p.network.fake_alignment = false; }},
-    {"memory_pool", [](PassOptions& p) { p.network.memory_pool = false; }},
-    {"reorder_weights", [](PassOptions& p) { p.network.reorder_weights = false; }},
-    {"host_reference_only", [](PassOptions& p) { p.network.host_reference_only = true; }},
-    {"fold_permutations", [](PassOptions& p) { p.program.fold_permutations = false; }},
-    {"fold_channel_affine", [](PassOptions& p) { p.program.fold_channel_affine = false; }},
-};
-
+// bisect() tries every pass of the switchboard off alone, then the optimised
+// impls off (the cpu reference impls alone).
 std::string bisect(const Decoded& d, const Engines& e, const Run& ref) {
     std::string agree;
-    for (const Switch& sw : kSwitches) {
+    for (const PassInfo& pass : passes()) {
         PassOptions p = all_passes_on();
-        sw.off(p);
-        if (compare(d, run_graph(d, e, e.under_test, p), ref).empty()) agree += std::string(" ") + sw.name;
+        p.passes.set(pass.name, false);
+        if (compare(d, run_graph(d, e, e.under_test, p), ref).empty()) agree += std::string(" ") + pass.name;
     }
+    PassOptions impls = all_passes_on();
+    impls.network.host_reference_only = true;
+    if (compare(d, run_graph(d, e, e.under_test, impls), ref).empty()) agree += " host_reference_only";
     return agree.empty() ? "no single switch turned off makes the runs agree"
                          : "the runs agree with any one of these off:" + agree;
 }

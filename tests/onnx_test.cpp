@@ -932,7 +932,7 @@ TEST(OnnxGraph, ProgramOptions_ReachTheImportedProgram) {
     EXPECT_EQ(folded.program->folded().size(), 1u);
     EXPECT_EQ(op_nodes(*folded.program), 1u);
     di::ImportOptions opt;
-    opt.program.fold_permutations = false;
+    opt.passes.set("fold_permutations", false);
     const di::ImportedGraph kept = di::import_graph(test::registry(), model, opt);
     EXPECT_TRUE(kept.program->folded().empty());
     EXPECT_EQ(op_nodes(*kept.program), 2u);

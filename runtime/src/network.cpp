@@ -56,6 +56,44 @@ void extend_to_buffer_owners(const Network& network, const std::vector<size_t>& 
     }
 }
 
+// A dense row-major copy of a static layout's value held by `m` (read
+// through the lower/upper padding of a view, or a blocked format).
+HostTensor read_dense(Stream& stream, const Memory& m) {
+    const Layout& l = m.layout();
+    const Shape s = l.get_shape();
+    HostTensor out(l.dtype, s);
+    if (out.bytes() == 0) return out;
+    if (l.padding.empty() && !is_blocked(l.format)) {
+        m.buffer()->read(stream, out.data(), m.offset(), out.bytes());
+        return out;
+    }
+    std::vector<uint8_t> storage(l.bytes());
+    m.buffer()->read(stream, storage.data(), m.offset(), storage.size());
+    const size_t esize = byte_size(l.dtype);
+    auto* dst = static_cast<uint8_t*>(out.data());
+    if (l.padding.empty()) {   // blocked
+        for (size_t i = 0; i < s.count(); ++i)
+            std::memcpy(dst + i * esize, storage.data() + storage_index(s, l.format, i) * esize, esize);
+        return out;
+    }
+    if (is_blocked(l.format)) throw Error("cannot read a padded blocked layout " + l.to_string());
+    const Shape padded = l.padded_shape();
+    const size_t rank = s.rank();
+    std::vector<size_t> stride(rank, 1);
+    for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * static_cast<size_t>(padded[d]);
+    for (size_t i = 0; i < s.count(); ++i) {
+        size_t rest = i, at = 0;
+        for (size_t d = rank; d-- > 0;) {
+            const size_t extent = static_cast<size_t>(s[d]);
+            const size_t lower = l.padding.lower.empty() ? 0 : static_cast<size_t>(l.padding.lower[d]);
+            at += (rest % extent + lower) * stride[d];
+            rest /= extent;
+        }
+        std::memcpy(dst + i * esize, storage.data() + at * esize, esize);
+    }
+    return out;
+}
+
 }   // namespace
 
 std::shared_ptr<Network> Network::create(std::shared_ptr<const Program> program, EnginePtr engine,
@@ -72,8 +110,8 @@ Network::Network(std::shared_ptr<const Program> program, EnginePtr engine, Netwo
     upload_constants();
     if (options_.verbose)
         for (const FoldedNode& f : program_->folded())
-            std::fprintf(stderr, "[dynrt] %s (%s): folded into '%s' at build\n", f.node.c_str(), f.op.c_str(),
-                         f.into.c_str());
+            std::fprintf(stderr, "[dynrt] %s (%s): folded into '%s' at build (%s)\n", f.node.c_str(), f.op.c_str(),
+                         f.into.c_str(), f.pass.c_str());
     plan_fusion();
     if (options_.reorder_weights) {
         const Registry& reg = *program_->registry();
@@ -372,7 +410,10 @@ void InferRequest::infer() {
     staged_.clear();
     std::chrono::steady_clock::time_point submit_end;
     try {
-        for (size_t idx : exec_order_) execute_node(*insts_[idx]);
+        for (size_t idx : exec_order_) {
+            execute_node(*insts_[idx]);
+            if (observer_) observe(idx);
+        }
         submit_end = std::chrono::steady_clock::now();
         stream_->finish();
         copy_outputs();
@@ -435,6 +476,48 @@ void InferRequest::update_report() {
         last_.totals += ns.counters;
     }
     last_.nodes = std::move(nodes);
+}
+
+// The outputs of node `idx` right after its step (set_observer). The
+// producer of an active fused chain and every fused node but the last hold
+// the chain's result, not their own value.
+void InferRequest::observe(size_t idx) {
+    const PrimitiveInst& inst = *insts_[idx];
+    const auto& nodes = network_->program().nodes();
+    const Node& n = inst.node();
+    std::string absorbed;
+    if (inst.fused_active()) {
+        absorbed = "fusion: computed inside '" + n.name + "' with its fused chain up to '" +
+                   nodes[network_->fused_chain(idx).back()].name + "'";
+    } else if (inst.fused_away()) {
+        const size_t p = network_->fused_into(idx);
+        const size_t last = network_->fused_chain(p).back();
+        if (last != idx)
+            absorbed = "fusion: fused into '" + nodes[p].name + "', whose kernel computes the chain up to '" +
+                       nodes[last].name + "'";
+    }
+    stream_->finish();
+    ObservedOutput o;
+    o.node = idx;
+    o.name = n.name;
+    o.op = n.op;
+    for (size_t i = 0; i < n.out_layouts.size(); ++i) {
+        const MemoryPtr& m = inst.output_memory(i);
+        o.output = i;
+        o.layout = m ? m->layout() : inst.output_layout(i);
+        o.absorbed = absorbed;
+        o.value = nullptr;
+        HostTensor value;
+        if (absorbed.empty()) {
+            if (o.layout.is_static() && (m || o.layout.count() == 0)) {
+                value = m ? read_dense(*stream_, *m) : HostTensor(o.layout.dtype, o.layout.get_shape());
+                o.value = &value;
+            } else {
+                o.absorbed = "no value: the node has no buffer this run";
+            }
+        }
+        observer_(o);
+    }
 }
 
 uint64_t InferRequest::tensor_bytes() const {

@@ -303,7 +303,7 @@ bool Program::fold_permutation(size_t consumer, size_t input, std::vector<bool>&
     c.attrs = std::move(*attrs);
     c.input_names[input] = p.input_names[0];
     removed[in.node] = true;
-    folded_.push_back({p.name, p.op, c.name});
+    folded_.push_back({p.name, p.op, c.name, "fold_permutations", false});
     return true;
 }
 
@@ -377,7 +377,7 @@ bool Program::fold_into_producer(size_t consumer, std::vector<bool>& touched) {
     }
     touched[producer] = true;
     folded_into_[consumer_name] = producer_name;
-    folded_.push_back({consumer_name, consumer_op, producer_name});
+    folded_.push_back({consumer_name, consumer_op, producer_name, "fold_channel_affine", true});
     return true;
 }
 

@@ -246,7 +246,10 @@ int cmd_run(const std::vector<std::string>& args) {
         "ShapePredictor settings \"N BYTES DIFF RATIO\" (\"0 0 0 1.0\" disables); "
         "overrides DYNRT_MEM_PREALLOC and run.prealloc")("repeat", po::value<std::string>()->default_value("1"),
                                                          "run the whole schedule K times (1..1000000 runs in all)")(
-        "verbose,v", "device choice, module folders, impl choices and progress on stderr")(
+        "verbose,v", "device choice, module folders, the passes, impl choices and progress on stderr")(
+        "passes", po::value<std::string>(),
+        "switch passes off or on: \"-fusion,-views\", \"fusion=off\", \"none\", \"none,+fusion\" (applied over "
+        "DYNRT_PASSES, which is applied over run.passes; docs/yaml.md)")(
         "shapes", po::value<std::vector<std::string>>(&shapes)->composing(),
         "MODEL.onnx: one run with these input shapes, \"name=[d0,d1,...];...\" (repeatable: one run each)")(
         "input", po::value<std::vector<std::string>>(&feeds)->composing(),
@@ -290,6 +293,15 @@ int cmd_run(const std::vector<std::string>& args) {
             throw UsageError("--prealloc: " + e.message());
         }
     }
+    pipeline::PassOverrides passes{pipeline::env_passes(), std::nullopt};
+    if (vm.count("passes")) {
+        passes.cli = vm["passes"].as<std::string>();
+        try {
+            PassSet::parse(*passes.cli, "--passes");
+        } catch (const Error& e) {
+            throw UsageError(e.what());
+        }
+    }
     if (vm.count("save-outputs")) opt.save_outputs_dir = vm["save-outputs"].as<std::string>();
     // Every destination is checked before anything runs, so a report that
     // cannot be written is not found out after the runs.
@@ -302,8 +314,8 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!model && (!shapes.empty() || !feeds.empty() || !ranges.empty()))
         throw UsageError("--shapes, --input and --input-range are for ONNX models (MODEL.onnx)");
     const auto p = model ? pipeline::load_pipeline_text(model_pipeline_yaml(file, shapes, feeds, ranges), file,
-                                                        std::filesystem::current_path().string(), registry)
-                         : pipeline::load_pipeline(file, registry);
+                                                        std::filesystem::current_path().string(), registry, passes)
+                         : pipeline::load_pipeline(file, registry, passes);
     if (!p.runs.empty() && opt.repeat > pipeline::kMaxRuns / p.runs.size())
         throw UsageError("--repeat " + std::to_string(opt.repeat) + " x " + std::to_string(p.runs.size()) +
                          " schedule runs is more than the limit of " + std::to_string(pipeline::kMaxRuns) + " runs");

@@ -5,6 +5,7 @@
 // the device is not there (ctest's skip code).
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +17,52 @@
 #include "onnx_import.hpp"
 
 namespace po = boost::program_options;
+
+namespace {
+
+// --bisect: every model folder among `paths` (a folder holding model.onnx, or
+// the model folders inside one).
+int bisect(const std::shared_ptr<const dynrt::Registry>& registry, const std::vector<std::string>& paths,
+           const dynrt::onnx::TestOptions& opt) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> folders;
+    for (const std::string& p : paths) {
+        if (fs::exists(fs::path(p) / "model.onnx")) {
+            folders.push_back(p);
+            continue;
+        }
+        std::vector<std::string> subs;
+        if (fs::is_directory(p))
+            for (const auto& e : fs::directory_iterator(p))
+                if (fs::exists(e.path() / "model.onnx")) subs.push_back(e.path().string());
+        if (subs.empty()) {
+            std::cerr << "dynrt onnx-test: " << p << ": no model.onnx in it or in its folders\n";
+            return 1;
+        }
+        std::sort(subs.begin(), subs.end());
+        folders.insert(folders.end(), subs.begin(), subs.end());
+    }
+    dynrt::onnx::BisectOptions bo;
+    bo.device = opt.device;
+    bo.passes = opt.passes;
+    bo.rtol = opt.rtol;
+    bo.atol = opt.atol;
+    bo.dynamic_pass = opt.dynamic_pass;
+    bool failed = false;
+    for (const std::string& f : folders) {
+        try {
+            const dynrt::onnx::BisectReport r = dynrt::onnx::bisect(registry, f, bo);
+            std::cout << dynrt::onnx::bisect_text(r) << std::flush;
+            failed = failed || r.failed();
+        } catch (const std::exception& e) {
+            std::cout << "bisect " << f << ": error: " << e.what() << std::endl;
+            failed = true;
+        }
+    }
+    return failed ? 1 : 0;
+}
+
+}   // namespace
 
 int dynrt_onnx_test_main(int argc, char** argv) {
     using namespace dynrt;
@@ -43,7 +90,13 @@ int dynrt_onnx_test_main(int argc, char** argv) {
         "skip-missing", "exit 77 when a PATH or the device is missing")(
         "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
-        "verbose,v", "print passing cases too")("path", po::value<std::vector<std::string>>(&paths), "test folders");
+        "bisect",
+        "per model folder: the first tensor that differs from the reference run (every pass off, the cpu "
+        "reference impls) and the pass that changed it; exit 1 when one differs (docs/onnx.md)")(
+        "passes", po::value<std::string>(),
+        "switch passes off or on: \"-fusion,-views\", \"fusion=off\", \"none\" (applied over DYNRT_PASSES; "
+        "docs/onnx.md)")("verbose,v", "print passing cases too")("path", po::value<std::vector<std::string>>(&paths),
+                                                                 "test folders");
     po::positional_options_description pos;
     pos.add("path", -1);
     po::variables_map vm;
@@ -63,6 +116,16 @@ int dynrt_onnx_test_main(int argc, char** argv) {
     opt.graphs_only = vm.count("graphs") != 0;
     opt.strict = vm.count("strict") != 0;
     const bool skip_missing = vm.count("skip-missing") != 0;
+    // DYNRT_PASSES first, then --passes over it (a bad spec from either is a
+    // bad command line).
+    try {
+        if (const char* env = std::getenv("DYNRT_PASSES"); env && *env) opt.passes.apply(env, "DYNRT_PASSES");
+        if (vm.count("passes")) opt.passes.apply(vm["passes"].as<std::string>(), "--passes");
+    } catch (const Error& e) {
+        std::cerr << "dynrt onnx-test: " << e.what() << "\n";
+        return 2;
+    }
+    if (!opt.passes.all_on()) std::cerr << "dynrt onnx-test: passes " << opt.passes.to_string() << "\n";
     try {
         auto registry = std::make_shared<Registry>();
         const LoadReport lr = ModuleLoader::load_dirs(*registry, ModuleLoader::search_path(modules_dirs));
@@ -109,6 +172,7 @@ int dynrt_onnx_test_main(int argc, char** argv) {
                 return 77;
             }
         }
+        if (vm.count("bisect")) return bisect(registry, paths, opt);
         const onnx::TestReport report = onnx::run_tests(registry, paths, opt);
         std::cout << onnx::summary_text(report, opt.verbose);
         if (vm.count("markdown")) {

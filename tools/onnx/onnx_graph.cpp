@@ -59,10 +59,12 @@ class Importer {
 public:
     Importer(std::shared_ptr<const Registry> registry, const OnnxModel& model, const ImportOptions& options)
         : registry_(std::move(registry)), model_(model), options_(options),
-          nodes_(fuse_known_subgraphs(*registry_, model, out_.fused)) {}
+          nodes_(fuse_known_subgraphs(*registry_, model, out_.fused, options.passes, &absorbed_)) {}
 
     ImportedGraph run() {
-        out_.program = std::make_shared<Program>(registry_, model_.file, options_.program);
+        ProgramOptions program_options;
+        apply_passes(options_.passes, &program_options, nullptr);
+        out_.program = std::make_shared<Program>(registry_, model_.file, program_options);
         if (!check_declared(model_.inputs) || !check_declared(model_.outputs)) return unsupported_result();
         label_nodes();
         register_sources();
@@ -86,6 +88,7 @@ public:
             throw e.with_context(where());
         }
         for (const OnnxNode& n : model_.nodes) out_.ops.push_back(n.op_type);   // as the model has them
+        record_tensors();
         return out_;
     }
 
@@ -255,6 +258,7 @@ private:
     bool fold(size_t k, const RegisteredOp& def, const Mapped& m, const std::vector<Layout>& layouts,
               const std::vector<const HostTensor*>& values, const std::vector<Layout>& outs) {
         constexpr size_t kMaxFoldElements = size_t{1} << 16;
+        if (!options_.passes.on("constant_folding")) return false;
         const OpTraits& traits = def.def.traits;
         if (traits.is_input || traits.reads_state || traits.writes_state || traits.data_dependent_output) return false;
         auto small_static = [&](const Layout& l) {
@@ -306,6 +310,19 @@ private:
         }
         ++out_.folded;
         return true;
+    }
+
+    // What became of every tensor a node produces (ImportedGraph::tensors).
+    void record_tensors() {
+        for (const OnnxNode& n : nodes_)
+            for (const std::string& o : n.outputs) {
+                auto it = tensors_.find(o);
+                if (o.empty() || it == tensors_.end()) continue;
+                ImportedTensor& t = out_.tensors[o];
+                t.ref = it->second.ref;
+                t.value = it->second.value;
+            }
+        for (const auto& [tensor, why] : absorbed_) out_.tensors[tensor].absorbed = why;
     }
 
     // The dynrt reference of a tensor; a constant gets its program node here,
@@ -452,7 +469,8 @@ private:
     const OnnxModel& model_;
     ImportOptions options_;
     ImportedGraph out_;
-    std::vector<OnnxNode> nodes_;   // the model's, recognised subgraphs fused (fuse_known_subgraphs)
+    std::map<std::string, std::string> absorbed_;   // tensors gone with a fused subgraph -> why
+    std::vector<OnnxNode> nodes_;                   // the model's, recognised subgraphs fused (fuse_known_subgraphs)
     std::string unsupported_;
     std::vector<std::string> labels_;
     std::map<std::string, TensorInfo> tensors_;

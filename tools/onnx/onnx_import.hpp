@@ -24,6 +24,7 @@
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/network.hpp"
 #include "dynrt/op_import.hpp"
+#include "dynrt/passes.hpp"
 #include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
 
@@ -121,8 +122,25 @@ struct ImportOptions {
     // shape inference, like a Reshape target, keeps its length). Ops are still
     // mapped with the layouts the model declares.
     bool dynamic_inputs = false;
-    // The options of the imported Program (its folds; dynrt/program.hpp).
-    ProgramOptions program;
+    // The passes (dynrt/passes.hpp): the import passes (constant_folding,
+    // pattern_*) are read here, the program passes go to the Program's
+    // ProgramOptions. The network passes are the caller's (apply_passes on
+    // its NetworkOptions).
+    PassSet passes;
+};
+
+// One tensor that a node of the ONNX graph produces, and what the import
+// made of it.
+struct ImportedTensor {
+    // The program reference holding its value ("node" or "node:K"); empty
+    // when no program node does (folded at import and unused, or inside a
+    // pattern).
+    std::string ref;
+    // Folded at import (constant_folding): its value.
+    std::shared_ptr<const HostTensor> value;
+    // No value of its own in the program: which pass took it, and into what
+    // ("pattern_gelu: inside Gelu node 'mul_2'").
+    std::string absorbed;
 };
 
 struct ImportedGraph {
@@ -135,12 +153,19 @@ struct ImportedGraph {
     std::vector<std::string> ops;       // ONNX op types of the nodes, in model order
     size_t folded = 0;                  // nodes computed at import (constant folding)
     size_t fused = 0;                   // subgraphs imported as one op (fuse_known_subgraphs)
+    // Every tensor a node of the model produces, by ONNX name (the bisect
+    // tool reads them through the program).
+    std::map<std::string, ImportedTensor> tensors;
 };
 
 // The model's nodes with each subgraph that spells an ONNX op in several
 // nodes (the Erf form of Gelu) replaced by that op's node, where a loaded
-// module maps that op (onnx_patterns.cpp); `fused` counts them.
-std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused);
+// module maps that op (onnx_patterns.cpp) and its pass is on in `passes`;
+// `fused` counts them. `absorbed` (optional) receives, for each tensor that
+// left with its subgraph, "<pass>: inside <op> node '<name>'".
+std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused,
+                                           const PassSet& passes = PassSet::all(),
+                                           std::map<std::string, std::string>* absorbed = nullptr);
 
 // Every node of the main graph: initializers and Constant nodes become
 // constants, Identity outputs alias their input, nodes are wired by tensor name.
@@ -185,6 +210,7 @@ struct TestOptions {
     bool verbose = false;
     bool graphs_only = false;   // only the models of several nodes
     bool strict = false;        // an unsupported case fails the run too (model corpora)
+    PassSet passes;             // --passes over DYNRT_PASSES (dynrt/passes.hpp)
 };
 
 struct CaseResult {
@@ -216,6 +242,87 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
 
 std::string summary_text(const TestReport& r, bool verbose);
 std::string summary_markdown(const TestReport& r, const TestOptions& opt);
+
+// The tensors of one side of a data set folder (`prefix` "input_" or
+// "output_"), checked against the model's declared inputs or outputs.
+std::vector<HostTensor> read_data_set(const std::string& folder, const std::string& prefix,
+                                      const std::vector<ValueInfo>& declared);
+
+// ---- bisect (onnx_bisect.cpp; `dynrt onnx-test DIR --bisect`) ---------------
+//
+// Runs a model folder's data sets as configured (the device, the passes) and
+// as the reference: the same model with every pass off on the cpu engine's
+// reference impls (NetworkOptions::host_reference_only). Every node's outputs
+// are read inside the run, right after the node (InferRequest::set_observer),
+// so the graph the passes see is the one that runs. The tensors of the ONNX
+// graph that both runs hold are compared in a topological order of the
+// model's nodes; the first that differs is reported, then the run is made
+// again with each pass that was on turned off alone, and the passes whose
+// removal makes that tensor right are named.
+
+struct BisectOptions {
+    std::string device = "cpu";
+    PassSet passes;   // the run as configured
+    double rtol = 1e-3;
+    double atol = 1e-7;
+    bool dynamic_pass = true;   // bisect the run with every input dim dynamic too
+};
+
+struct TensorDiff {
+    std::string tensor;         // ONNX tensor name
+    std::string node;           // the ONNX node that produces it (its label)
+    std::string op_type;        // that node's op
+    std::string layout;         // as computed ("f32[2,3]"); the reference's when they differ
+    std::string program_node;   // the dynrt node that holds it as configured
+    std::string impl;           // the impl that ran that node ("fused", "view" ...)
+    double max_abs = 0;
+    std::string mismatch;   // the worst element
+    size_t first = 0;       // the values below start at this element
+    std::vector<double> got, want;
+    // The node's inputs, each with what became of it: "'x' (matches)", "'w'
+    // (graph input or initializer)", "'t' (no value of its own: ...)". Every
+    // input matching means the node computed or read them wrong: a kernel, or
+    // an input buffer overwritten after its producer ran.
+    std::vector<std::string> inputs;
+};
+
+// One pass turned off alone: what became of the differing tensor.
+struct PassTrial {
+    std::string pass;
+    bool fixes = false;    // the tensor is right without the pass
+    std::string outcome;   // "right", "still differs (max abs 0.5)", "no value: ..." ...
+};
+
+struct BisectSet {
+    std::string data_set;        // "test_data_set_0"
+    std::string mode;            // "static" or "dynamic" (every input dim dynamic)
+    std::string error;           // a run failed: what it said
+    bool outputs_match = true;   // the configured run's outputs against the data set's
+    std::string outputs_detail;
+    bool reference_matches = true;   // the reference's outputs against the data set's
+    std::string reference_detail;
+    size_t compared = 0;                   // tensors compared (up to the difference)
+    std::optional<TensorDiff> diff;        // the first tensor that differs
+    std::vector<std::string> unobserved;   // tensors before it with no value of their own: "name: why"
+    std::vector<PassTrial> trials;         // when diff: each pass that was on, off alone
+    std::vector<std::string> blamed;       // the passes whose trial fixes it
+};
+
+struct BisectReport {
+    std::string folder;
+    std::string passes;   // PassSet::to_string() of the configured run
+    std::string device;
+    std::string reference_note;   // passes the reference had to keep, and why
+    std::vector<BisectSet> sets;
+    // A run failed, a tensor differs or an output does not match its data set.
+    bool failed() const;
+};
+
+// `folder` holds model.onnx and test_data_set_*/ (the node-test layout).
+// Throws dynrt::Error naming the file for unreadable models or data sets.
+BisectReport bisect(const std::shared_ptr<const Registry>& registry, const std::string& folder,
+                    const BisectOptions& options);
+std::string bisect_text(const BisectReport& report);
 
 }   // namespace dynrt::onnx
 

@@ -42,16 +42,31 @@ public:
         for (const ValueInfo& o : m.outputs) graph_outputs_.insert(o.name);
     }
 
-    std::vector<OnnxNode> fuse(const Registry& registry, size_t& fused) {
+    std::vector<OnnxNode> fuse(const Registry& registry, size_t& fused, const PassSet& passes,
+                               std::map<std::string, std::string>* absorbed) {
         std::vector<OnnxNode> nodes = model_.nodes;
         std::vector<bool> gone(nodes.size(), false);
-        const bool gelu = !target_op(registry, "Gelu").empty(), swish = !target_op(registry, "Swish").empty();
+        const bool gelu = passes.on("pattern_gelu") && !target_op(registry, "Gelu").empty();
+        const bool swish = passes.on("pattern_swish") && !target_op(registry, "Swish").empty();
         for (size_t k = 0; k < nodes.size(); ++k) {
             std::optional<Match> g;
-            if (gelu && is(k, "Erf", 1)) g = match_gelu(k);
-            else if (swish && is(k, "Sigmoid", 1)) g = match_swish(k);
+            const char* pass = "";
+            if (gelu && is(k, "Erf", 1)) {
+                g = match_gelu(k);
+                pass = "pattern_gelu";
+            } else if (swish && is(k, "Sigmoid", 1)) {
+                g = match_swish(k);
+                pass = "pattern_swish";
+            }
             if (!g || overlaps(*g, gone)) continue;
             for (size_t n : g->nodes) gone[n] = true;
+            if (absorbed) {
+                const std::string& last = model_.nodes[g->last].name;
+                const std::string into = std::string(pass) + ": inside " + g->op + " node '" +
+                                         (last.empty() ? std::string(g->op) : last) + "'";
+                for (size_t n : g->nodes)
+                    if (n != g->last) (*absorbed)[model_.nodes[n].outputs[0]] = into;
+            }
             OnnxNode one;
             one.name = model_.nodes[g->last].name;
             one.op_type = g->op;
@@ -191,8 +206,9 @@ private:
 
 }   // namespace
 
-std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused) {
-    return Patterns(model).fuse(registry, fused);
+std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused,
+                                           const PassSet& passes, std::map<std::string, std::string>* absorbed) {
+    return Patterns(model).fuse(registry, fused, passes, absorbed);
 }
 
 }   // namespace dynrt::onnx

@@ -78,7 +78,8 @@ std::string no_impl_for(const Registry& registry, const std::string& device, con
 }
 
 RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const OnnxModel& model,
-                       const Mapped& m, const std::vector<const HostTensor*>& node_values, bool dynamic) {
+                       const Mapped& m, const std::vector<const HostTensor*>& node_values, bool dynamic,
+                       const PassSet& passes) {
     const OnnxNode& node = model.nodes[0];
     const RegisteredOp& def = registry->op(m.op);
     tools::SingleNode one;
@@ -106,6 +107,7 @@ RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const En
     // their static impl even in a dynamic network; with them, the first run
     // takes the dynamic impl, which is the path this pass is for.
     opts.async_compile = dynamic;
+    apply_passes(passes, nullptr, &opts);
     auto net = Network::create(program, engine, opts);
     InferRequest req(net);
     tools::feed(req, one);
@@ -180,7 +182,7 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
         const char* pass = dynamic ? "dynamic" : "static";
         RunOutcome o;
         try {
-            o = run_network(registry, engine, model, m, values, dynamic);
+            o = run_network(registry, engine, model, m, values, dynamic, opt.passes);
         } catch (const std::exception& e) {
             r.status = "FAIL";
             r.detail = std::string(pass) + ": " + e.what();
@@ -245,6 +247,7 @@ void run_graph_cases(const std::shared_ptr<const Registry>& registry, const Engi
         const std::string pass = dynamic ? "dynamic" : "static";
         ImportOptions io;
         io.dynamic_inputs = dynamic;
+        io.passes = opt.passes;
         ImportedGraph g;
         try {
             g = import_graph(registry, model, io);
@@ -263,6 +266,7 @@ void run_graph_cases(const std::shared_ptr<const Registry>& registry, const Engi
         NetworkOptions opts;
         opts.use_dynamic_impls = dynamic;
         opts.async_compile = dynamic;   // as for one node: the dynamic impls run first
+        apply_passes(opt.passes, nullptr, &opts);
         std::unique_ptr<GraphRunner> runner;
         try {
             runner = std::make_unique<GraphRunner>(g, engine, opts, model.file);
@@ -320,6 +324,11 @@ struct Folder {
 };
 
 }   // namespace
+
+std::vector<HostTensor> read_data_set(const std::string& folder, const std::string& prefix,
+                                      const std::vector<ValueInfo>& declared) {
+    return read_side(folder, prefix.c_str(), declared);
+}
 
 TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std::vector<std::string>& paths,
                      const TestOptions& opt) {

@@ -59,10 +59,13 @@ private:
 }   // namespace
 #endif
 
-ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const Registry>& registry) {
+ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const Registry>& registry,
+                            const PassSet& passes) {
 #ifdef DYNRT_HAVE_ONNX
     const onnx::OnnxModel model = onnx::load_model(path);
-    const onnx::ImportedGraph g = onnx::import_graph(registry, model);
+    onnx::ImportOptions options;
+    options.passes = passes;
+    const onnx::ImportedGraph g = onnx::import_graph(registry, model, options);
     if (!g.program) throw Error("the model cannot run: " + g.unsupported, in_file(path, "model"));
     ModelGraph out;
     out.program = g.program;
@@ -109,6 +112,7 @@ ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const
     return out;
 #else
     (void)registry;
+    (void)passes;
     throw Error("this dynrt was built without ONNX support (install libonnx-dev and libprotobuf-dev, then reconfigure)",
                 in_file(path, "model"));
 #endif

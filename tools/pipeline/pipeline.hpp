@@ -22,6 +22,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/network.hpp"
+#include "dynrt/passes.hpp"
 #include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
 #include "dynrt/shape_predictor.hpp"
@@ -90,14 +91,14 @@ struct RunSettings {
     bool dynamic_impls = true;
     size_t compile_threads = 1;
     size_t threads = 0;                  // EngineConfig::threads: cpu compute threads (0 = physical cores)
-    bool inplace_concat = true;          // NetworkOptions::inplace_concat
-    bool views = true;                   // NetworkOptions::views
-    bool memory_pool = true;             // NetworkOptions::memory_pool
-    bool fusion = true;                  // NetworkOptions::fusion
-    bool fake_alignment = true;          // NetworkOptions::fake_alignment
     size_t weights_cache_capacity = 3;   // NetworkOptions::weights_cache_capacity
     size_t memory_budget_bytes = 0;      // NetworkOptions::memory_budget_bytes (0 = none)
     size_t max_tensor_bytes = 0;         // NetworkOptions::max_tensor_bytes (0 = none)
+    // The passes (dynrt/passes.hpp): run.passes and its aliases (run.fusion,
+    // run.views, run.inplace_concat, run.fake_alignment, run.memory_pool),
+    // then DYNRT_PASSES, then --passes (PassOverrides).
+    PassSet passes;
+    std::string passes_source = "default";   // the sources that set any: "yaml", "yaml+cli" ...
     // Variables start empty with every `dynrt run`; true (`reset_state: repeat`)
     // also empties them before each --repeat round.
     bool reset_state_each_repeat = false;
@@ -137,15 +138,28 @@ struct ModelGraph {
     std::vector<InputSpec> inputs;
     std::vector<std::string> outputs;
 };
-ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const Registry>& registry);
+// `passes`: the import and program passes applied while it is built.
+ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const Registry>& registry,
+                            const PassSet& passes = PassSet::all());
+
+// Pass specs from outside the pipeline file, applied over its run.passes in
+// this order, each winning for the passes it names: `env` (the value of
+// DYNRT_PASSES; read by the caller, see env_passes()), then `cli` (--passes).
+struct PassOverrides {
+    std::optional<std::string> env;
+    std::optional<std::string> cli;
+};
+// DYNRT_PASSES when set and not empty.
+std::optional<std::string> env_passes();
 
 // Parses and builds a pipeline. Relative paths (.npy) resolve against the YAML
 // file's folder. Throws dynrt::Error with file:line:column on bad input.
-Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry);
+Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry,
+                       const PassOverrides& passes = {});
 // Same from text in memory; `file` names it in messages, `base_dir` resolves
 // relative paths.
 Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
-                            std::shared_ptr<const Registry> registry);
+                            std::shared_ptr<const Registry> registry, const PassOverrides& passes = {});
 
 // Closest names to `name` among `candidates` (edit distance), best first.
 std::vector<std::string> close_names(const std::string& name, const std::vector<std::string>& candidates,
@@ -212,6 +226,8 @@ struct RunResult {
     std::string device_name;
     ShapePredictor::Settings prealloc;
     std::string prealloc_source;
+    PassSet passes;              // RunSettings::passes
+    std::string passes_source;   // RunSettings::passes_source
     uint64_t seed = 0;
     std::vector<RunRecord> runs;
     Counters totals;

@@ -84,6 +84,12 @@ std::string report_json(const RunResult& r) {
     j.field("buffers_preallocation_ratio", static_cast<double>(r.prealloc.buffers_preallocation_ratio));
     j.field("disabled", ShapePredictor::disabled(r.prealloc));
     j.end_object();
+    j.key("passes").begin_object();
+    j.field("source", r.passes_source).field("spec", r.passes.to_string());
+    j.key("on").begin_object();
+    for (const PassInfo& info : passes()) j.field(info.name, r.passes.on(info.name));
+    j.end_object();
+    j.end_object();
 
     j.key("runs").begin_array();
     for (const auto& run : r.runs) {
@@ -142,7 +148,9 @@ std::string summary_table(const RunResult& r, bool all_shapes) {
     out << "pipeline " << r.pipeline << " on " << r.device;
     if (!r.device_name.empty()) out << " (" << r.device_name << ")";
     out << ": " << r.runs.size() << " runs, prealloc \"" << prealloc_text(r.prealloc) << "\" (" << r.prealloc_source
-        << ")\n\n";
+        << ")";
+    if (!r.passes.all_on()) out << ", passes " << r.passes.to_string() << " (" << r.passes_source << ")";
+    out << "\n\n";
 
     // Distinct input shapes in order of first appearance.
     std::vector<std::string> order;

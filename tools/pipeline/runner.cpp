@@ -279,11 +279,16 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     nopt.compile_threads = p.run.compile_threads;
     nopt.prealloc = result.prealloc;
     nopt.verbose = options.verbose;
-    nopt.inplace_concat = p.run.inplace_concat;
-    nopt.views = p.run.views;
-    nopt.memory_pool = p.run.memory_pool;
-    nopt.fusion = p.run.fusion;
-    nopt.fake_alignment = p.run.fake_alignment;
+    apply_passes(p.run.passes, nullptr, &nopt);
+    result.passes = p.run.passes;
+    result.passes_source = p.run.passes_source;
+    if (options.verbose) {
+        std::fprintf(stderr, "dynrt: passes %s (set by: %s)\n", p.run.passes.to_string().c_str(),
+                     p.run.passes_source.c_str());
+        for (const PassInfo& info : passes())
+            std::fprintf(stderr, "dynrt:   %-20s %-3s  %s\n", info.name, p.run.passes.on(info.name) ? "on" : "off",
+                         to_string(info.stage));
+    }
     nopt.weights_cache_capacity = p.run.weights_cache_capacity;
     nopt.memory_budget_bytes = p.run.memory_budget_bytes;
     nopt.max_tensor_bytes = p.run.max_tensor_bytes;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -125,6 +126,7 @@ struct Loader {
     std::shared_ptr<const Registry> registry;
     Pipeline p;
     std::set<std::string> names;   // inputs, constants and nodes
+    PassOverrides pass_overrides;
 
     void declare(const YAML::Node& key, const std::string& name, const std::string& what) {
         if (!is_identifier(name))
@@ -141,6 +143,7 @@ struct Loader {
         p.name = root["name"] ? detail::read_string(src, root["name"], "name")
                               : std::filesystem::path(src.file).stem().string();
         if (root["run"]) read_run(root["run"]);
+        override_passes();
         if (root["model"]) {
             read_model(root);
         } else {
@@ -160,7 +163,7 @@ struct Loader {
             src, n,
             {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "async_compile_after",
              "dynamic_impls", "compile_threads", "threads", "inplace_concat", "views", "memory_pool", "memory_budget",
-             "max_tensor_bytes", "reset_state", "fusion", "fake_alignment", "weights_cache"},
+             "max_tensor_bytes", "reset_state", "fusion", "fake_alignment", "weights_cache", "passes"},
             "run");
         auto& r = p.run;
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
@@ -196,13 +199,9 @@ struct Loader {
         count("async_compile_after", r.async_compile_after, 1);
         if (n["async_compile"]) r.async_compile = detail::read_bool(src, n["async_compile"], "run.async_compile");
         if (n["dynamic_impls"]) r.dynamic_impls = detail::read_bool(src, n["dynamic_impls"], "run.dynamic_impls");
-        if (n["inplace_concat"]) r.inplace_concat = detail::read_bool(src, n["inplace_concat"], "run.inplace_concat");
-        if (n["views"]) r.views = detail::read_bool(src, n["views"], "run.views");
-        if (n["memory_pool"]) r.memory_pool = detail::read_bool(src, n["memory_pool"], "run.memory_pool");
         count("memory_budget", r.memory_budget_bytes, 0);
         count("max_tensor_bytes", r.max_tensor_bytes, 0);
-        if (n["fusion"]) r.fusion = detail::read_bool(src, n["fusion"], "run.fusion");
-        if (n["fake_alignment"]) r.fake_alignment = detail::read_bool(src, n["fake_alignment"], "run.fake_alignment");
+        read_passes(n);
         count("weights_cache", r.weights_cache_capacity, 1);
         if (n["reset_state"]) {
             const std::string v = detail::read_string(src, n["reset_state"], "run.reset_state");
@@ -212,8 +211,66 @@ struct Loader {
         }
     }
 
+    // run.passes: a map {pass: bool} or a spec string ("-fusion,-views",
+    // "none"); run.fusion, run.views, run.inplace_concat, run.fake_alignment
+    // and run.memory_pool are aliases of run.passes.<name> (they may not
+    // disagree with it).
+    void read_passes(const YAML::Node& n) {
+        PassSet& set = p.run.passes;
+        std::map<std::string, const YAML::Node*> set_by;
+        bool any = false;
+        for (const char* alias : {"inplace_concat", "views", "memory_pool", "fusion", "fake_alignment"}) {
+            if (!n[alias]) continue;
+            set.set(alias, detail::read_bool(src, n[alias], std::string("run.") + alias));
+            any = true;
+        }
+        if (const YAML::Node v = n["passes"]) {
+            any = true;
+            if (v.IsScalar()) {
+                try {
+                    set.apply(v.Scalar(), "run.passes");
+                } catch (const Error& e) {
+                    src.fail(v, "run.passes: " + e.message(), "passes");
+                }
+            } else {
+                if (!v.IsMap()) src.fail(v, "run.passes must be a map {pass: true|false} or a spec string", "passes");
+                for (const auto& kv : v) {
+                    const std::string name = detail::read_string(src, kv.first, "run.passes key");
+                    if (!find_pass(name)) {
+                        std::vector<std::string> known;
+                        for (const PassInfo& info : passes()) known.emplace_back(info.name);
+                        std::string msg = "run.passes: unknown pass '" + name + "'";
+                        const auto close = close_names(name, known, 1);
+                        if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+                        src.fail(kv.first, msg + "; known passes: " + pass_names(), "passes");
+                    }
+                    const bool on = detail::read_bool(src, kv.second, "run.passes." + name);
+                    if (n[name] && detail::read_bool(src, n[name], "run." + name) != on)
+                        src.fail(kv.second, "run.passes." + name + " disagrees with run." + name + " (an alias of it)",
+                                 "passes");
+                    set.set(name, on);
+                }
+            }
+        }
+        if (any) p.run.passes_source = "yaml";
+    }
+
+    // DYNRT_PASSES, then --passes, over what the file says.
+    void override_passes() {
+        RunSettings& r = p.run;
+        const std::pair<const std::optional<std::string>*, const char*> sources[] = {{&pass_overrides.env, "env"},
+                                                                                     {&pass_overrides.cli, "cli"}};
+        for (const auto& [spec, name] : sources) {
+            if (!*spec) continue;
+            r.passes.apply(**spec, std::string(name) == "env" ? "DYNRT_PASSES" : "--passes");
+            r.passes_source = r.passes_source == "default" ? name : r.passes_source + "+" + name;
+        }
+    }
+
     void read_graph(const YAML::Node& root) {
-        p.program = std::make_shared<Program>(registry, p.name);
+        ProgramOptions program_options;
+        apply_passes(p.run.passes, &program_options, nullptr);
+        p.program = std::make_shared<Program>(registry, p.name, program_options);
         if (root["inputs"]) read_inputs(root["inputs"]);
         if (root["constants"]) read_constants(root["constants"]);
         if (!root["nodes"]) src.fail(root, "the pipeline has no 'nodes'");
@@ -237,7 +294,7 @@ struct Loader {
         const std::string path = src.resolve(detail::read_string(src, root["model"], "model"));
         ModelGraph g;
         try {
-            g = load_model_graph(path, registry);
+            g = load_model_graph(path, registry, p.run.passes);
         } catch (const Error& e) {
             src.fail(root["model"], e.what(), "model");
         }
@@ -648,11 +705,17 @@ void check_tree(const Source& src, const YAML::Node& root) {
 
 }   // namespace
 
+std::optional<std::string> env_passes() {
+    const char* v = std::getenv("DYNRT_PASSES");
+    if (!v || !*v) return std::nullopt;
+    return std::string(v);
+}
+
 Pipeline load_pipeline_text(const std::string& text, const std::string& file, const std::string& base_dir,
-                            std::shared_ptr<const Registry> registry) {
+                            std::shared_ptr<const Registry> registry, const PassOverrides& passes) {
     if (!registry) throw Error("no registry given", in_file(file));
     const auto start = std::chrono::steady_clock::now();
-    Loader l{Source{file, base_dir}, std::move(registry), {}, {}};
+    Loader l{Source{file, base_dir}, std::move(registry), {}, {}, passes};
     YAML::Node root;
     try {
         root = YAML::Load(text);
@@ -690,10 +753,10 @@ Pipeline load_pipeline_text(const std::string& text, const std::string& file, co
     return std::move(l.p);
 }
 
-Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry) {
+Pipeline load_pipeline(const std::string& path, std::shared_ptr<const Registry> registry, const PassOverrides& passes) {
     const std::string text = tools::read_file_capped(path, tools::kMaxTextFileBytes, "pipeline file");
     const std::string dir = std::filesystem::path(path).parent_path().string();
-    return load_pipeline_text(text, path, dir, std::move(registry));
+    return load_pipeline_text(text, path, dir, std::move(registry), passes);
 }
 
 }   // namespace dynrt::pipeline

@@ -10,6 +10,7 @@
 // read and written by ops across runs, reset by reset_state()).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -135,6 +136,27 @@ private:
     const RegisteredOp* format_converter_ = nullptr;
 };
 
+// What an observer of a request (InferRequest::set_observer) gets for each
+// output of each node, right after the node's step of the run: the memory
+// pool reuses buffers, so a value is only valid at that moment. Inputs and
+// constants are observed too; so are nodes that skipped their kernel this
+// run (their outputs keep the last value).
+struct ObservedOutput {
+    size_t node = 0;     // index into Program::nodes()
+    std::string name;    // the node's name
+    std::string op;      // its op ("<input>", "<const>" for the built-in kinds)
+    size_t output = 0;   // output index
+    Layout layout;       // as the buffer holds it (padding of an in-place view included)
+    // A dense, row-major copy of the value (read through padding and blocked
+    // formats); null when this output does not hold this node's own value
+    // this run (see `absorbed`).
+    const HostTensor* value = nullptr;
+    // Why `value` is null: the pass that took the node's value and where
+    // ("fusion: computed inside 'conv' with its fused chain up to 'relu'").
+    std::string absorbed;
+};
+using OutputObserver = std::function<void(const ObservedOutput&)>;
+
 class InferRequest {
 public:
     explicit InferRequest(std::shared_ptr<Network> network);
@@ -176,6 +198,14 @@ public:
     // value when the run ends. A second assignment in one run is an error.
     void stage_assign(const std::string& name, MemoryPtr value, const ErrorContext& where);
 
+    // ---- observing intermediate values (the bisect tool) --------------------
+    // Calls `observer` for every output of every node in execution order, each
+    // right after that node's step, with a host copy of its value (a copy per
+    // node and run: for debugging, not for serving). What the passes see is
+    // unchanged: no output is added to the graph and no lifetime extended.
+    // An empty function turns it off.
+    void set_observer(OutputObserver observer) { observer_ = std::move(observer); }
+
     MemoryPool& memory_pool() const { return *pool_; }
     // Node indices in the order this request executes them: the program order,
     // except that the producers of an in-place target run right before it.
@@ -191,6 +221,7 @@ private:
     void wire_inplace(const std::vector<std::vector<size_t>>& producers_of);
     void plan_lifetimes(const std::vector<std::vector<size_t>>& producers_of);
     void update_report();   // last_.nodes and totals from the insts' counters
+    void observe(size_t node);
     uint64_t tensor_bytes() const;
 
     std::shared_ptr<Network> network_;
@@ -210,6 +241,7 @@ private:
     std::vector<std::shared_ptr<Impl>> report_impls_;
     Counters cumulative_;
     uint64_t run_index_ = 0;
+    OutputObserver observer_;
 };
 
 }   // namespace dynrt

@@ -75,9 +75,15 @@ struct ProgramOptions {
     bool fold_permutations = true;
 };
 
-// One fold done by build(): `node` (of op `op`) was folded into `into`.
+// One fold done by build(): `node` (of op `op`) was folded into `into` by
+// the pass `pass` (dynrt/passes.hpp).
 struct FoldedNode {
     std::string node, op, into;
+    std::string pass;
+    // True: references to `node` read `into` now, whose output is node's
+    // value (into's own value before the fold is computed no more). False:
+    // `node` is gone and `into` computes its own value without it.
+    bool into_takes_output = false;
 };
 
 class Program {
