@@ -1064,6 +1064,56 @@ TEST(OnnxHostile, NodesWithTooFewInputs_AreErrorsNamingNodeAndOp) {
     }
 }
 
+// An attribute of the wrong type used to be read as 0 (the field of the type
+// the rule wanted): Softmax axis=1.0 normalised over axis 0. It is an error
+// naming node, op, attribute, expected and found type, as in onnxruntime.
+TEST(OnnxHostile, AttributeOfTheWrongType_IsAnErrorNamingBothTypes) {
+    const std::vector<std::tuple<std::string, std::string, di::OnnxAttr, std::string>> cases = {
+        {"Softmax", "axis", a_float(1.0), "attribute 'axis' is FLOAT, Softmax expects INT"},
+        {"Flatten", "axis", a_str("2"), "attribute 'axis' is STRING, Flatten expects INT"},
+        {"Elu", "alpha", a_int(2), "attribute 'alpha' is INT, Elu expects FLOAT"},
+        {"Transpose", "perm", a_int(1), "attribute 'perm' is INT, Transpose expects INTS"},
+        {"Gelu", "approximate", a_ints({1}), "attribute 'approximate' is INTS, Gelu expects STRING"},
+    };
+    for (const auto& [op, name, attr, want] : cases) {
+        try {
+            map(op, {{name, attr}}, {input({2, 3, 4})}, 20);
+            ADD_FAILURE() << op << " " << name << ": no error";
+        } catch (const Error& e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find(want), std::string::npos) << m;
+            EXPECT_EQ(e.context().node, op) << m;
+            EXPECT_EQ(e.context().op, op) << m;
+            EXPECT_EQ(e.context().field, name) << m;
+        }
+    }
+    // The right types still map, to the values given.
+    EXPECT_EQ(map("Softmax", {{"axis", a_int(1)}}, {input({2, 3, 4})}).attrs.get_int("axis"), 1);
+    EXPECT_EQ(map("Flatten", {{"axis", a_int(2)}}, {input({2, 3, 4})}).attrs.get_int("axis"), 2);
+    EXPECT_DOUBLE_EQ(map("Elu", {{"alpha", a_float(0.25)}}, {input({3})}).attrs.get_float("alpha"), 0.25);
+}
+
+TEST(OnnxHostile, AttributeOfTheWrongTypeInAModel_NamesTheModelFile) {
+    TempDir dir;
+    ox::ModelProto m = unary_model("Softmax");
+    auto* node = m.mutable_graph()->mutable_node(0);
+    node->set_name("sm");
+    auto* a = node->add_attribute();
+    a->set_name("axis");
+    a->set_type(ox::AttributeProto::FLOAT);
+    a->set_f(1.0f);
+    const std::string e = import_error(dir, m);   // checks the model file is named
+    for (const char* part : {"node 'sm' (Softmax)", "field 'axis'", "is FLOAT, Softmax expects INT"})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+    // The same attribute as an INT imports.
+    a->set_type(ox::AttributeProto::INT);
+    a->clear_f();
+    a->set_i(1);
+    const di::ImportedGraph g = di::import_graph(test::registry(), load(dir, m));
+    EXPECT_TRUE(g.unsupported.empty()) << g.unsupported;
+    EXPECT_TRUE(g.program);
+}
+
 TEST(OnnxHostile, NonRegularFiles_AreRefused) {
     try {
         di::read_tensor("/dev/zero");

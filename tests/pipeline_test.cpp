@@ -969,6 +969,40 @@ run: {compile_threads: THREADS}
     EXPECT_NE(m.find("out of range (at most 65535)"), std::string::npos) << m;
 }
 
+// Constant values and random ranges a dtype cannot hold used to saturate
+// silently (i8 300 -> 127, f16 1e6 -> inf): refused, naming the value, the
+// dtype's range and the field.
+TEST(PipelineHostile, ValuesOutsideTheDtype_AreRefusedNamingTheField) {
+    auto with = [](const std::string& constant, const std::string& input = "{dtype: f32, shape: [2]}") {
+        return "inputs:\n  x: " + input + "\nconstants:\n  w: " + constant +
+               "\nnodes:\n  - {name: act, op: eltwise, inputs: [x, x], attrs: {mode: add}}\noutputs: [act]\n";
+    };
+    const std::vector<std::pair<std::string, std::vector<std::string>>> bad = {
+        {with("{dtype: i8, values: [1, 300]}"),
+         {"constant 'w' value 1: 300 is outside the range of i8 (-128..127)", "field 'values'", "pipe.yaml:4:"}},
+        {with("{dtype: u8, values: -1}"), {"-1 is outside the range of u8 (0..255)", "field 'values'"}},
+        {with("{dtype: i32, values: [2.5]}"), {"2.5 is not a whole number", "field 'values'"}},
+        {with("{dtype: f16, shape: [2], init: {fill: 1e6}}"),
+         {"constant 'w' fill: 1000000 is outside the range of f16 (-65504..65504)", "field 'fill'"}},
+        {with("{dtype: i32, shape: [2], init: {random: {low: 0, high: 1e10}}}"),
+         {"constant 'w' init: random.high 10000000000 is outside the range of i32", "field 'high'"}},
+        {with("{dtype: i8, shape: [2], init: {random: {low: -200, high: 0}}}"),
+         {"random.low -200 is outside the range of i8 (-128..127)", "field 'low'"}},
+        {with("{dtype: f32, values: [1]}", "{dtype: u8, shape: [2], random: {low: 0, high: 300}}"),
+         {"input 'x': random.high 300 is outside the range of u8", "field 'high'"}},
+    };
+    for (const auto& [text, parts] : bad) {
+        const std::string m = error_of_text(text);
+        for (const std::string& part : parts) EXPECT_NE(m.find(part), std::string::npos) << part << "\n" << m;
+    }
+    // The extremes themselves are values of the dtype (high exclusive for integers).
+    EXPECT_NO_THROW(load_text(with("{dtype: i8, values: [-128, 127]}")));
+    EXPECT_NO_THROW(load_text(with("{dtype: u8, shape: [2], init: {random: {low: 0, high: 256}}}")));
+    EXPECT_NO_THROW(load_text(with("{dtype: f16, shape: [2], init: {fill: 65504}}")));
+    EXPECT_NO_THROW(
+        load_text(with("{dtype: f32, values: [1.5]}", "{dtype: i8, shape: [2], random: {low: -128, high: 128}}")));
+}
+
 TEST(PipelineHostile, NonUtf8Names_GiveValidReportJson) {
     RunResult r;
     r.pipeline = "pipe\xff\xfe";

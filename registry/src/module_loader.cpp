@@ -2,7 +2,8 @@
 // plugin-systems reference); modules never see Boost types.
 //
 // Order of checks for one file, each with its own message (docs/module-abi.md):
-// exists -> is an ELF shared object that loads with RTLD_NOW -> exports the info
+// exists -> trusted owner and mode -> its ELF headers are sound and its entry
+// points functions (module_elf.cpp) -> loads with RTLD_NOW -> exports the info
 // entry point -> ABI version and fingerprint match -> exports the register entry
 // point -> registering succeeds -> nothing conflicts with what is loaded.
 #include "dynrt/module_loader.hpp"
@@ -15,11 +16,11 @@
 #include <boost/dll/shared_library.hpp>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
+#include "module_elf.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,13 +36,6 @@ std::mutex& loader_mutex() {
 }
 
 const char* const kRebuild = "rebuild the module against this dynrt SDK";
-
-bool has_elf_magic(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    char magic[4] = {};
-    f.read(magic, 4);
-    return f.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
-}
 
 // Boost 1.74 reports "<what> (dlerror system message: <text>): <errc text>",
 // where the errc text is unrelated to the failure; keep only dlerror's text,
@@ -61,54 +55,6 @@ std::string dlerror_text(const std::system_error& e, const std::string& path) {
 }
 
 std::string str_or(const char* s, const char* fallback) { return s ? std::string(s) : std::string(fallback); }
-
-// ELF e_machine values of the architectures dynrt builds for, by name.
-std::string machine_name(uint16_t m) {
-    switch (m) {
-        case 3: return "x86 (32-bit)";
-        case 40: return "arm (32-bit)";
-        case 62: return "x86_64";
-        case 183: return "aarch64";
-        case 243: return "riscv";
-        default: return "ELF machine " + std::to_string(m);
-    }
-}
-
-// The e_machine of this process's own code, read from the ELF header the
-// dynamic linker mapped for it; 0 when unknown.
-uint16_t host_machine() {
-#if defined(__x86_64__)
-    return 62;
-#elif defined(__aarch64__)
-    return 183;
-#elif defined(__i386__)
-    return 3;
-#elif defined(__arm__)
-    return 40;
-#elif defined(__riscv)
-    return 243;
-#else
-    return 0;
-#endif
-}
-
-// An ELF file whose class (32/64-bit) or machine differs from this process's:
-// dlopen says only "wrong ELF class" or "No such file or directory" then.
-std::string foreign_arch(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    unsigned char h[20] = {};
-    f.read(reinterpret_cast<char*>(h), sizeof h);
-    if (f.gcount() != static_cast<std::streamsize>(sizeof h) || h[0] != 0x7f || h[1] != 'E') return {};
-    const bool ours64 = sizeof(void*) == 8;
-    const bool little = h[5] == 1;
-    const uint16_t machine =
-        little ? static_cast<uint16_t>(h[18] | (h[19] << 8)) : static_cast<uint16_t>((h[18] << 8) | h[19]);
-    const uint16_t host = host_machine();
-    if ((h[4] == 2) != ours64 || (host != 0 && machine != host))
-        return "built for " + machine_name(machine) + (h[4] == 2 ? " (64-bit)" : " (32-bit)") +
-               ", this dynrt runs on " + machine_name(host) + ": build the module for this machine";
-    return {};
-}
 
 // Anyone who can write a module file, or the folder it sits in, runs code in
 // every dynrt process that loads it. Refused unless the user says otherwise.
@@ -178,8 +124,12 @@ void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
     if (!fs::is_regular_file(path, ec)) throw Error("not a regular file", where);
     check_trusted(path, "module file", where);
     check_trusted(path.parent_path(), "module folder", where);
-    const std::string arch = foreign_arch(path);
-    if (!arch.empty()) throw Error(arch, where);
+    // dlopen trusts the file's headers: a truncated module would be mapped
+    // past its end (SIGBUS), a data object named like an entry point called as
+    // code. Read them first (module_elf.hpp).
+    const char* const entry_points[] = {DYNRT_MODULE_INFO_SYMBOL, DYNRT_MODULE_REGISTER_SYMBOL};
+    const std::string elf = detail::elf_module_problem(p, entry_points, 2);
+    if (!elf.empty()) throw Error(elf, where);
 
     std::lock_guard<std::mutex> lock(loader_mutex());
 
@@ -189,8 +139,6 @@ void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
     try {
         library->load(path, boost::dll::load_mode::rtld_now);
     } catch (const std::system_error& e) {
-        if (!has_elf_magic(path))
-            throw Error("not a shared object (" + dlerror_text(e, p) + "): remove it from the module folder", where);
         throw Error("cannot be loaded: " + dlerror_text(e, p) +
                         ". A module must link only against symbols of dynrt and its own dependencies: " + kRebuild +
                         " (dynrt_add_module links with --no-undefined to catch this at build time)",

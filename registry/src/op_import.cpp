@@ -2,35 +2,66 @@
 
 #include <algorithm>
 
+#include "dynrt/error.hpp"
+
 namespace dynrt {
+
+const char* ImportAttr::kind_name(Kind k) {
+    switch (k) {
+        case Kind::Int: return "INT";
+        case Kind::Float: return "FLOAT";
+        case Kind::String: return "STRING";
+        case Kind::Ints: return "INTS";
+        case Kind::Floats: return "FLOATS";
+        case Kind::Strings: return "STRINGS";
+        case Kind::Tensor: return "TENSOR";
+        case Kind::Other: break;
+    }
+    return "another type";
+}
 
 const ImportAttr* ImportContext::attr(const std::string& a) const {
     auto it = node_.attrs.find(a);
     return it == node_.attrs.end() ? nullptr : &it->second;
 }
 
-int64_t ImportContext::i(const std::string& a, int64_t def) const {
+// The attribute `a` when the node has it with type `want`; null when absent.
+// Any other type is an error: reading the field of the wrong type would give 0
+// (Softmax axis=1.0 normalising over axis 0), and onnxruntime refuses it too.
+const ImportAttr* ImportContext::typed(const std::string& a, ImportAttr::Kind want) const {
     const ImportAttr* p = attr(a);
+    if (p == nullptr || p->kind == want) return p;
+    ErrorContext where;
+    where.node = node_.name;
+    where.op = node_.op_type;
+    where.field = a;
+    throw Error(std::string("attribute '") + a + "' is " + ImportAttr::kind_name(p->kind) + ", " + node_.op_type +
+                    " expects " + ImportAttr::kind_name(want) + " (the model is malformed; onnxruntime refuses it too)",
+                where);
+}
+
+int64_t ImportContext::i(const std::string& a, int64_t def) const {
+    const ImportAttr* p = typed(a, ImportAttr::Kind::Int);
     return p ? p->i : def;
 }
 
 double ImportContext::f(const std::string& a, double def) const {
-    const ImportAttr* p = attr(a);
+    const ImportAttr* p = typed(a, ImportAttr::Kind::Float);
     return p ? p->f : def;
 }
 
 std::string ImportContext::s(const std::string& a, const std::string& def) const {
-    const ImportAttr* p = attr(a);
+    const ImportAttr* p = typed(a, ImportAttr::Kind::String);
     return p ? p->s : def;
 }
 
 std::vector<int64_t> ImportContext::ints(const std::string& a) const {
-    const ImportAttr* p = attr(a);
+    const ImportAttr* p = typed(a, ImportAttr::Kind::Ints);
     return p ? p->ints : std::vector<int64_t>{};
 }
 
 std::vector<double> ImportContext::floats(const std::string& a) const {
-    const ImportAttr* p = attr(a);
+    const ImportAttr* p = typed(a, ImportAttr::Kind::Floats);
     return p ? p->floats : std::vector<double>{};
 }
 

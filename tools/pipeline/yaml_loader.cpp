@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include "file_io.hpp"
 #include "int_range.hpp"
@@ -55,6 +56,78 @@ DataType read_dtype(const Source& src, const YAML::Node& n, const std::string& w
     } catch (const Error& e) {
         src.fail(n, what + ": " + e.message(), "dtype");
     }
+}
+
+// The values a dtype holds: a constant or a random bound outside them would be
+// saturated or turned into inf by the conversion (i8 300 -> 127), silently.
+struct DtypeRange {
+    double lo, hi;   // inclusive; for integers the exact extremes
+    bool integral;
+};
+
+DtypeRange dtype_range(DataType t) {
+    switch (t) {
+        case DataType::f32: return {-3.4028234663852886e38, 3.4028234663852886e38, false};
+        case DataType::f16: return {-65504.0, 65504.0, false};
+        case DataType::f64: return {-1.7976931348623157e308, 1.7976931348623157e308, false};
+        case DataType::i32: return {-2147483648.0, 2147483647.0, true};
+        // 2^63 - 1 is no double: the upper bound is checked as "< 2^63".
+        case DataType::i64: return {-9223372036854775808.0, 9223372036854775808.0, true};
+        case DataType::u8: return {0.0, 255.0, true};
+        case DataType::i8: return {-128.0, 127.0, true};
+        case DataType::boolean: return {0.0, 1.0, true};
+    }
+    return {0.0, 0.0, true};
+}
+
+std::string number_text(double v) {
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e18) return std::to_string(static_cast<int64_t>(v));
+    std::ostringstream os;
+    os << v;
+    return os.str();
+}
+
+std::string range_text(DataType t) {
+    const DtypeRange r = dtype_range(t);
+    if (t == DataType::i64) return "-9223372036854775808..9223372036854775807";
+    return number_text(r.lo) + ".." + number_text(r.hi);
+}
+
+// A value to be stored as `t` (a constant's values or fill): inside the dtype's
+// range and, for integer dtypes, a whole number.
+void check_value(const Source& src, const YAML::Node& n, DataType t, double v, const std::string& what,
+                 const std::string& field) {
+    const DtypeRange r = dtype_range(t);
+    const bool inside = t == DataType::i64 ? (v >= r.lo && v < r.hi) : (v >= r.lo && v <= r.hi);
+    if (!inside)
+        src.fail(n,
+                 what + ": " + number_text(v) + " is outside the range of " + to_string(t) + " (" + range_text(t) + ")",
+                 field);
+    if (r.integral && v != std::floor(v))
+        src.fail(n, what + ": " + number_text(v) + " is not a whole number, and " + to_string(t) + " holds only those",
+                 field);
+}
+
+// A random range [low, high) drawn for `t`: integers take floor(low + u *
+// (high - low)), so every value drawn lies in [low, high - 1]; booleans ignore
+// the range.
+void check_random_range(const Source& src, const YAML::Node& r, DataType t, double low, double high,
+                        const std::string& what) {
+    if (t == DataType::boolean) return;
+    const DtypeRange d = dtype_range(t);
+    const double top = d.integral ? d.hi + 1 : d.hi;   // high is exclusive for integers
+    const YAML::Node at_low = r && r["low"] ? r["low"] : r;
+    const YAML::Node at_high = r && r["high"] ? r["high"] : r;
+    if (!(low >= d.lo))
+        src.fail(at_low,
+                 what + ": random.low " + number_text(low) + " is outside the range of " + to_string(t) + " (" +
+                     range_text(t) + ")",
+                 "low");
+    if (!(high <= top))
+        src.fail(at_high,
+                 what + ": random.high " + number_text(high) + " is outside the range of " + to_string(t) + " (" +
+                     range_text(t) + (d.integral ? ", high exclusive" : "") + ")",
+                 "high");
 }
 
 // "1..8" (bounded), "2.." (lower bound only).
@@ -333,6 +406,7 @@ struct Loader {
         if (r["low"]) in.low = detail::read_float(src, r["low"], "random.low");
         if (r["high"]) in.high = detail::read_float(src, r["high"], "random.high");
         if (!(in.high > in.low)) src.fail(r, what + ": random.high must be greater than random.low");
+        check_random_range(src, r, in.dtype, in.low, in.high, what);
     }
 
     void read_inputs(const YAML::Node& n) {
@@ -418,7 +492,11 @@ struct Loader {
                          what + ": " + std::to_string(values.size()) + " values for shape " + s.to_string() + " (" +
                              std::to_string(t.count()) + " elements)",
                          "values");
-            for (size_t i = 0; i < values.size(); ++i) t.set_from_double(i, values[i]);
+            for (size_t i = 0; i < values.size(); ++i) {
+                check_value(src, v.IsSequence() ? v[i] : v, dtype, values[i], what + " value " + std::to_string(i),
+                            "values");
+                t.set_from_double(i, values[i]);
+            }
             return t;
         }
         const YAML::Node init = spec["init"];
@@ -429,6 +507,7 @@ struct Loader {
         HostTensor t(dtype, *shape);
         if (const YAML::Node f = init["fill"]) {
             const double v = detail::read_float(src, f, what + " fill");
+            check_value(src, f, dtype, v, what + " fill", "fill");
             for (size_t i = 0; i < t.count(); ++i) t.set_from_double(i, v);
             return t;
         }
@@ -450,6 +529,7 @@ struct Loader {
             if (r["high"]) high = detail::read_float(src, r["high"], "random.high");
             if (!(high > low)) src.fail(r, what + ": random.high must be greater than random.low");
         }
+        check_random_range(src, r, dtype, low, high, what + " init");
         detail::fill_random(t, seed, low, high);
         return t;
     }

@@ -3,7 +3,12 @@
 // Search path: the folder `<dir of the executable>/../lib/dynrt`, unless folders
 // are given explicitly (--modules-dir, repeatable) or through DYNRT_MODULE_PATH
 // (colon-separated); either replaces the default. Every `*.so` in each folder is
-// a candidate. Loading is serialised by one mutex, uses RTLD_NOW and absolute
+// a candidate. Before dlopen sees a file, the loader reads its ELF headers itself
+// (class, byte order and machine of this host; every loadable segment, the
+// section table and the dynamic symbol table inside the file; the info entry
+// point a function), so a truncated file, which dlopen would map past its end
+// (SIGBUS), or a data object named like the entry point is refused with a
+// reason. Loading is serialised by one mutex, uses RTLD_NOW and absolute
 // paths, checks the ABI version and fingerprint before calling the register entry
 // point, and reports a bad module without stopping the others.
 #pragma once

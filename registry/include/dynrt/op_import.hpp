@@ -30,6 +30,9 @@ namespace dynrt {
 // One attribute of a model node, as the model file has it.
 struct ImportAttr {
     enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Other };
+    // "INT", "FLOAT", ... as ONNX spells the AttributeProto type; "another type"
+    // for Other (GRAPH, SPARSE_TENSOR, TYPE_PROTO or none set).
+    static const char* kind_name(Kind k);
     Kind kind = Kind::Other;
     int64_t i = 0;
     double f = 0;
@@ -72,6 +75,13 @@ public:
     int64_t opset() const { return node_.opset; }
 
     bool has(const std::string& a) const { return node_.attrs.count(a) != 0; }
+    // Typed readers: the default when the node lacks the attribute, its value
+    // when it has the reader's type (i: INT, f: FLOAT, s: STRING, ints: INTS,
+    // floats: FLOATS). An attribute of another type (`axis` given as a FLOAT)
+    // throws dynrt::Error naming the node, the op, the attribute (field), the
+    // type expected and the type found: onnxruntime refuses such a model too,
+    // and reading the wrong field would silently give 0. A rule that accepts
+    // several types for one attribute reads it through attr() and its kind.
     int64_t i(const std::string& a, int64_t def) const;
     double f(const std::string& a, double def) const;
     std::string s(const std::string& a, const std::string& def) const;
@@ -99,6 +109,7 @@ public:
     ImportResult out;
 
 private:
+    const ImportAttr* typed(const std::string& a, ImportAttr::Kind want) const;
     const ImportNode& node_;
 };
 
