@@ -18,9 +18,15 @@
 // each has one (OpDefinition::post_op) and oneDNN takes its operand's
 // broadcast (dnnl_plan_with_post_ops); else the fused ops' host impls apply
 // them to the output after the primitive.
-// What oneDNN cannot take (a dtype, a padded or blocked tensor, an attribute
-// combination) is refused by validate() with the reason, and the reference
-// impl serves it: `-v` and `dynrt ops` show the reason.
+// Outputs may be padded (a producer writing its slice of an in-place concat,
+// dynrt/cpu_padded.hpp): one whose elements form a dense block inside the
+// padding is bound at its offset under the plan of the dense layout (the
+// plan, and a shape-agnostic plan, stay as they are when only the offset
+// moves); other paddings only where the op's plan describes them by strides
+// (DnnlSpec::padded_outputs), under a plan of those layouts.
+// What oneDNN cannot take (a dtype, a padded input or blocked tensor, an
+// attribute combination) is refused by validate() with the reason, and the
+// reference impl serves it: `-v` and `dynrt ops` show the reason.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -112,6 +118,14 @@ struct DnnlSpec {
     // the node's params cannot serve (then a plan of the run's shapes serves
     // it); none: every run.
     std::function<bool(const KernelParams&)> shape_agnostic_serves;
+    // `plan` describes a padded output 0 that is no dense block by its
+    // strides (padded_strides, dynrt/cpu_padded.hpp), bound at its first
+    // element: the impls then take any padding of output 0 (without fused
+    // ops), each new padding under a plan of its own (a shape-agnostic plan
+    // binds dense runtime descriptors). Without it only dense blocks in the
+    // padding are taken. The plans never see a dense block's padding: it is
+    // stripped before.
+    bool padded_outputs = false;
     bool register_static = true;
     bool register_dynamic = true;
 };
