@@ -22,6 +22,18 @@ PaddedStrides padded_strides(const Layout& l) {
     return p;
 }
 
+size_t contiguous_from(const Shape& shape, const std::vector<size_t>& strides) {
+    size_t from = shape.rank();
+    size_t run = 1;   // elements of dims [from, rank)
+    while (from > 0) {
+        const size_t d = from - 1;
+        if (shape[d] != 1 && strides.at(d) != run) break;
+        run *= static_cast<size_t>(shape[d]);
+        from = d;
+    }
+    return from;
+}
+
 namespace {
 
 std::string check_strided(const KernelParams& p, const HostImplOptions& options) {

@@ -39,6 +39,22 @@ struct PaddedStrides {
 };
 PaddedStrides padded_strides(const Layout& l);
 
+// The first dim from which `strides` are row-major over `shape` (size-1 dims
+// step anywhere): the elements of dims [result, rank) lie one after another.
+size_t contiguous_from(const Shape& shape, const std::vector<size_t>& strides);
+
+// The element offset of index `index` over `dims` (row-major) where each
+// dim steps `strides[d]` elements.
+inline size_t strided_offset(const int64_t* dims, const size_t* strides, size_t rank, size_t index) {
+    size_t at = 0;
+    for (size_t d = rank; d-- > 0;) {
+        const size_t extent = static_cast<size_t>(dims[d]);
+        at += index % extent * strides[d];
+        index /= extent;
+    }
+    return at;
+}
+
 // Output 0 of a loop registered with add_strided_output_impls.
 struct StridedOutput {
     void* data = nullptr;          // the first logical element
