@@ -255,7 +255,10 @@ namespace {
 
 // Padded outputs (dynrt/cpu_padded.hpp). A dense block inside the padding is
 // bound as the dense layout at an offset: the plans see it stripped, and a
-// run whose block only moved keeps its plan and memory objects.
+// run whose block only moved keeps its plan and memory objects. Another
+// padding (strided) is planned with runtime strides (DnnlSpec::padded_outputs):
+// a run whose padding only changed keeps the plan and gets a memory object
+// of its strides (DnnlSpec::runtime_descs).
 bool strided_padding(const Layout& l) { return !l.padding.empty() && !dense_block_in_padding(l); }
 
 Layout binding_layout(const Layout& l) {
@@ -269,11 +272,14 @@ KernelParams binding_params(const KernelParams& p) {
     return b;
 }
 
-// Whether a run's output `run` binds like `bound` (a binding_layout).
+// Whether a run's output `run` binds under the plan of `bound` (a
+// binding_layout): the same layout, a dense block that moved, or a strided
+// padding that changed (its memory object is rebound).
 bool same_binding(const Layout& run, const Layout& bound) {
     if (same_layout(run, bound)) return true;
-    return !run.padding.empty() && bound.padding.empty() && run.dtype == bound.dtype && run.format == bound.format &&
-           run.shape == bound.shape && dense_block_in_padding(run);
+    if (run.dtype != bound.dtype || run.format != bound.format || run.shape != bound.shape) return false;
+    if (bound.padding.empty()) return !run.padding.empty() && dense_block_in_padding(run);
+    return strided_padding(run) && strided_padding(bound);
 }
 
 bool same_bindings(const std::vector<Layout>& run, const std::vector<Layout>& bound) {
@@ -446,6 +452,9 @@ public:
     // mems, staged, the plan's fixed args and the scratchpad (the C++ API
     // turns its argument map into such a vector, allocating, on every call).
     std::vector<dnnl_exec_arg_t> exec_args;
+    // Outputs with a strided padding: (index into mems and the plan's args,
+    // position in exec_args); their memory objects follow each run's strides.
+    std::vector<std::pair<size_t, size_t>> strided;
     // Per DnnlPlan::staged arg that is constant: the weights buffer and offset
     // its staged memory reads the shared copy of (ConstantCopies), and that copy.
     struct ConstantBinding {
@@ -545,6 +554,7 @@ public:
         if (!s->bound || !same_layouts(p.inputs, s->inputs) || !same_bindings(p.outputs, s->outputs) ||
             fused_layouts_changed(p, *s))
             prepare(p, *s);
+        else if (!s->strided.empty()) rebind_strided(p, *s);
         const DnnlPlan& plan = s->own ? s->plan : plan_;
         {
             RunMappings maps;
@@ -740,6 +750,16 @@ private:
             const std::vector<dnnl::memory::desc> runtime = spec_->runtime_descs(p);
             std::copy(runtime.begin(), runtime.end(), descs.begin());
         }
+        // A strided output's plan takes its strides at run time: its memory
+        // object has this run's.
+        std::vector<size_t> strided;
+        for (size_t a = 0; a < plan.args.size(); ++a)
+            if (plan.args[a].output && !plan.args[a].fused && strided_padding(p.outputs.at(plan.args[a].index)))
+                strided.push_back(a);
+        if (!strided.empty()) {
+            const std::vector<dnnl::memory::desc> runtime = spec_->runtime_descs(p);
+            for (size_t a : strided) descs[a] = runtime.at(a);
+        }
         s.mems.clear();
         std::map<int, dnnl_memory_t> args;   // a staged arg's copy replaces its plain memory
         for (size_t a = 0; a < plan.args.size(); ++a) {
@@ -762,6 +782,10 @@ private:
         }
         s.exec_args.clear();
         for (const auto& [arg, mem] : args) s.exec_args.push_back({arg, mem});
+        s.strided.clear();
+        for (size_t a : strided)
+            for (size_t pos = 0; pos < s.exec_args.size(); ++pos)
+                if (s.exec_args[pos].arg == plan.args[a].arg) s.strided.emplace_back(a, pos);
         s.inputs = p.inputs;
         s.outputs = p.outputs;
         s.io_bytes = io_bytes(p);
@@ -769,6 +793,21 @@ private:
         for (const FusedOpDesc& f : p.fused_ops)
             s.fused_inputs.insert(s.fused_inputs.end(), f.inputs.begin(), f.inputs.end());
         s.bound = true;
+    }
+
+    // Memory objects of this run's strides for the strided outputs whose
+    // padding changed since the last run (the concat grew): the plan stays.
+    void rebind_strided(const KernelParams& run, DnnlState& s) const {
+        const DnnlPlan& plan = s.own ? s.plan : plan_;
+        std::vector<dnnl::memory::desc> descs;
+        for (const auto& [a, pos] : s.strided) {
+            const size_t i = plan.args[a].index;
+            if (same_layout(run.outputs.at(i), s.outputs.at(i))) continue;
+            if (descs.empty()) descs = spec_->runtime_descs(binding_params(run));
+            s.mems[a] = dnnl::memory(descs.at(a), dnnl_cpu_engine(), static_cast<void*>(nullptr));
+            s.exec_args[pos].memory = s.mems[a].get();
+            s.outputs[i] = run.outputs[i];
+        }
     }
 
     // Whether the fused ops of this run ask the shape-agnostic plan's
@@ -837,6 +876,8 @@ void add_dnnl_impls(ModuleRegistrar& reg, const std::string& op, DnnlSpec spec) 
     if (!spec.plan) throw Error("add_dnnl_impls: op '" + op + "' gives no plan");
     if (spec.shape_agnostic_plan && !spec.runtime_descs)
         throw Error("add_dnnl_impls: op '" + op + "' gives a shape-agnostic plan without runtime descriptors");
+    if (spec.padded_outputs && !spec.runtime_descs)
+        throw Error("add_dnnl_impls: op '" + op + "' takes strided outputs without runtime descriptors");
     auto shared = std::make_shared<const DnnlSpec>(std::move(spec));
     auto constants = std::make_shared<ConstantCopies>();
     if (shared->register_dynamic) reg.add_impl(op, dnnl_entry(op, shared, constants, true));
