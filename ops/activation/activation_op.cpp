@@ -17,6 +17,7 @@
 
 #include "activation_cl.hpp"
 #include "dynrt/attributes.hpp"
+#include "dynrt/cpu_padded.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
@@ -606,15 +607,30 @@ DYNRT_CPU_CLONES void fast_loop(Func f, const float* x, float* y, size_t n, floa
     }
 }
 
-void fast_kernel(dynrt::HostCall& call) {
+// A padded output (a slice of an in-place concat, dynrt/cpu_padded.hpp) is
+// written run by run: the trailing dims it stores contiguously.
+void fast_kernel(dynrt::HostCall& call, const dynrt::StridedOutput& out) {
     const Func f = parse_func(call.attrs().get_string("func"), call.node());
     const float alpha = static_cast<float>(call.attrs().get_float("alpha"));
     const float beta = static_cast<float>(call.attrs().get_float("beta"));
     const float* x = call.in<float>(0);
-    float* y = call.out<float>(0);
+    auto* y = static_cast<float*>(out.data);
     const dynrt::CpuThreads threads(call.params().engine);
-    dynrt::parallel_for(threads, call.in_shape(0).count(), 16384,
-                        [&](size_t b, size_t e) { fast_loop(f, x + b, y + b, e - b, alpha, beta); });
+    const dynrt::Shape& shape = call.out_shape(0);
+    if (out.dense) {
+        dynrt::parallel_for(threads, shape.count(), 16384,
+                            [&](size_t b, size_t e) { fast_loop(f, x + b, y + b, e - b, alpha, beta); });
+        return;
+    }
+    const size_t from = dynrt::contiguous_from(shape, out.strides);
+    const size_t run = dynrt::dims_product(shape, from, shape.rank());
+    if (run == 0) return;
+    dynrt::parallel_for(threads, shape.count() / run, std::max<size_t>(1, 16384 / run), [&](size_t b, size_t e) {
+        for (size_t r = b; r < e; ++r) {
+            const size_t at = dynrt::strided_offset(shape.dims().data(), out.strides.data(), from, r);
+            fast_loop(f, x + r * run, y + at, run, alpha, beta);
+        }
+    });
 }
 
 std::string fast_supported(const dynrt::KernelParams& p) {
@@ -708,8 +724,8 @@ void register_activation(dynrt::ModuleRegistrar& reg) {
     std::vector<DataType> dtypes = kFloatTypes;
     dtypes.insert(dtypes.end(), kIntTypes.begin(), kIntTypes.end());
     dynrt::add_host_impls(reg, "activation", kernel, dynrt::host_options(dtypes));
-    dynrt::add_host_impls(reg, "activation", fast_kernel,
-                          dynrt::optimised_host_options({DataType::f32}, fast_supported));
+    dynrt::add_strided_output_impls(reg, "activation", fast_kernel,
+                                    dynrt::optimised_host_options({DataType::f32}, fast_supported));
     dynrt::add_ocl_impls(reg, "activation", ocl_spec(), dynrt::ocl_options(dtypes));
 }
 

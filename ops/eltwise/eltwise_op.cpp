@@ -20,6 +20,7 @@
 
 #include "dynrt/attributes.hpp"
 #include "dynrt/cpu_broadcast_rows.hpp"
+#include "dynrt/cpu_padded.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
@@ -339,21 +340,31 @@ DYNRT_CPU_CLONES void row_loop(Mode m, const float* a, bool a_one, const float* 
     }
 }
 
-void fast_kernel(dynrt::HostCall& call) {
+// A padded output (a slice of an in-place concat, dynrt/cpu_padded.hpp)
+// keeps the rows within the dims it stores contiguously, and its rows'
+// offsets come with the inputs' (a third set of strides over the leading dims).
+void fast_kernel(dynrt::HostCall& call, const dynrt::StridedOutput& out) {
     const Mode m = mode_of(call.attrs());
-    const dynrt::BroadcastRows rows =
-        dynrt::plan_broadcast_rows(call.out_shape(0), {&call.in_shape(0), &call.in_shape(1)});
+    const dynrt::Shape& shape = call.out_shape(0);
+    const size_t from = out.dense ? 0 : dynrt::contiguous_from(shape, out.strides);
+    dynrt::BroadcastRows rows = dynrt::plan_broadcast_rows(shape, {&call.in_shape(0), &call.in_shape(1)}, from);
+    if (!out.dense) {
+        rows.strides.emplace_back(out.strides.begin(),
+                                  out.strides.begin() + static_cast<std::ptrdiff_t>(rows.lead.size()));
+        rows.one.push_back(false);
+    }
     const float* a = call.in<float>(0);
     const float* b = call.in<float>(1);
-    float* y = call.out<float>(0);
-    const size_t n_rows = call.out_shape(0).count() / std::max<size_t>(1, rows.inner);
+    auto* y = static_cast<float*>(out.data);
+    const size_t n_rows = shape.count() / std::max<size_t>(1, rows.inner);
     const dynrt::CpuThreads threads(call.params().engine);
     const size_t grain = std::max<size_t>(1, 16384 / std::max<size_t>(1, rows.inner));
     dynrt::parallel_for(threads, n_rows, grain, [&](size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r) {
-            std::array<size_t, 2> at{};   // element offsets of the row in a and b
+            std::array<size_t, 3> at{};   // element offsets of the row in a, b and (padded) y
             dynrt::broadcast_row_offsets(rows, r, at.data());
-            row_loop(m, a + at[0], rows.one[0], b + at[1], rows.one[1], y + r * rows.inner, rows.inner);
+            float* yr = y + (out.dense ? r * rows.inner : at[2]);
+            row_loop(m, a + at[0], rows.one[0], b + at[1], rows.one[1], yr, rows.inner);
         }
     });
 }
@@ -594,7 +605,8 @@ void register_eltwise(dynrt::ModuleRegistrar& reg) {
     def.imports = onnx_rules();
     reg.add_op(def);
     dynrt::add_host_impls(reg, "eltwise", kernel, dynrt::host_options(kDtypes));
-    dynrt::add_host_impls(reg, "eltwise", fast_kernel, dynrt::optimised_host_options({DataType::f32}, fast_supported));
+    dynrt::add_strided_output_impls(reg, "eltwise", fast_kernel,
+                                    dynrt::optimised_host_options({DataType::f32}, fast_supported));
     dynrt::add_ocl_impls(reg, "eltwise", ocl_spec(), dynrt::ocl_options(kDtypes, ocl_supported));
 }
 

@@ -12,6 +12,9 @@
 // the input's innermost dim stays last it copies contiguous runs; otherwise it
 // walks 2-D tiles of the output dim that is innermost in the input and the
 // last output dim, so reads and writes both stay within a few cache lines.
+// Its output may be padded (a slice of an in-place concat,
+// dynrt/cpu_padded.hpp): output dims then merge only where the output's
+// strides allow it too, and every write goes through them.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +24,7 @@
 
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_padded.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
@@ -104,27 +108,35 @@ void transpose_kernel(HostCall& call) {
 
 // ---- optimised cpu impl ----------------------------------------------------
 
-// One dim of the collapsed copy, in output order: its size and the input
-// stride (in elements) of one step along it.
+// One dim of the collapsed copy, in output order: its size and the input and
+// output strides (in elements) of one step along it.
 struct MovedDim {
     size_t size;
     size_t in_stride;
+    size_t out_stride;
 };
 
 // The transpose as few dims as possible: size-1 dims dropped, and output dims
-// i, i+1 merged when a step along i is a whole run of i+1 in the input too.
-std::vector<MovedDim> collapse(const Shape& in, const std::vector<size_t>& perm) {
+// i, i+1 merged when a step along i is a whole run of i+1 in the input and in
+// the output (`out_strides`, per output dim: row-major, or a padded output's).
+// The last dim steps one element in the output: a padded last output dim
+// (a run of one) is followed by a dim of size 1.
+std::vector<MovedDim> collapse(const Shape& in, const std::vector<size_t>& perm,
+                               const std::vector<size_t>& out_strides) {
     const std::vector<size_t> in_strides = strides_of(in);
     std::vector<MovedDim> dims;
-    for (const size_t p : perm) {
+    for (size_t i = 0; i < perm.size(); ++i) {
+        const size_t p = perm[i];
         const size_t size = static_cast<size_t>(in[p]);
         if (size == 1) continue;
-        if (!dims.empty() && dims.back().in_stride == size * in_strides[p]) {
-            dims.back() = {dims.back().size * size, in_strides[p]};
+        if (!dims.empty() && dims.back().in_stride == size * in_strides[p] &&
+            dims.back().out_stride == size * out_strides[i]) {
+            dims.back() = {dims.back().size * size, in_strides[p], out_strides[i]};
         } else {
-            dims.push_back({size, in_strides[p]});
+            dims.push_back({size, in_strides[p], out_strides[i]});
         }
     }
+    if (!dims.empty() && dims.back().out_stride != 1) dims.push_back({1, 1, 1});
     return dims;
 }
 
@@ -166,10 +178,10 @@ private:
     size_t in_ = 0, out_ = 0;
 };
 
-// Output strides (elements) of the collapsed dims, row-major.
+// Output strides (elements) of the collapsed dims.
 std::vector<size_t> out_strides_of(const std::vector<MovedDim>& dims) {
-    std::vector<size_t> strides(dims.size(), 1);
-    for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i].size;
+    std::vector<size_t> strides;
+    for (const MovedDim& d : dims) strides.push_back(d.out_stride);
     return strides;
 }
 
@@ -234,19 +246,20 @@ void copy_tiles_as(const CpuThreads& threads, const std::vector<MovedDim>& dims,
     copy_tiles(threads, dims, count, inner, static_cast<const T*>(src), static_cast<T*>(dst));
 }
 
-void fast_kernel(HostCall& call) {
+void fast_kernel(HostCall& call, const StridedOutput& out) {
     const Shape& in = call.in_shape(0);
     const size_t count = call.out_shape(0).count();
     if (count == 0) return;
     const size_t width = byte_size(call.in_type(0));
     checked_mul(count, width, "transpose: bytes of the output");
-    const std::vector<MovedDim> dims = collapse(in, resolve_perm(call.node(), call.attrs(), PartialShape(in)));
+    const std::vector<MovedDim> dims =
+        collapse(in, resolve_perm(call.node(), call.attrs(), PartialShape(in)), out.strides);
     const auto* src = static_cast<const unsigned char*>(call.in_raw(0));
-    auto* dst = static_cast<unsigned char*>(call.out_raw(0));
+    auto* dst = static_cast<unsigned char*>(out.data);
     const CpuThreads threads(call.params().engine);
     if (dims.empty() || dims.back().in_stride == 1) {
         // Collapsed to a plain copy (one dim) or rows that stay contiguous.
-        copy_runs(threads, dims.empty() ? std::vector<MovedDim>{{1, 1}} : dims, count, src, dst, width);
+        copy_runs(threads, dims.empty() ? std::vector<MovedDim>{{1, 1, 1}} : dims, count, src, dst, width);
         return;
     }
     size_t inner = 0;
@@ -519,7 +532,7 @@ void register_transpose(ModuleRegistrar& reg) {
     };
     reg.add_op(def);
     add_host_impls(reg, "transpose", transpose_kernel);
-    add_host_impls(reg, "transpose", fast_kernel, optimised_host_options({}, fast_supported));
+    add_strided_output_impls(reg, "transpose", fast_kernel, optimised_host_options({}, fast_supported));
     // Registered apart: the static impl collapses size-1 dims away, so its
     // kernel and dispatch follow the shape.
     for (const bool dynamic : {true, false}) {

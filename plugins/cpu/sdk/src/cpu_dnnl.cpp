@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cpu_transpose.hpp"
+#include "dynrt/cpu_padded.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/op_registry.hpp"
@@ -252,6 +253,80 @@ std::string dnnl_check_dense(const KernelParams& p) {
 
 namespace {
 
+// Padded outputs (dynrt/cpu_padded.hpp). A dense block inside the padding is
+// bound as the dense layout at an offset: the plans see it stripped, and a
+// run whose block only moved keeps its plan and memory objects. Another
+// padding (strided) is planned with runtime strides (DnnlSpec::padded_outputs):
+// a run whose padding only changed keeps the plan and gets a memory object
+// of its strides (DnnlSpec::runtime_descs).
+bool strided_padding(const Layout& l) { return !l.padding.empty() && !dense_block_in_padding(l); }
+
+Layout binding_layout(const Layout& l) {
+    return strided_padding(l) || l.padding.empty() ? l : l.with_shape(l.get_shape());
+}
+
+// `p` as the plans see it: dense blocks' padding stripped.
+KernelParams binding_params(const KernelParams& p) {
+    KernelParams b = p;
+    for (Layout& l : b.outputs) l = binding_layout(l);
+    return b;
+}
+
+// Whether a run's output `run` binds under the plan of `bound` (a
+// binding_layout): the same layout, a dense block that moved, or a strided
+// padding that changed (its memory object is rebound).
+bool same_binding(const Layout& run, const Layout& bound) {
+    if (same_layout(run, bound)) return true;
+    if (run.dtype != bound.dtype || run.format != bound.format || run.shape != bound.shape) return false;
+    if (bound.padding.empty()) return !run.padding.empty() && dense_block_in_padding(run);
+    return strided_padding(run) && strided_padding(bound);
+}
+
+bool same_bindings(const std::vector<Layout>& run, const std::vector<Layout>& bound) {
+    if (run.size() != bound.size()) return false;
+    for (size_t i = 0; i < run.size(); ++i)
+        if (!same_binding(run[i], bound[i])) return false;
+    return true;
+}
+
+// Bytes from a padded output's buffer start to its first logical element.
+size_t first_element_bytes(const Layout& l) {
+    if (l.padding.empty()) return 0;
+    size_t offset = 0;
+    if (!dense_block_in_padding(l, &offset)) offset = padded_strides(l).first;
+    return offset * byte_size(l.dtype);
+}
+
+// Inputs dense; outputs plain, padded only as the spec's plans bind them.
+std::string check_bindable(const KernelParams& p, bool padded_outputs) {
+    for (size_t i = 0; i < p.inputs.size(); ++i)
+        if (!p.inputs[i].padding.empty() || p.inputs[i].format != Format::plain)
+            return "input " + std::to_string(i) + " is " + p.inputs[i].to_string() +
+                   "; the oneDNN impls bind dense plain inputs";
+    for (size_t i = 0; i < p.outputs.size(); ++i) {
+        const Layout& l = p.outputs[i];
+        if (l.format != Format::plain)
+            return "output " + std::to_string(i) + " is " + l.to_string() + "; the oneDNN impls bind plain outputs";
+        if (l.padding.empty()) continue;
+        if (!p.fused_ops.empty())
+            return "output " + std::to_string(i) + " is padded (" + l.to_string() +
+                   ") and has fused ops, which run on dense outputs";
+        if (!l.is_static()) return "output " + std::to_string(i) + " is padded with dynamic dims";
+        const size_t rank = l.shape.rank();
+        if ((!l.padding.lower.empty() && l.padding.lower.size() != rank) ||
+            (!l.padding.upper.empty() && l.padding.upper.size() != rank))
+            return "output " + std::to_string(i) + " has a padding of another rank (" + l.to_string() + ")";
+        if (strided_padding(l) && !(padded_outputs && i == 0))
+            return "output " + std::to_string(i) + " is padded (" + l.to_string() +
+                   ") and not one dense block; this op's plans bind no strided output";
+    }
+    return {};
+}
+
+}   // namespace
+
+namespace {
+
 // A 64-byte aligned block that only grows.
 class GrowingBlock {
 public:
@@ -377,6 +452,9 @@ public:
     // mems, staged, the plan's fixed args and the scratchpad (the C++ API
     // turns its argument map into such a vector, allocating, on every call).
     std::vector<dnnl_exec_arg_t> exec_args;
+    // Outputs with a strided padding: (index into mems and the plan's args,
+    // position in exec_args); their memory objects follow each run's strides.
+    std::vector<std::pair<size_t, size_t>> strided;
     // Per DnnlPlan::staged arg that is constant: the weights buffer and offset
     // its staged memory reads the shared copy of (ConstantCopies), and that copy.
     struct ConstantBinding {
@@ -407,11 +485,12 @@ public:
              const KernelParams& p, bool dynamic)
         : name_(std::move(name)), spec_(std::move(spec)), constants_(std::move(constants)), dynamic_(dynamic) {
         warm_up_gemm();
+        const KernelParams bp = binding_params(p);
         // A static impl of a node that has a shape-agnostic plan runs that
         // plan too: one JIT kernel for all of the node's shapes (the static
         // builds cost no code), and the same bits as the dynamic impl.
         if (spec_->shape_agnostic_plan) {
-            if (std::optional<DnnlPlan> plan = agnostic_plan_for(p)) {
+            if (std::optional<DnnlPlan> plan = agnostic_plan_for(bp)) {
                 plan_ = std::move(*plan);
                 agnostic_ = true;
             }
@@ -423,8 +502,8 @@ public:
                         "change per run)");
         if (!dynamic) {
             // A shape the shape-agnostic plan cannot serve (see prepare()).
-            if (agnostic_ && !agnostic_serves(p)) agnostic_ = false;
-            if (!agnostic_) plan_ = plan_for(p);
+            if (agnostic_ && !agnostic_serves(bp)) agnostic_ = false;
+            if (!agnostic_) plan_ = plan_for(bp);
             inputs_ = p.inputs;
             outputs_ = p.outputs;
         }
@@ -472,14 +551,19 @@ public:
         }
         if (!dynamic_ && (p.inputs != inputs_ || p.outputs != outputs_))
             throw Error(name_ + " was built for other layouts than it was executed with");
-        if (!s->bound || p.inputs != s->inputs || p.outputs != s->outputs || fused_layouts_changed(p, *s))
+        if (!s->bound || !same_layouts(p.inputs, s->inputs) || !same_bindings(p.outputs, s->outputs) ||
+            fused_layouts_changed(p, *s))
             prepare(p, *s);
+        else if (!s->strided.empty()) rebind_strided(p, *s);
         const DnnlPlan& plan = s->own ? s->plan : plan_;
         {
             RunMappings maps;
             for (size_t a = 0; a < plan.args.size(); ++a) {
                 const DnnlArgRef& r = plan.args[a];
-                s->mems[a].set_data_handle(maps.map(buffer(ctx, r), ctx.stream));
+                char* data = static_cast<char*>(maps.map(buffer(ctx, r), ctx.stream));
+                // A padded output is bound at its first element.
+                if (r.output && !r.fused) data += first_element_bytes(p.outputs.at(r.index));
+                s->mems[a].set_data_handle(data);
             }
             run(ctx, plan, *s);
         }
@@ -487,10 +571,11 @@ public:
     }
 
 private:
+    // The bytes a run moves (a padded output's elements, not its buffer's).
     static size_t io_bytes(const KernelParams& p) {
         size_t bytes = 0;
         for (const Layout& l : p.inputs) bytes += l.bytes();
-        for (const Layout& l : p.outputs) bytes += l.bytes();
+        for (const Layout& l : p.outputs) bytes += l.padding.empty() ? l.bytes() : l.count() * byte_size(l.dtype);
         return bytes;
     }
 
@@ -503,7 +588,10 @@ private:
         const CpuThreads threads(p.engine, io_bytes(p), CpuThreads::Share::alone);
         return spec_->plan(p);
     }
+    // A shape-agnostic plan binds dense runtime descriptors: never a strided output.
     bool agnostic_serves(const KernelParams& p) const {
+        for (const Layout& l : p.outputs)
+            if (strided_padding(l)) return false;
         return !spec_->shape_agnostic_serves || spec_->shape_agnostic_serves(p);
     }
     // A shape-agnostic plan serves runs of any size: made with the engine's
@@ -642,7 +730,8 @@ private:
     // does, or the other way round). Which plan a run gets thus depends on
     // its layouts alone, never on the runs before it or on which impl serves
     // it: the same bits for the same inputs.
-    void prepare(const KernelParams& p, DnnlState& s) const {
+    void prepare(const KernelParams& run, DnnlState& s) const {
+        const KernelParams p = binding_params(run);
         s.bound = false;
         s.own = dynamic_ && !agnostic_;
         s.own_agnostic = false;
@@ -660,6 +749,16 @@ private:
         if (agnostic_ && (!s.own || s.own_agnostic)) {
             const std::vector<dnnl::memory::desc> runtime = spec_->runtime_descs(p);
             std::copy(runtime.begin(), runtime.end(), descs.begin());
+        }
+        // A strided output's plan takes its strides at run time: its memory
+        // object has this run's.
+        std::vector<size_t> strided;
+        for (size_t a = 0; a < plan.args.size(); ++a)
+            if (plan.args[a].output && !plan.args[a].fused && strided_padding(p.outputs.at(plan.args[a].index)))
+                strided.push_back(a);
+        if (!strided.empty()) {
+            const std::vector<dnnl::memory::desc> runtime = spec_->runtime_descs(p);
+            for (size_t a : strided) descs[a] = runtime.at(a);
         }
         s.mems.clear();
         std::map<int, dnnl_memory_t> args;   // a staged arg's copy replaces its plain memory
@@ -683,6 +782,10 @@ private:
         }
         s.exec_args.clear();
         for (const auto& [arg, mem] : args) s.exec_args.push_back({arg, mem});
+        s.strided.clear();
+        for (size_t a : strided)
+            for (size_t pos = 0; pos < s.exec_args.size(); ++pos)
+                if (s.exec_args[pos].arg == plan.args[a].arg) s.strided.emplace_back(a, pos);
         s.inputs = p.inputs;
         s.outputs = p.outputs;
         s.io_bytes = io_bytes(p);
@@ -690,6 +793,21 @@ private:
         for (const FusedOpDesc& f : p.fused_ops)
             s.fused_inputs.insert(s.fused_inputs.end(), f.inputs.begin(), f.inputs.end());
         s.bound = true;
+    }
+
+    // Memory objects of this run's strides for the strided outputs whose
+    // padding changed since the last run (the concat grew): the plan stays.
+    void rebind_strided(const KernelParams& run, DnnlState& s) const {
+        const DnnlPlan& plan = s.own ? s.plan : plan_;
+        std::vector<dnnl::memory::desc> descs;
+        for (const auto& [a, pos] : s.strided) {
+            const size_t i = plan.args[a].index;
+            if (same_layout(run.outputs.at(i), s.outputs.at(i))) continue;
+            if (descs.empty()) descs = spec_->runtime_descs(binding_params(run));
+            s.mems[a] = dnnl::memory(descs.at(a), dnnl_cpu_engine(), static_cast<void*>(nullptr));
+            s.exec_args[pos].memory = s.mems[a].get();
+            s.outputs[i] = run.outputs[i];
+        }
     }
 
     // Whether the fused ops of this run ask the shape-agnostic plan's
@@ -731,7 +849,7 @@ ImplEntry dnnl_entry(const std::string& op, const std::shared_ptr<const DnnlSpec
     e.formats = {Format::plain};
     e.fused_ops = true;
     e.validate = [spec](const KernelParams& p) {
-        std::string why = dnnl_check_dense(p);
+        std::string why = check_bindable(p, spec->padded_outputs);
         if (why.empty() && spec->validate) why = spec->validate(p);
         return why;
     };
@@ -758,6 +876,8 @@ void add_dnnl_impls(ModuleRegistrar& reg, const std::string& op, DnnlSpec spec) 
     if (!spec.plan) throw Error("add_dnnl_impls: op '" + op + "' gives no plan");
     if (spec.shape_agnostic_plan && !spec.runtime_descs)
         throw Error("add_dnnl_impls: op '" + op + "' gives a shape-agnostic plan without runtime descriptors");
+    if (spec.padded_outputs && !spec.runtime_descs)
+        throw Error("add_dnnl_impls: op '" + op + "' takes strided outputs without runtime descriptors");
     auto shared = std::make_shared<const DnnlSpec>(std::move(spec));
     auto constants = std::make_shared<ConstantCopies>();
     if (shared->register_dynamic) reg.add_impl(op, dnnl_entry(op, shared, constants, true));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dynrt/cpu_dnnl.hpp"
+#include "dynrt/cpu_padded.hpp"
 #include "dynrt/error.hpp"
 
 namespace dynrt {
@@ -23,6 +24,9 @@ struct Operand {
     std::vector<int64_t> dims;
     std::vector<bool> varies;
     bool transposed = false;
+    // Where not row-major: a padded output's (DnnlSpec::padded_outputs),
+    // DNNL_RUNTIME_DIM_VAL but the innermost in a plan's descriptor.
+    std::vector<int64_t> strides;
 };
 
 // The stored dims of input `i` with what the node's inferred layout says of
@@ -96,14 +100,35 @@ bool no_batch(const Operand& o) {
     return true;
 }
 
-// fully_connected: x [..., K] as rows [R, K]; w [N, K] read transposed.
-Product fc_product(const KernelParams& p) {
+// How a product describes its output: dense (a shape-agnostic plan, which
+// never serves a padded output), or a padded output's strides as they are
+// (a run's memory descriptor) or given at run time (a plan's).
+enum class DstStrides { dense, concrete, runtime };
+
+// The element strides of output 0 where it is padded (and no dense block:
+// the SDK strips those), else none.
+std::vector<int64_t> padded_dst_strides(const KernelParams& p, DstStrides mode) {
+    const Layout& y = p.outputs.at(0);
+    if (y.padding.empty() || mode == DstStrides::dense) return {};
+    const PaddedStrides s = padded_strides(y);
+    std::vector<int64_t> st(s.strides.begin(), s.strides.end());
+    if (mode == DstStrides::runtime)
+        for (size_t d = 0; d + 1 < st.size(); ++d) st[d] = kRuntime;
+    return st;
+}
+
+// fully_connected: x [..., K] as rows [R, K]; w [N, K] read transposed. A
+// strided output keeps x's leading dims (its rows do not merge) and reads
+// the weights broadcast over them.
+Product fc_product(const KernelParams& p, std::vector<int64_t> dst_strides) {
     Product m;
-    m.src = rows_of(stored(p, 0));
-    m.wei = transposed(stored(p, 1));
+    const size_t rank = dst_strides.empty() ? 2 : dst_strides.size();
+    m.src = dst_strides.empty() ? rows_of(stored(p, 0)) : stored(p, 0);
+    m.wei = padded(transposed(stored(p, 1)), rank);
     m.dst = product_dst(m.src, m.wei);
+    m.dst.strides = std::move(dst_strides);
     if (p.inputs.size() > 2) {
-        m.bias = padded(stored(p, 2), 2);
+        m.bias = padded(stored(p, 2), rank);
         m.has_bias = true;
     }
     return m;
@@ -112,14 +137,14 @@ Product fc_product(const KernelParams& p) {
 // gemm: a and b left-padded to the output's rank. When b has no batch dims
 // (a weight matrix) and a is not transposed, a's batch dims fold into its rows:
 // one 2-D product, whatever the batch.
-Product gemm_product(const KernelParams& p, const MatmulVariant& v) {
+Product gemm_product(const KernelParams& p, const MatmulVariant& v, std::vector<int64_t> dst_strides) {
     const size_t rank = std::max<size_t>(2, p.outputs.at(0).shape.rank());
     Operand a = padded(stored(p, 0), rank), b = padded(stored(p, 1), rank);
     Product m;
     const bool has_c = p.inputs.size() > 2;
     Operand c = has_c ? padded(stored(p, 2), rank) : Operand{};
-    const bool fold =
-        rank > 2 && !v.ta && no_batch(b) && (!has_c || (no_batch(c) && !c.varies[rank - 2] && c.dims[rank - 2] == 1));
+    const bool fold = rank > 2 && !v.ta && no_batch(b) && dst_strides.empty() &&
+                      (!has_c || (no_batch(c) && !c.varies[rank - 2] && c.dims[rank - 2] == 1));
     if (fold) {
         a = rows_of(a);
         b = padded(rows_of(b), 2);
@@ -128,6 +153,7 @@ Product gemm_product(const KernelParams& p, const MatmulVariant& v) {
     m.src = v.ta ? transposed(a) : a;
     m.wei = v.tb ? transposed(b) : b;
     m.dst = product_dst(m.src, m.wei);
+    m.dst.strides = std::move(dst_strides);
     if (has_c) {
         m.bias = c;
         m.has_bias = true;
@@ -139,6 +165,8 @@ Product gemm_product(const KernelParams& p, const MatmulVariant& v) {
 memory::desc concrete(const Operand& o) {
     const size_t r = o.dims.size();
     memory::dims d(o.dims.begin(), o.dims.end()), st(r, 1);
+    if (!o.strides.empty())
+        return memory::desc(d, memory::data_type::f32, memory::dims(o.strides.begin(), o.strides.end()));
     std::vector<int64_t> s = o.dims;   // stored order
     if (o.transposed) std::swap(s[r - 1], s[r - 2]);
     for (size_t i = r - 1; i-- > 0;) st[i] = st[i + 1] * s[i + 1];
@@ -170,7 +198,10 @@ std::optional<memory::desc> runtime(const Operand& o) {
     return memory::desc(d, memory::data_type::f32, *tag);
 }
 
-Product product_of(const KernelParams& p, const MatmulVariant& v) { return v.fc ? fc_product(p) : gemm_product(p, v); }
+Product product_of(const KernelParams& p, const MatmulVariant& v, DstStrides mode = DstStrides::dense) {
+    std::vector<int64_t> strides = padded_dst_strides(p, mode);
+    return v.fc ? fc_product(p, std::move(strides)) : gemm_product(p, v, std::move(strides));
+}
 
 std::vector<memory::desc> concrete_descs(const Product& m) {
     std::vector<memory::desc> d{concrete(m.src), concrete(m.wei), concrete(m.dst)};
@@ -272,13 +303,22 @@ std::string validate(const KernelParams& p, const MatmulVariant& v) {
 void add_dnnl_matmul_impls(ModuleRegistrar& reg, const std::string& op,
                            std::function<MatmulVariant(const KernelParams&)> variant) {
     DnnlSpec spec;
+    spec.padded_outputs = true;   // a dst descriptor of runtime strides (product_of)
     spec.validate = [variant](const KernelParams& p) { return validate(p, variant(p)); };
     spec.plan = [variant](const KernelParams& p) {
         const MatmulVariant v = variant(p);
-        return make_plan(p, concrete_descs(product_of(p, v)), v, p.constant_weights);
+        // A padded output's strides change whenever the concat it writes into
+        // grows: one plan takes them at run time (oneDNN's gemm-based matmul,
+        // plain weights). [2, 1, 64] x [64, 64] on one thread: 7 us a run,
+        // memory object included, where a plan per padding took 33 us to make.
+        const bool strided = !p.outputs.at(0).padding.empty();
+        return make_plan(p, concrete_descs(product_of(p, v, strided ? DstStrides::runtime : DstStrides::dense)), v,
+                         p.constant_weights && !strided);
     };
     spec.shape_agnostic_plan = [variant](const KernelParams& p) { return shape_agnostic(p, variant(p)); };
-    spec.runtime_descs = [variant](const KernelParams& p) { return concrete_descs(product_of(p, variant(p))); };
+    spec.runtime_descs = [variant](const KernelParams& p) {
+        return concrete_descs(product_of(p, variant(p), DstStrides::concrete));
+    };
     spec.shape_agnostic_serves = [variant](const KernelParams& p) {
         return batch_dims_match(product_of(p, variant(p)));
     };

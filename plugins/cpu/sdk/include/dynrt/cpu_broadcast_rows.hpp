@@ -6,6 +6,8 @@
 // one value; a row is then a contiguous loop (vector against vector, or
 // against a value). The dims before the rows broadcast freely: each input
 // has an element stride per leading dim (0 where it broadcasts).
+// `min_split` keeps the rows within the dims [min_split, rank): those a
+// padded output stores contiguously (dynrt/cpu_padded.hpp: contiguous_from).
 #pragma once
 
 #include <cstddef>
@@ -23,7 +25,7 @@ struct BroadcastRows {
     std::vector<bool> one;                      // per input: one value per row
 };
 
-inline BroadcastRows plan_broadcast_rows(const Shape& out, const std::vector<const Shape*>& in) {
+inline BroadcastRows plan_broadcast_rows(const Shape& out, const std::vector<const Shape*>& in, size_t min_split = 0) {
     const size_t r = out.rank(), n = in.size();
     // dim d of input k, right-aligned (1 where the input has fewer dims)
     auto dim = [&](size_t k, size_t d) {
@@ -34,7 +36,7 @@ inline BroadcastRows plan_broadcast_rows(const Shape& out, const std::vector<con
     size_t split = r;               // dims [split, r) form the rows
     std::vector<int> kind(n, -1);   // per input: -1 unknown yet, 0 follows the output, 1 one value
     std::vector<int> here(n);
-    for (; split > 0; --split) {
+    for (; split > min_split; --split) {
         const size_t d = split - 1;
         if (out[d] == 1) continue;
         bool fits = true;

@@ -18,9 +18,16 @@
 // each has one (OpDefinition::post_op) and oneDNN takes its operand's
 // broadcast (dnnl_plan_with_post_ops); else the fused ops' host impls apply
 // them to the output after the primitive.
-// What oneDNN cannot take (a dtype, a padded or blocked tensor, an attribute
-// combination) is refused by validate() with the reason, and the reference
-// impl serves it: `-v` and `dynrt ops` show the reason.
+// Outputs may be padded (a producer writing its slice of an in-place concat,
+// dynrt/cpu_padded.hpp): one whose elements form a dense block inside the
+// padding is bound at its offset under the plan of the dense layout (the
+// plan, and a shape-agnostic plan, stay as they are when only the offset
+// moves); other paddings only where the op's plan takes the output's strides
+// at run time (DnnlSpec::padded_outputs): one plan while only the padding
+// changes, a memory object of each run's strides.
+// What oneDNN cannot take (a dtype, a padded input or blocked tensor, an
+// attribute combination) is refused by validate() with the reason, and the
+// reference impl serves it: `-v` and `dynrt ops` show the reason.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -105,13 +112,23 @@ struct DnnlSpec {
     std::function<DnnlPlan(const KernelParams&)> plan;
     // Optional: a plan that serves every shape of the node (runtime dims),
     // built once from the node's params (none: this node's shapes need a plan
-    // per shape), and the descriptors of each run.
+    // per shape), and the descriptors of each run (in the plan's args order;
+    // a strided output's with the run's strides: padded_outputs).
     std::function<std::optional<DnnlPlan>(const KernelParams&)> shape_agnostic_plan;
     std::function<std::vector<dnnl::memory::desc>(const KernelParams&)> runtime_descs;
     // Optional, with a shape-agnostic plan: false for a run the plan made from
     // the node's params cannot serve (then a plan of the run's shapes serves
     // it); none: every run.
     std::function<bool(const KernelParams&)> shape_agnostic_serves;
+    // Output 0 may be padded in a way that is no dense block: `plan` then
+    // gives its descriptor runtime strides (DNNL_RUNTIME_DIM_VAL, innermost
+    // 1) and `runtime_descs` the run's (padded_strides, dynrt/cpu_padded.hpp);
+    // the output is bound at its first element. A run whose padding alone
+    // changed (an in-place concat that grew) keeps the plan. Without it only
+    // dense blocks in the padding are taken, under the plan of the dense
+    // layout: the plans never see a dense block's padding. Padded outputs
+    // with fused ops are refused either way.
+    bool padded_outputs = false;
     bool register_static = true;
     bool register_dynamic = true;
 };
