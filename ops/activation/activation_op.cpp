@@ -6,6 +6,14 @@
 // rounded values of the exact function (up to libm accuracy). The functions
 // that make sense on integers (relu, abs, neg, sign, clamp, identity) also
 // take i32, i64, u8 and i8, computed exactly in int64 and wrapped to the type.
+//
+// NaN and infinities behave alike on every impl and device: a NaN input gives
+// NaN for every function (the ones written with a comparison test for NaN
+// first, since `x > 0 ? x : 0` would give 0), and +-inf give the formula's
+// IEEE value, as numpy and onnxruntime compute it (so gelu(-inf) is
+// -inf * 0 = NaN). The reference is checked against those values and every
+// other impl, fused post-ops included, against the reference (the test's
+// ActivationSpecials).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -86,10 +94,12 @@ struct FuncInfo {
 };
 
 const FuncInfo kFuncs[] = {
-    {"relu", Func::relu, "(x > 0.0f ? x : 0.0f)", "(x > 0 ? x : 0)"},
+    {"relu", Func::relu, "(x > 0.0f || isnan(x) ? x : 0.0f)", "(x > 0 ? x : 0)"},
     {"gelu", Func::gelu, "(0.5f * x * (1.0f + erf(x * 0.70710678118654752f)))", nullptr},
-    {"gelu_tanh", Func::gelu_tanh, "(0.5f * x * (1.0f + tanh(0.7978845608028654f * (x + 0.044715f * x * x * x))))",
-     nullptr},
+    // 0.5 (1 + tanh(u)) as 1 / (1 + e^(-2u)): float tanh may stop an ulp short
+    // of -1, which left gelu_tanh(-inf) -inf (not -inf * 0 = NaN) and
+    // gelu_tanh(-100) -3e-6 (not -0).
+    {"gelu_tanh", Func::gelu_tanh, "(x / (1.0f + exp(-1.5957691216057308f * (x + 0.044715f * x * x * x))))", nullptr},
     {"silu", Func::silu, "(x / (1.0f + exp(-x)))", nullptr},
     {"sigmoid", Func::sigmoid, "(1.0f / (1.0f + exp(-x)))", nullptr},
     {"tanh", Func::tanh_, "tanh(x)", nullptr},
@@ -103,8 +113,10 @@ const FuncInfo kFuncs[] = {
     // expm1 keeps the small-|x| values accurate (exp(x) - 1 cancels).
     {"elu", Func::elu, "(x > 0.0f ? x : ALPHA * expm1(x))", nullptr},
     {"leaky_relu", Func::leaky_relu, "(x >= 0.0f ? x : ALPHA * x)", nullptr},
+    // Comparisons, not fmin/fmax, which return the other operand for NaN.
     // Integers: ALPHA and BETA are integer literals within the type's range.
-    {"clamp", Func::clamp, "fmin(fmax(x, ALPHA), BETA)", "min(max(x, (ACC_TYPE)ALPHA), (ACC_TYPE)BETA)"},
+    {"clamp", Func::clamp, "(x < ALPHA ? ALPHA : (x > BETA ? BETA : x))",
+     "min(max(x, (ACC_TYPE)ALPHA), (ACC_TYPE)BETA)"},
     {"hswish", Func::hswish, "(x * fmin(fmax(x + 3.0f, 0.0f), 6.0f) / 6.0f)", nullptr},
     {"softplus", Func::softplus, "(x > 30.0f ? x : log1p(exp(x)))", nullptr},
     {"identity", Func::identity, "(x)", "(x)"},
@@ -128,11 +140,12 @@ const FuncInfo kFuncs[] = {
     // NaN and zeros give themselves.
     {"sign", Func::sign, "(x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x))", "((x > 0) - (x < 0))"},
     {"selu", Func::selu, "(BETA * (x > 0.0f ? x : ALPHA * expm1(x)))", nullptr},
-    {"celu", Func::celu, "(fmax(x, 0.0f) + fmin(0.0f, ALPHA * expm1(x / ALPHA)))", nullptr},
-    {"hard_sigmoid", Func::hard_sigmoid, "fmax(0.0f, fmin(1.0f, ALPHA * x + BETA))", nullptr},
-    {"thresholded_relu", Func::thresholded_relu, "(x > ALPHA ? x : 0.0f)", nullptr},
+    {"celu", Func::celu, "(isnan(x) ? x : fmax(x, 0.0f) + fmin(0.0f, ALPHA * expm1(x / ALPHA)))", nullptr},
+    {"hard_sigmoid", Func::hard_sigmoid,
+     "((ALPHA * x + BETA) < 0.0f ? 0.0f : ((ALPHA * x + BETA) > 1.0f ? 1.0f : (ALPHA * x + BETA)))", nullptr},
+    {"thresholded_relu", Func::thresholded_relu, "(x > ALPHA || isnan(x) ? x : 0.0f)", nullptr},
     {"softsign", Func::softsign, "(x / (1.0f + fabs(x)))", nullptr},
-    {"shrink", Func::shrink, "(x < -ALPHA ? x + BETA : (x > ALPHA ? x - BETA : 0.0f))", nullptr},
+    {"shrink", Func::shrink, "(isnan(x) ? x : (x < -ALPHA ? x + BETA : (x > ALPHA ? x - BETA : 0.0f)))", nullptr},
     {"mish", Func::mish, "(x * tanh(x > 30.0f ? x : log1p(exp(x))))", nullptr},
 };
 
@@ -160,27 +173,30 @@ const FuncInfo& func_info(Func f) {
 }
 
 // The functions with a standard post-op (alpha and beta as PostOp says).
+// relu, clamp and exp have none: oneDNN's x64 post-ops compute them with
+// max/min instructions (relu as max(x, 0), clip as max then min, exp's range
+// clamp), which return the other operand for a NaN, so relu(NaN) gave 0,
+// clamp(NaN) its min and exp(NaN) +inf. Without a post-op the cpu engine
+// applies them after the primitive with this op's host impl (one pass over
+// the output), and NaN stays NaN as on every other path.
 std::optional<dynrt::PostOp> post_op(const dynrt::Attributes& a, size_t, size_t) {
     using Fn = dynrt::PostOp::Fn;
-    const auto alpha = static_cast<float>(a.get_float("alpha")), beta = static_cast<float>(a.get_float("beta"));
+    const auto alpha = static_cast<float>(a.get_float("alpha"));
     const auto op = [](Fn f, float al = 0.0f, float be = 0.0f) {
         return std::optional<dynrt::PostOp>(dynrt::PostOp{f, al, be});
     };
     switch (parse_func(a.get_string("func"), "")) {
-        case Func::relu: return op(Fn::relu);
         case Func::leaky_relu: return op(Fn::relu, alpha);
         case Func::gelu: return op(Fn::gelu_erf);
         case Func::gelu_tanh: return op(Fn::gelu_tanh);
         case Func::silu: return op(Fn::swish, 1.0f);
         case Func::sigmoid: return op(Fn::sigmoid);
         case Func::tanh_: return op(Fn::tanh);
-        case Func::exp_: return op(Fn::exp);
         case Func::abs_: return op(Fn::abs);
         case Func::neg: return op(Fn::linear, -1.0f, 0.0f);
         case Func::sqrt_: return op(Fn::sqrt);
         case Func::log_: return op(Fn::log);
         case Func::elu: return op(Fn::elu, alpha);
-        case Func::clamp: return op(Fn::clip, alpha, beta);
         case Func::hswish: return op(Fn::hardswish);
         case Func::identity: return op(Fn::linear, 1.0f, 0.0f);
         default: return std::nullopt;
@@ -202,12 +218,15 @@ double apply_param(Func f, double x, double alpha, double beta) {
     switch (f) {
         case Func::elu: return x > 0.0 ? x : alpha * std::expm1(x);
         case Func::leaky_relu: return x >= 0.0 ? x : alpha * x;
-        case Func::clamp: return std::min(std::max(x, alpha), beta);
+        case Func::clamp: return x < alpha ? alpha : x > beta ? beta : x;
         case Func::selu: return beta * (x > 0.0 ? x : alpha * std::expm1(x));
-        case Func::celu: return std::max(x, 0.0) + std::min(0.0, alpha * std::expm1(x / alpha));
-        case Func::hard_sigmoid: return std::max(0.0, std::min(1.0, alpha * x + beta));
-        case Func::thresholded_relu: return x > alpha ? x : 0.0;
-        case Func::shrink: return x < -alpha ? x + beta : x > alpha ? x - beta : 0.0;
+        case Func::celu: return std::isnan(x) ? x : std::max(x, 0.0) + std::min(0.0, alpha * std::expm1(x / alpha));
+        case Func::hard_sigmoid: {
+            const double t = alpha * x + beta;
+            return t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+        }
+        case Func::thresholded_relu: return x > alpha || std::isnan(x) ? x : 0.0;
+        case Func::shrink: return std::isnan(x) ? x : x < -alpha ? x + beta : x > alpha ? x - beta : 0.0;
         default: return x;
     }
 }
@@ -239,7 +258,7 @@ double apply_math(Func f, double x) {
 
 double apply(Func f, double x, double alpha, double beta) {
     switch (f) {
-        case Func::relu: return x > 0.0 ? x : 0.0;
+        case Func::relu: return x > 0.0 || std::isnan(x) ? x : 0.0;
         case Func::gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
         case Func::gelu_tanh: {
             const double k = 0.7978845608028654;   // sqrt(2 / pi)
@@ -250,7 +269,10 @@ double apply(Func f, double x, double alpha, double beta) {
         case Func::tanh_: return std::tanh(x);
         case Func::abs_: return std::fabs(x);
         case Func::neg: return -x;
-        case Func::hswish: return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
+        case Func::hswish: {
+            const double t = x + 3.0;
+            return x * (t < 0.0 ? 0.0 : t > 6.0 ? 6.0 : t) / 6.0;
+        }
         case Func::softplus: return softplus(x);
         case Func::identity: return x;
         case Func::reciprocal: return 1.0 / x;
@@ -541,7 +563,8 @@ DYNRT_CPU_CLONES void fast_loop(Func f, const float* x, float* y, size_t n, floa
     namespace v = dynrt::vec;
     switch (f) {
         case Func::relu:
-            for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+            // Not max(x, 0): NaN stays NaN (x != x), as on the reference.
+            for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f || x[i] != x[i] ? x[i] : 0.0f;
             break;
         case Func::gelu:
             for (size_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + v::erf(x[i] * 0.70710678118654752f));

@@ -1,12 +1,19 @@
 // activation: shape-inference table, every impl against the reference for
 // every function over a dtype x shape matrix, one instance fed changing shapes,
-// and the reference against hand-computed values.
+// the reference against hand-computed values, and NaN and infinities: the
+// reference against their IEEE values, every impl (cpu vectorised loops,
+// OpenCL) and the fused post-ops (oneDNN, OpenCL) against the reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dynrt/network.hpp"
 
 #include "op_test.hpp"
 
@@ -335,6 +342,192 @@ TEST(ActivationValues, RandomF32AndF16MatchNaiveGelu) {
             EXPECT_NEAR(y.get_as_double(i), want, tol * (1 + std::fabs(want))) << to_string(t) << " at " << i;
         }
     }
+}
+
+
+// ---- NaN and infinities ---------------------------------------------------------
+//
+// One behaviour on every impl and device: a NaN input gives NaN for every
+// function (relu, clamp, hard_sigmoid, thresholded_relu, shrink, celu
+// included: a comparison with NaN is false, so `x > 0 ? x : 0` would give 0),
+// and +-inf give the function's formula evaluated in IEEE arithmetic, as numpy
+// and onnxruntime compute it (so inf * 0 in gelu(-inf), silu(-inf),
+// hswish(-inf), mish(-inf) and inf / inf in softsign(+-inf) are NaN).
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// f(NaN), f(+inf), f(-inf) with params_of(func)'s alpha and beta, written out
+// from the functions' definitions (README table), not from the impl.
+std::map<std::string, std::vector<double>> ieee_specials() {
+    const double pi2 = std::atan2(1.0, 0.0);
+    return {
+        {"relu", {kNan, kInf, 0}},
+        {"gelu", {kNan, kInf, kNan}},
+        {"gelu_tanh", {kNan, kInf, kNan}},
+        {"silu", {kNan, kInf, kNan}},
+        {"sigmoid", {kNan, 1, 0}},
+        {"tanh", {kNan, 1, -1}},
+        {"exp", {kNan, kInf, 0}},
+        {"abs", {kNan, kInf, kInf}},
+        {"neg", {kNan, -kInf, kInf}},
+        {"sqrt", {kNan, kInf, kNan}},
+        {"log", {kNan, kInf, kNan}},
+        {"elu", {kNan, kInf, -0.7}},            // alpha 0.7
+        {"leaky_relu", {kNan, kInf, -kInf}},    // slope 0.1
+        {"clamp", {kNan, 0.8, -0.5}},           // [-0.5, 0.8]
+        {"hswish", {kNan, kInf, kNan}},
+        {"softplus", {kNan, kInf, 0}},
+        {"identity", {kNan, kInf, -kInf}},
+        {"reciprocal", {kNan, 0, 0}},
+        {"erf", {kNan, 1, -1}},
+        {"sin", {kNan, kNan, kNan}},
+        {"cos", {kNan, kNan, kNan}},
+        {"tan", {kNan, kNan, kNan}},
+        {"asin", {kNan, kNan, kNan}},
+        {"acos", {kNan, kNan, kNan}},
+        {"atan", {kNan, pi2, -pi2}},
+        {"sinh", {kNan, kInf, -kInf}},
+        {"cosh", {kNan, kInf, kInf}},
+        {"asinh", {kNan, kInf, -kInf}},
+        {"acosh", {kNan, kInf, kNan}},
+        {"atanh", {kNan, kNan, kNan}},
+        {"floor", {kNan, kInf, -kInf}},
+        {"ceil", {kNan, kInf, -kInf}},
+        {"round", {kNan, kInf, -kInf}},
+        {"sign", {kNan, 1, -1}},
+        {"selu", {kNan, kInf, -1.0507 * 1.6733}},   // gamma (beta) x alpha x (e^-inf - 1)
+        {"celu", {kNan, kInf, -0.7}},                // alpha 0.7
+        {"hard_sigmoid", {kNan, 1, 0}},              // 0.2 x + 0.5 held to [0, 1]
+        {"thresholded_relu", {kNan, kInf, 0}},       // threshold 0.7
+        {"softsign", {kNan, kNan, kNan}},
+        {"shrink", {kNan, kInf, -kInf}},             // lambd 0.5, bias 0.3
+        {"mish", {kNan, kInf, kNan}},
+    };
+}
+
+// NaN must be NaN, an infinity itself, a finite value within `rel` of it.
+void expect_ieee(double got, double want, double rel, const std::string& what) {
+    if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << what << ": got " << got << ", want NaN";
+    } else if (std::isinf(want)) {
+        EXPECT_EQ(got, want) << what;
+    } else {
+        EXPECT_NEAR(got, want, rel * (1 + std::fabs(want))) << what;
+    }
+}
+
+TEST(ActivationSpecials, ReferenceGivesTheIeeeValuesOfNanAndInfinitiesForEveryFunction) {
+    const std::map<std::string, std::vector<double>> table = ieee_specials();
+    const std::vector<std::string> funcs = test::registry()->op("activation").def.attrs.at(0).allowed;
+    ASSERT_EQ(table.size(), funcs.size()) << "a function without expected specials";
+    NetworkOptions reference_only;
+    reference_only.host_reference_only = true;
+    for (DataType t : {DataType::f32, DataType::f16}) {
+        HostTensor x(t, Shape{3});
+        x.set_from_double(0, kNan);
+        x.set_from_double(1, kInf);
+        x.set_from_double(2, -kInf);
+        for (const std::string& func : funcs) {
+            const std::vector<double>& want = table.at(func);
+            const auto prog = test::single_node_program("activation", {x.layout()}, params_of(func));
+            const HostTensor y = test::run_once(prog, {x}, reference_only);
+            for (size_t i = 0; i < 3; ++i)
+                expect_ieee(y.get_as_double(i), want[i], t == DataType::f16 ? 1e-3 : 1e-6,
+                            func + " " + to_string(t) + " of " + std::to_string(x.get_as_double(i)));
+        }
+    }
+}
+
+// 67 elements (the vectorised loops' full vectors and a tail; 16 OpenCL
+// vectors and a tail of 3): NaN, +-inf, +-100 (exp and cosh overflow, sigmoid
+// and tanh saturate), then values of the function's domain.
+HostTensor specials_input(DataType t, const std::string& func) {
+    const auto [low, high] = domain_of(func);
+    HostTensor x = test::random_tensor(t, Shape{67}, 11, low, high);
+    const double specials[] = {kNan, kInf, -kInf, 100.0, -100.0, -kNan};
+    for (size_t i = 0; i < x.count(); i += 3) x.set_from_double(i, specials[(i / 3) % 6]);
+    return x;
+}
+
+// Every impl (the reference, the cpu's vectorised loops, both OpenCL impls)
+// gives the reference's NaN, infinities and values on the same input.
+TEST(ActivationSpecials, EveryImplKeepsNanAndInfinitiesAsTheReferenceDoes) {
+    for (const std::string& func : test::registry()->op("activation").def.attrs.at(0).allowed) {
+        // f16 shares the f32 math after the load: relu and clamp cover its path.
+        for (DataType t : {DataType::f32, DataType::f16}) {
+            if (t == DataType::f16 && func != "relu" && func != "clamp") continue;
+            SCOPED_TRACE(func + " " + to_string(t));
+            const test::OpSetup s{"activation", params_of(func), {Layout({Dimension()}, t)}, {}};
+            const bool fast = t == DataType::f32 && has_fast_loop(func);
+            test::expect_impls_match_reference(s, {{specials_input(t, func)}}, tol(t),
+                                               fast ? std::vector<std::string>{} : test::kOptimisedCpuImpls);
+        }
+    }
+}
+
+const NodeStats& stats_of(const InferRequest& r, const std::string& node) {
+    for (const NodeStats& s : r.last_run().nodes)
+        if (s.node == node) return s;
+    throw Error("no stats for node " + node);
+}
+
+// fully_connected -> activation, fused: x holds NaN (row 0), +inf (row 1)
+// and -inf (row 2) and the weights are positive, so the product's rows are
+// NaN, +inf and -inf before the post-op. The fused result must equal the
+// unfused reference's: cpu (oneDNN post-ops on the dynamic and static plans,
+// or the host impl after the primitive) for every function, OpenCL
+// (FUSED_OPS built from the activation's expression) for relu and clamp.
+void expect_fused_specials(const std::string& engine, const std::vector<std::string>& funcs) {
+    const EnginePtr eng = engine == "cpu" ? test::engine() : test::ocl_engine();
+    if (!eng) GTEST_SKIP() << "no " << engine << " engine";
+    HostTensor x = test::random_tensor(DataType::f32, Shape{5, 16}, 21, -1, 1);
+    x.set_from_double(3, kNan);
+    x.set_from_double(16 + 5, kInf);
+    x.set_from_double(32 + 9, -kInf);
+    for (const std::string& func : funcs) {
+        auto p = std::make_shared<Program>(test::registry());
+        p->add_input("x", Layout(PartialShape{Dimension(), 16}, DataType::f32));
+        p->add_constant("w", test::random_tensor(DataType::f32, Shape{8, 16}, 4, 0.5, 1.5));
+        p->add_node("fc", "fully_connected", {"x", "w"});
+        p->add_node("act", "activation", {"fc"}, params_of(func));
+        p->add_output("act");
+        p->build();
+        NetworkOptions unfused;
+        unfused.fusion = false;
+        unfused.host_reference_only = true;
+        InferRequest ref(Network::create(p, test::engine(), unfused));
+        ref.set_input("x", x);
+        ref.infer();
+        for (bool dynamic : {true, false}) {
+            SCOPED_TRACE(func + (dynamic ? " dynamic" : " static") + " on " + engine);
+            NetworkOptions opts;
+            opts.use_dynamic_impls = dynamic;
+            opts.async_compile = false;
+            InferRequest fused(Network::create(p, eng, opts));
+            fused.set_input("x", x);
+            fused.infer();
+            EXPECT_EQ(stats_of(fused, "fc").counters.fused_runs, 1u) << stats_of(fused, "fc").impl;
+            EXPECT_EQ(stats_of(fused, "act").impl, "fused");
+            const HostTensor& got = fused.get_output(0);
+            const HostTensor& want = ref.get_output(0);
+            // The specials' rows hold what the post-op made of NaN, +inf, -inf.
+            EXPECT_TRUE(std::isnan(want.get_as_double(0))) << "the reference's row 0 gave " << want.get_as_double(0);
+            EXPECT_TRUE(std::isnan(got.get_as_double(0))) << "row 0 gave " << got.get_as_double(0);
+            test::expect_close(got, want, tol(DataType::f32));
+        }
+    }
+}
+
+// Every function: the ones with a oneDNN post-op inside the primitive, the
+// others (relu, clamp and exp among them: oneDNN's max/min lose NaN there)
+// by the host impl after it.
+TEST(ActivationSpecials, FusedPostOpsKeepNanAndInfinitiesOnTheCpu) {
+    expect_fused_specials("cpu", test::registry()->op("activation").def.attrs.at(0).allowed);
+}
+
+TEST(ActivationSpecials, FusedPostOpsKeepNanAndInfinitiesOnTheDevice) {
+    expect_fused_specials("ocl", {"relu", "clamp"});
 }
 
 }   // namespace

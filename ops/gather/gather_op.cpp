@@ -48,6 +48,15 @@ struct GatherPlan {
     std::vector<size_t> pos;
 };
 
+// The error of an index out of range, the same on every device: the index
+// as given, its position in the indices tensor, the axis and its length.
+Error index_error(const std::string& node, int64_t value, size_t at, size_t axis, const Shape& data) {
+    return Error("index " + std::to_string(value) + " (at position " + std::to_string(at) +
+                     ") is out of range for axis " + std::to_string(axis) + " of size " + std::to_string(data[axis]) +
+                     " in data " + data.to_string(),
+                 node_context(node, "gather", "indices"));
+}
+
 GatherPlan plan_gather(const HostCall& call) {
     const Shape& data = call.in_shape(0);
     const size_t axis = axis_attr(call.attrs(), data.rank());
@@ -60,15 +69,7 @@ GatherPlan plan_gather(const HostCall& call) {
     g.pos.resize(idx.size());
     for (size_t j = 0; j < idx.size(); ++j) {
         const int64_t v = idx[j] < 0 ? idx[j] + axis_len : idx[j];
-        if (v < 0 || v >= axis_len) {
-            ErrorContext where;
-            where.node = call.node();
-            where.op = "gather";
-            throw Error("index " + std::to_string(idx[j]) + " (at position " + std::to_string(j) +
-                            ") is out of range for axis " + std::to_string(axis) + " of size " +
-                            std::to_string(axis_len) + " in data " + data.to_string(),
-                        where);
-        }
+        if (v < 0 || v >= axis_len) throw index_error(call.node(), idx[j], j, axis, data);
         g.pos[j] = static_cast<size_t>(v);
     }
     return g;
@@ -130,6 +131,15 @@ void fast_kernel(HostCall& call) {
 
 // ---- OpenCL ---------------------------------------------------------------
 
+// The report of gather_ref (gather.cl): a bad index's position + 1 (0: none)
+// and its low and high 32 bits; raised as the host impls' error.
+void check_report(const KernelParams& p, const std::vector<int32_t>& report) {
+    if (report.at(0) == 0) return;
+    const auto given = static_cast<int64_t>(uint64_t(uint32_t(report.at(2))) << 32 | uint32_t(report.at(1)));
+    const Shape data = p.inputs.at(0).get_shape();
+    throw index_error(p.node, given, uint32_t(report[0]) - 1, axis_attr(*p.attrs, data.rank()), data);
+}
+
 OclKernelSpec gather_ocl_spec() {
     OclKernelSpec spec;
     spec.source = gather_cl;
@@ -148,6 +158,8 @@ OclKernelSpec gather_ocl_spec() {
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& limits) {
         return dispatch_grid_stride((p.outputs.at(0).count() + 3) / 4, limits);
     };
+    spec.report_ints = 3;
+    spec.report_check = check_report;
     return spec;
 }
 
@@ -175,9 +187,15 @@ void register_gather(ModuleRegistrar& reg) {
     add_host_impls(reg, "gather", gather_kernel, host_options({}, check_indices));
     add_host_impls(reg, "gather", fast_kernel, optimised_host_options({}, check_indices));
 
-    // OpenCL: an out-of-range index writes 0 there instead of raising (see
-    // gather.cl); the host impl is the one that reports it.
-    add_ocl_impls(reg, "gather", gather_ocl_spec(), ocl_options({}, check_indices));
+    // OpenCL: an out-of-range index is reported by the kernel (gather.cl) and
+    // raised by check_report. The report keeps the index's position in an
+    // int: indices of 2^31 - 1 elements or more are left to the host impls.
+    const auto check_ocl = [check_indices](const KernelParams& p) -> std::string {
+        const Layout& indices = p.inputs.at(1);
+        if (indices.is_static() && indices.count() >= uint64_t(INT32_MAX)) return "2^31 - 1 indices or more";
+        return check_indices(p);
+    };
+    add_ocl_impls(reg, "gather", gather_ocl_spec(), ocl_options({}, check_ocl));
 }
 
 }   // namespace

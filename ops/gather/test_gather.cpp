@@ -302,18 +302,26 @@ TEST(GatherOcl, MiddleAxisWithMatrixIndicesMatchesCpuForEveryElementWidth) {
     }
 }
 
-// The device cannot raise an error: an index out of range writes zeros (the
-// host impl raises instead; see gather.cl).
-TEST(GatherOcl, OutOfRangeIndexWritesZerosOnTheDevice) {
-    const EnginePtr eng = test::ocl_engine();
-    if (!eng) GTEST_SKIP() << "no ocl engine";
-    const auto prog = test::single_node_program(
-        "gather", {Layout({Dimension(), 2}, DataType::f32), Layout({3}, DataType::i64)}, axis_attr(0));
-    const HostTensor data = HostTensor::from_floats(Shape{3, 2}, {1, 2, 3, 4, 5, 6});
-    const HostTensor idx = HostTensor::from_int64(DataType::i64, Shape{3}, {2, 3, -4});
-    const HostTensor out = test::run_once(prog, {data, idx}, NetworkOptions{}, "ocl");
-    EXPECT_EQ(out.shape(), Shape({3, 2}));
-    for (size_t i = 0; i < 6; ++i) EXPECT_EQ(out.get_as_double(i), i < 2 ? 5.0 + i : 0.0) << i;
+// Both OpenCL impls raise the cpu engine's error for an index out of range
+// (past the end, below -len, beyond 32 bits), on the element path (rows of 2)
+// and the vector path (rows of 4), naming the node, the value and its
+// position; the same instance then gives the cpu engine's values for good
+// indices (no stale report).
+TEST(GatherOcl, OutOfRangeIndexRaisesTheHostErrorOnTheDevice) {
+    std::vector<test::BadIndexRun> bad;
+    for (int64_t inner : {2, 4})
+        for (int64_t v : std::vector<int64_t>{3, -4, int64_t(1) << 40}) {
+            const HostTensor data = test::random_tensor(DataType::f32, Shape{3, inner}, 5);
+            bad.push_back({{data, HostTensor::from_int64(DataType::i64, Shape{4}, {0, 2, v, 1})},
+                           {"index " + std::to_string(v) + " (at position 2)", "of size 3"}});
+        }
+    const HostTensor good = HostTensor::from_int64(DataType::i64, Shape{4}, {-1, 0, -3, 2});
+    test::expect_device_index_errors({"gather",
+                                      axis_attr(0),
+                                      {Layout({Dimension(), Dimension()}, DataType::f32),
+                                       Layout({Dimension()}, DataType::i64)},
+                                      {}},
+                                     bad, {test::random_tensor(DataType::f32, Shape{3, 4}, 6), good});
 }
 
 }   // namespace

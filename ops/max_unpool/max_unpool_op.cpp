@@ -118,15 +118,12 @@ Shape unpooled_shape(const Attributes& a, const Shape& x, bool given, const std:
 
 // ---- reference ------------------------------------------------------------
 
-Error index_error(const HostCall& call, int64_t value, size_t at, const Shape& unpooled) {
-    ErrorContext where;
-    where.node = call.node();
-    where.op = kOp;
-    where.field = "indices";
+// The error of an index outside the unpooled tensor, the same on every device.
+Error index_error(const std::string& node, int64_t value, size_t at, const Shape& unpooled) {
     return Error("index " + std::to_string(value) + " (at position " + std::to_string(at) +
                      " of indices) is outside the unpooled shape " + unpooled.to_string() + " of " +
                      std::to_string(unpooled.count()) + " elements",
-                 where);
+                 node_context(node, kOp, "indices"));
 }
 
 // The output position of unpooled element `u`: the same coordinates in `out`.
@@ -148,7 +145,7 @@ void max_unpool_kernel(HostCall& call) {
     const std::vector<int64_t> idx = call.get_ints(1);
     // Every index checked before anything is written.
     for (size_t j = 0; j < idx.size(); ++j)
-        if (idx[j] < 0 || static_cast<uint64_t>(idx[j]) >= places) throw index_error(call, idx[j], j, unpooled);
+        if (idx[j] < 0 || static_cast<uint64_t>(idx[j]) >= places) throw index_error(call.node(), idx[j], j, unpooled);
     auto* dst = static_cast<unsigned char*>(call.out_raw(0));
     if (out.count() > 0) std::memset(dst, 0, out.count() * width);
     if (idx.empty()) return;
@@ -189,6 +186,16 @@ JitDefines unpool_defines(const KernelParams& p, bool) {
     return JitDefines{{"BITS_T", ocl_bits_type(p.inputs.at(0).dtype)}, {"UNPOOLED_DIMS", dims + "}"}};
 }
 
+// The report of max_unpool_claim (max_unpool.cl): a bad index's position + 1
+// as a uint (0: none) and its low and high 32 bits; raised as the host impls'
+// error.
+void check_report(const KernelParams& p, const std::vector<int32_t>& report) {
+    if (report.at(0) == 0) return;
+    const auto given = static_cast<int64_t>(uint64_t(uint32_t(report.at(2))) << 32 | uint32_t(report.at(1)));
+    const Shape unpooled = unpooled_shape(*p.attrs, p.inputs.at(0).get_shape(), p.inputs.size() > 2, p.node);
+    throw index_error(p.node, given, uint32_t(report[0]) - 1, unpooled);
+}
+
 OclMultiKernelSpec max_unpool_ocl_spec() {
     OclMultiKernelSpec spec;
     spec.source = max_unpool_cl;
@@ -197,7 +204,7 @@ OclMultiKernelSpec max_unpool_ocl_spec() {
         const OclArgRef claims = OclArgRef::scratch(0);
         return std::vector<OclStage>{
             {"max_unpool_fill", {OclArgRef::output(0), claims}},
-            {"max_unpool_claim", {OclArgRef::input(1), claims}},
+            {"max_unpool_claim", {OclArgRef::input(1), claims, OclArgRef::report()}},
             {"max_unpool_write", {OclArgRef::input(0), OclArgRef::input(1), OclArgRef::output(0), claims}}};
     };
     spec.update = [](const KernelParams& p, const OclDeviceLimits& l, std::vector<OclStageRun>& runs) {
@@ -207,6 +214,8 @@ OclMultiKernelSpec max_unpool_ocl_spec() {
         runs[2].dispatch = dispatch_1d(in, l);
     };
     spec.scratch_bytes = claims_bytes;
+    spec.report_ints = 3;
+    spec.report_check = check_report;
     return spec;
 }
 
@@ -250,7 +259,8 @@ void register_max_unpool(ModuleRegistrar& reg) {
     reg.add_op(def);
     add_host_impls(reg, kOp, max_unpool_kernel,
                    host_options({}, [](const KernelParams& p) { return check_index_input(p, 1, "indices"); }));
-    // OpenCL: an index out of range is dropped (max_unpool.cl); the host impls report it.
+    // OpenCL: an index out of range is reported by max_unpool_claim and raised
+    // by check_report.
     add_ocl_multi_impls(reg, kOp, max_unpool_ocl_spec(), ocl_options({}, check_ocl));
 }
 

@@ -60,14 +60,11 @@ std::vector<Layout> infer_reverse_sequence(const ShapeInferContext& ctx) {
 
 // ---- reference ------------------------------------------------------------
 
-Error length_error(const HostCall& call, int64_t len, size_t b, int64_t steps) {
-    ErrorContext where;
-    where.node = call.node();
-    where.op = kOp;
-    where.field = "sequence_lens";
+// The error of a length outside [0, steps], the same on every device.
+Error length_error(const std::string& node, int64_t len, size_t b, const Shape& input, size_t time) {
     return Error("sequence_lens[" + std::to_string(b) + "] is " + std::to_string(len) + ", outside [0, " +
-                     std::to_string(steps) + "] (the time axis of input " + call.in_shape(0).to_string() + ")",
-                 where);
+                     std::to_string(input[time]) + "] (the time axis of input " + input.to_string() + ")",
+                 node_context(node, kOp, "sequence_lens"));
 }
 
 void reverse_sequence_kernel(HostCall& call) {
@@ -77,7 +74,7 @@ void reverse_sequence_kernel(HostCall& call) {
     const std::vector<int64_t> lens = call.get_ints(1);
     // Every length checked before anything is written.
     for (size_t b = 0; b < lens.size(); ++b)
-        if (lens[b] < 0 || lens[b] > steps) throw length_error(call, lens[b], b, steps);
+        if (lens[b] < 0 || lens[b] > steps) throw length_error(call.node(), lens[b], b, s, axes.time);
     const size_t count = s.count();
     if (count == 0) return;
     const std::vector<size_t> strides = strides_of(s);
@@ -96,6 +93,16 @@ void reverse_sequence_kernel(HostCall& call) {
 
 constexpr size_t kOclMaxRank = 8;   // dims the shape info and JIT constants hold
 
+// The report of reverse_sequence_ref (reverse_sequence.cl): a bad length's
+// batch entry + 1 (0: none) and its low and high 32 bits; raised as the host
+// impls' error.
+void check_report(const KernelParams& p, const std::vector<int32_t>& report) {
+    if (report.at(0) == 0) return;
+    const auto given = static_cast<int64_t>(uint64_t(uint32_t(report.at(2))) << 32 | uint32_t(report.at(1)));
+    throw length_error(p.node, given, uint32_t(report[0]) - 1, p.inputs.at(0).get_shape(),
+                       read_axes(*p.attrs, p.node).time);
+}
+
 OclKernelSpec reverse_sequence_ocl_spec() {
     OclKernelSpec spec;
     spec.source = reverse_sequence_cl;
@@ -112,6 +119,8 @@ OclKernelSpec reverse_sequence_ocl_spec() {
     spec.dispatch = [](const KernelParams& p, const OclDeviceLimits& l) {
         return dispatch_1d(p.outputs.at(0).count(), l);
     };
+    spec.report_ints = 3;
+    spec.report_check = check_report;
     return spec;
 }
 
@@ -135,8 +144,8 @@ void register_reverse_sequence(ModuleRegistrar& reg) {
     reg.add_op(def);
     add_host_impls(reg, kOp, reverse_sequence_kernel,
                    host_options({}, [](const KernelParams& p) { return check_index_input(p, 1, "sequence_lens"); }));
-    // OpenCL: a batch entry whose length is out of range is written as zeros
-    // (reverse_sequence.cl); the host impls report it.
+    // OpenCL: a length out of range is reported by the kernel
+    // (reverse_sequence.cl) and raised by check_report.
     add_ocl_impls(reg, kOp, reverse_sequence_ocl_spec(), ocl_options({}, [](const KernelParams& p) {
                       return check_index_input(p, 1, "sequence_lens", kOclMaxRank);
                   }));

@@ -84,12 +84,41 @@ TEST(ReverseSequenceValues, LengthOutOfRangeIsAnErrorNamingTheInput) {
     }
 }
 
-// The device cannot raise an error: a batch entry with a bad length is zeros there.
-TEST(ReverseSequenceValues, LengthOutOfRangeWritesZerosOnTheDevice) {
-    if (!test::ocl_engine()) GTEST_SKIP() << "no ocl engine";
+// Both OpenCL impls (dynamic, then static only) raise the host impls' error
+// for a length out of range (above the steps, negative, beyond 32 bits), on
+// either axis order, naming the node, the input and the batch entry; the same
+// instance then gives the host's values for good lengths (no stale report).
+TEST(ReverseSequenceValues, LengthOutOfRangeRaisesTheHostErrorOnTheDevice) {
+    const EnginePtr ocl = test::ocl_engine();
+    if (!ocl) GTEST_SKIP() << "no ocl engine";
     const HostTensor x = HostTensor::from_floats(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
-    const HostTensor lens = HostTensor::from_int64(DataType::i64, Shape{2}, {2, 4});
-    test::expect_bytes_equal(run(x, lens, axes(0, 1), "ocl"), HostTensor::from_floats(Shape{2, 3}, {2, 1, 3, 0, 0, 0}));
+    const HostTensor good = HostTensor::from_int64(DataType::i64, Shape{2}, {2, 3});
+    const auto program =
+        test::single_node_program("reverse_sequence", {test::f32({2, Dimension()}), i64({Dimension()})}, axes(0, 1));
+    const HostTensor want = run(x, good, axes(0, 1));
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "dynamic" : "static");
+        NetworkOptions opts;
+        opts.use_dynamic_impls = dynamic;
+        opts.async_compile = false;
+        InferRequest req(Network::create(program, ocl, opts));
+        const auto infer = [&](const HostTensor& lens) {
+            req.set_input("in0", x);
+            req.set_input("in1", lens);
+            req.infer();
+            return req.output(0);
+        };
+        for (int64_t bad : std::vector<int64_t>{4, -1, int64_t(1) << 40}) {
+            const HostTensor lens = HostTensor::from_int64(DataType::i64, Shape{2}, {1, bad});
+            const std::string host = test::error_of([&] { run(x, lens, axes(0, 1)); });
+            const std::string msg = test::error_of([&] { infer(lens); });
+            ASSERT_NE(host.find("sequence_lens[1] is " + std::to_string(bad)), std::string::npos) << host;
+            EXPECT_NE(msg.find(host.substr(host.find("sequence_lens["))), std::string::npos) << msg << " vs " << host;
+            EXPECT_NE(msg.find("'node'"), std::string::npos) << msg;
+            EXPECT_NE(msg.find("field 'sequence_lens'"), std::string::npos) << msg;
+            test::expect_bytes_equal(infer(good), want);
+        }
+    }
 }
 
 // ---- 2. every impl against the reference ---------------------------------------

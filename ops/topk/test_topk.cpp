@@ -1,8 +1,9 @@
 // topk: shape bound and refusals, values/indices against a sort-based
-// reference for several k (clamping included) on one request, every impl
+// reference for several k (up to the axis length) on one request, every impl
 // (host and OpenCL, static and shape-agnostic) against the reference with ties
 // and empty tensors, one instance over changing shapes and k on every engine,
-// and the negative-k error on both devices.
+// and the errors for a negative k and a k past the axis length on both
+// devices (ONNX TopK: k must not exceed the axis).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,13 +55,16 @@ TEST(Topk, ShapeInference_RefusesABadAxisAndKOfTheWrongTypeOrSize) {
 }
 
 // Runs of x (dtype t, values in [lo, hi): narrow integer ranges give ties)
-// over `shapes`, with k cycling through `ks`.
+// over `shapes`, with k cycling through `ks`, each held to the length of
+// `axis` (a k past it is an error: TopkErrors below).
 std::vector<test::Run> topk_runs(DataType t, const std::vector<Shape>& shapes, const std::vector<int64_t>& ks,
-                                 double lo = -1.0, double hi = 1.0) {
+                                 int64_t axis, double lo = -1.0, double hi = 1.0) {
     std::vector<test::Run> runs;
-    for (size_t i = 0; i < shapes.size(); ++i)
+    for (size_t i = 0; i < shapes.size(); ++i) {
+        const int64_t n = shapes[i][static_cast<size_t>(axis < 0 ? axis + int64_t(shapes[i].rank()) : axis)];
         runs.push_back({test::random_tensor(t, shapes[i], 10 + i, lo, hi),
-                        HostTensor::from_int64(DataType::i64, {1}, {ks[i % ks.size()]})});
+                        HostTensor::from_int64(DataType::i64, {1}, {std::min(ks[i % ks.size()], n)})});
+    }
     return runs;
 }
 
@@ -71,7 +75,7 @@ test::OpSetup setup(DataType t, int64_t axis, bool largest, bool sorted) {
             {}};
 }
 
-// Empty lines, a size-1 axis, k = 0, k above the axis length.
+// Empty lines, a size-1 axis, k = 0, k at the axis length.
 const std::vector<Shape> kShapes = {{2, 5, 3}, {3, 1, 4}, {2, 0, 3}, {0, 4, 2}, {4, 17, 2}};
 const std::vector<int64_t> kKs = {3, 1, 0, 5, 20};
 
@@ -85,19 +89,19 @@ TEST(TopkImpls, EveryImplMatchesTheReference) {
             SCOPED_TRACE(std::string(largest ? "largest" : "smallest") + (sorted ? " sorted" : " unsorted") + " axis " +
                          std::to_string(axis));
             test::expect_impls_match_reference(setup(DataType::i32, axis, largest, sorted),
-                                               topk_runs(DataType::i32, kShapes, kKs, -2, 2));
+                                               topk_runs(DataType::i32, kShapes, kKs, axis, -2, 2));
         }
     for (int64_t axis : {1, -1})
         test::expect_impls_match_reference(setup(DataType::f32, axis, axis > 0, axis < 0),
-                                           topk_runs(DataType::f32, kShapes, kKs));
+                                           topk_runs(DataType::f32, kShapes, kKs, axis));
     for (DataType t : {DataType::f16, DataType::i64})
-        test::expect_impls_match_reference(setup(t, 1, true, true), topk_runs(t, kShapes, kKs, -3, 3));
+        test::expect_impls_match_reference(setup(t, 1, true, true), topk_runs(t, kShapes, kKs, 1, -3, 3));
 }
 
 TEST(TopkDynamic, OneInstanceFollowsChangingShapesAndKOnEveryEngine) {
     std::vector<Shape> shapes;
     for (int64_t n : test::tail_sizes()) shapes.push_back(Shape{2, n, 1});
-    const std::vector<test::Run> runs = topk_runs(DataType::f32, shapes, {1, 3, 16, 300, 0});
+    const std::vector<test::Run> runs = topk_runs(DataType::f32, shapes, {1, 3, 16, 300, 0}, 1);
     for (const test::SequenceOptions& o : test::every_engine_and_mode())
         test::expect_sequence(setup(DataType::f32, 1, true, true), runs, o);
 }
@@ -107,11 +111,11 @@ TEST(Topk, ChangingK_ValuesIndicesAndShapesMatchASort) {
         auto net = network(largest);
         InferRequest r(net);
         const HostTensor x = HostTensor::from_floats({2, 5}, {3, 1, 4, 1, 5, 9, 2, 6, 5, 3});
-        for (int64_t k : {2, 5, 1, 0, 7}) {
+        for (int64_t k : {2, 5, 1, 0, 4}) {
             r.set_input("x", x);
             r.set_input("k", HostTensor::from_int64(DataType::i64, {1}, {k}));
             r.infer();
-            const size_t kk = static_cast<size_t>(std::min<int64_t>(k, 5));
+            const auto kk = static_cast<size_t>(k);
             ASSERT_EQ(r.output(0).shape(), Shape({2, static_cast<int64_t>(kk)}))
                 << "k=" << k << " got " << r.output(0).shape().to_string();
             ASSERT_EQ(r.output(1).shape(), Shape({2, static_cast<int64_t>(kk)}));
@@ -130,22 +134,46 @@ TEST(Topk, ChangingK_ValuesIndicesAndShapesMatchASort) {
     }
 }
 
-void expect_negative_k_refused(const EnginePtr& engine) {
-    auto net = network(true, engine);
-    InferRequest r(net);
-    r.set_input("x", HostTensor::from_floats({1, 3}, {1, 2, 3}));
-    r.set_input("k", HostTensor::from_int64(DataType::i64, {1}, {-1}));
-    const std::string m = test::error_of([&] { r.infer(); });
-    EXPECT_NE(m.find("node 't'"), std::string::npos) << m;
-    EXPECT_NE(m.find("k is -1"), std::string::npos) << m;
+// A k outside [0, axis length] is an error naming the node, k and the axis
+// length, the same words on every engine; the request then serves a good k.
+void expect_bad_k_refused(const EnginePtr& engine) {
+    for (bool dynamic : {true, false}) {
+        SCOPED_TRACE(dynamic ? "dynamic impls" : "static impls");
+        Attributes a;
+        a.set("axis", int64_t(1));
+        auto p = std::make_shared<Program>(test::registry(), "topk");
+        p->add_input("x", Layout(PartialShape{Dimension(), Dimension()}, DataType::f32));
+        p->add_input("k", Layout(PartialShape{1}, DataType::i64));
+        p->add_node("t", "topk", {"x", "k"}, a);
+        p->add_output("t:0");
+        p->add_output("t:1");
+        p->build();
+        NetworkOptions opts;
+        opts.use_dynamic_impls = dynamic;
+        opts.async_compile = false;
+        InferRequest r(Network::create(p, engine, opts));
+        const HostTensor x = HostTensor::from_floats({2, 3}, {1, 2, 3, 6, 5, 4});
+        for (int64_t k : std::vector<int64_t>{-1, 4, 7, int64_t(1) << 40, -(int64_t(1) << 40)}) {
+            r.set_input("x", x);
+            r.set_input("k", HostTensor::from_int64(DataType::i64, {1}, {k}));
+            const std::string m = test::error_of([&] { r.infer(); });
+            EXPECT_NE(m.find("node 't'"), std::string::npos) << m;
+            EXPECT_NE(m.find("k is " + std::to_string(k) + "; it must be in [0, 3]"), std::string::npos) << m;
+            EXPECT_NE(m.find("axis 1 of input [2,3]"), std::string::npos) << m;
+            r.set_input("k", HostTensor::from_int64(DataType::i64, {1}, {3}));
+            r.infer();
+            EXPECT_EQ(r.output(0).shape(), Shape({2, 3}));
+            EXPECT_EQ(r.output(1).to_int64(), (std::vector<int64_t>{2, 1, 0, 0, 1, 2}));
+        }
+    }
 }
 
-TEST(Topk, NegativeK_ErrorNamesTheNode) { expect_negative_k_refused(test::engine()); }
+TEST(TopkErrors, KOutsideTheAxis_ErrorNamesNodeKAndAxisLength) { expect_bad_k_refused(test::engine()); }
 
-TEST(TopkOcl, NegativeK_ErrorNamesTheNode) {
+TEST(TopkErrors, KOutsideTheAxis_SameErrorOnTheDevice) {
     const EnginePtr eng = test::ocl_engine();
     if (!eng) GTEST_SKIP() << "no ocl engine";
-    expect_negative_k_refused(eng);
+    expect_bad_k_refused(eng);
 }
 
 }   // namespace

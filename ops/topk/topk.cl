@@ -3,8 +3,10 @@
 // of its line that come before it (a better value, or an equal one at a lower
 // index); the k of rank < k are the result, stored at their rank (SORTED) or in
 // index order. Values are moved as bits (BITS_TYPE), compared as KEY_TYPE.
-// Work-item 0 reports k (clamped to the axis length; negative as it is, for
-// the host's error) even when there is no line.
+// Work-item 0 reports k as it is (its low and high 32 bits) even when there
+// is no line; the host raises an error for a k outside [0, AXIS_LEN]. The
+// lines then hold k clamped to that range, so that a bad k never writes past
+// the outputs' bound.
 #if DATA_F16
 #define KEY(p, i) vload_half((i), (__global const half*)(p))
 #else
@@ -22,7 +24,10 @@ KERNEL(topk_lines)(OPTIONAL_SHAPE_INFO_ARG __global const BITS_TYPE* input0, __g
     const long k_in = (long)input1[0];
     const long k = clamp(k_in, 0L, n);
     const ulong line = get_global_id(0);
-    if (line == 0) report[0] = (int)clamp(k_in, (long)INT_MIN, n);
+    if (line == 0) {
+        report[0] = (int)(k_in & 0xffffffffL);
+        report[1] = (int)(k_in >> 32);
+    }
     if (line >= (ulong)OUTER_INNER || k == 0) return;
     const ulong inner = (ulong)INNER;
     const ulong src = (line / inner) * (ulong)n * inner + line % inner;

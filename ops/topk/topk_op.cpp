@@ -3,7 +3,8 @@
 //
 // k is data: the op declares OpTraits::data_dependent_output, shape inference
 // gives the bound (the input's shape: k <= the axis length), and the kernel
-// reads k, clamps it to the axis length and reports the actual shapes. Outputs:
+// reads k and reports the actual shapes; a k outside [0, axis length] is an
+// error on every device (as ONNX TopK and onnxruntime have it). Outputs:
 // values (the input's dtype) and indices (i64 positions along the axis). Ties
 // keep the lower index first; `sorted: false` returns the chosen elements in
 // index order. The OpenCL impls (topk.cl) report k through the SDK's report
@@ -42,9 +43,15 @@ size_t axis_of(const Attributes& a, size_t rank) {
     return static_cast<size_t>(normalize_axis(a.get_int("axis"), static_cast<int64_t>(rank)));
 }
 
-// k as the kernels report it: negative is the caller's error.
-size_t checked_k(int64_t k) {
-    if (k < 0) throw Error("k is " + std::to_string(k) + "; it must be >= 0");
+// k as the kernels read it, checked against the axis length `n` of input
+// `x`: outside [0, n] it is an error naming the node, k and the axis, the
+// same on every device.
+size_t checked_k(int64_t k, const Shape& x, size_t axis, const std::string& node) {
+    const int64_t n = x[axis];
+    if (k < 0 || k > n)
+        throw Error("k is " + std::to_string(k) + "; it must be in [0, " + std::to_string(n) + "] (the length of axis " +
+                        std::to_string(axis) + " of input " + x.to_string() + ")",
+                    node_context(node, "topk", "k"));
     return static_cast<size_t>(k);
 }
 
@@ -54,7 +61,7 @@ void topk_kernel(HostCall& call) {
     const bool largest = call.attrs().get_bool("largest");
     const bool sorted = call.attrs().get_bool("sorted");
     const size_t n = static_cast<size_t>(s[axis]);
-    const size_t k = std::min(checked_k(call.get_ints(1).at(0)), n);
+    const size_t k = checked_k(call.get_ints(1).at(0), s, axis, call.node());
     size_t outer = 1, inner = 1;
     for (size_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(s[d]);
     for (size_t d = axis + 1; d < s.rank(); ++d) inner *= static_cast<size_t>(s[d]);
@@ -85,6 +92,11 @@ void topk_kernel(HostCall& call) {
     call.set_output_shape(1, out);
 }
 
+// k as work-item 0 of topk.cl reports it: its low and high 32 bits.
+int64_t reported_k(const std::vector<int32_t>& r) {
+    return static_cast<int64_t>(uint64_t(uint32_t(r.at(1))) << 32 | uint32_t(r.at(0)));
+}
+
 // One work-item per line (topk.cl); at least one, which reports k.
 OclKernelSpec ocl_spec() {
     OclKernelSpec spec;
@@ -106,16 +118,23 @@ OclKernelSpec ocl_spec() {
         const size_t axis = axis_of(*p.attrs, s.rank());
         return dispatch_1d(std::max<size_t>(dims_product(s, 0, axis) * dims_product(s, axis + 1, s.rank()), 1), l);
     };
-    spec.report_ints = 1;
+    // k's low and high 32 bits, checked on the host (an error there) before
+    // they give the shapes.
+    spec.report_ints = 2;
+    spec.report_check = [](const KernelParams& p, const std::vector<int32_t>& r) {
+        const Shape s = p.inputs[0].get_shape();
+        checked_k(reported_k(r), s, axis_of(*p.attrs, s.rank()), p.node);
+    };
     spec.report_shapes = [](const KernelParams& p, const std::vector<int32_t>& r) {
         Shape s = p.inputs[0].get_shape();
-        s[axis_of(*p.attrs, s.rank())] = static_cast<int64_t>(checked_k(r[0]));
+        s[axis_of(*p.attrs, s.rank())] = reported_k(r);
         return std::vector<Shape>{s, s};
     };
     return spec;
 }
 
-// The report holds k in an int: the axis must fit one.
+// The indices are computed in longs, k comes back whole: only the element
+// count is held to an int.
 std::string check_ocl(const KernelParams& p) {
     const Layout& x = p.inputs[0];
     if (x.is_static() && x.count() > 0x7fffffffu) return "the input has more than 2^31-1 elements";

@@ -6,6 +6,9 @@
 // Accuracy (f32, over the whole float range): exp and log within 2e-7
 // relative, erf within 2e-7 absolute (Abramowitz & Stegun 7.1.26 refined by
 // one exp), tanh within 2e-7 absolute. Denormal results flush to 0.
+// Special values are libm's: NaN gives NaN, exp overflows to +inf and gives 0
+// for -inf, log gives +inf for +inf, -inf for 0 and NaN below 0; sigmoid,
+// tanh and erf saturate at +-inf (activation's NaN/inf test checks them).
 //
 // DYNRT_CPU_CLONES in front of a loop function builds it for AVX-512, AVX2
 // and the baseline, picked once at load time by the CPU that runs it.
@@ -45,9 +48,13 @@ DYNRT_VEC_INLINE int32_t float_to_bits(float f) {
 }
 
 // e^x: x = n ln2 + r with |r| <= ln2/2 (two-part ln2), e^r by its degree-6
-// Taylor polynomial, 2^n through the exponent bits.
-DYNRT_VEC_INLINE float exp(float x) {
-    x = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
+// Taylor polynomial, 2^n through the exponent bits. x is held to the range of
+// normal results first (a NaN as 0, so the float-to-int conversion below is
+// defined), and the specials are selected at the end.
+DYNRT_VEC_INLINE float exp(float in) {
+    const float lo = -87.33654f, hi = 88.72283f;   // ln of the smallest normal float, ln FLT_MAX
+    float x = in != in ? 0.0f : in;
+    x = x < lo ? lo : (x > hi ? hi : x);
     const float round_magic = 12582912.0f;   // 1.5 * 2^23: adding it rounds to an integer
     const float n = (x * 1.44269504089f + round_magic) - round_magic;
     const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
@@ -61,12 +68,14 @@ DYNRT_VEC_INLINE float exp(float x) {
     // n in [-126, 128]: split in two so 2^n never overflows the exponent field.
     const int32_t ni = static_cast<int32_t>(n);
     const int32_t half = ni / 2;
-    return p * bits_to_float((half + 127) << 23) * bits_to_float((ni - half + 127) << 23);
+    const float y = p * bits_to_float((half + 127) << 23) * bits_to_float((ni - half + 127) << 23);
+    const float inf = bits_to_float(0x7f800000);
+    return in != in ? in : (in > 88.7228391f ? inf : (in < lo ? 0.0f : y));
 }
 
-// ln x for x > 0 (0 gives a large negative value, not -inf; negatives are not
-// checked: callers pass positive values): x = m 2^e with m in [sqrt(1/2),
-// sqrt(2)), ln m = 2 atanh(s), s = (m - 1) / (m + 1), by its odd series.
+// ln x: x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s),
+// s = (m - 1) / (m + 1), by its odd series; +inf, 0, negatives and NaN
+// selected at the end (the bit work alone would give finite values for them).
 DYNRT_VEC_INLINE float log(float x) {
     int32_t bits = float_to_bits(x);
     int32_t e = ((bits >> 23) & 0xff) - 127;
@@ -81,7 +90,9 @@ DYNRT_VEC_INLINE float log(float x) {
     p = p * s2 + 2.0f / 5.0f;
     p = p * s2 + 2.0f / 3.0f;
     p = p * s2 + 2.0f;
-    return p * s + static_cast<float>(e) * 0.693147180560f;
+    const float y = p * s + static_cast<float>(e) * 0.693147180560f;
+    const float inf = bits_to_float(0x7f800000);
+    return x != x ? x : (x < 0.0f ? bits_to_float(0x7fc00000) : (x == 0.0f ? -inf : (x == inf ? inf : y)));
 }
 
 DYNRT_VEC_INLINE float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
