@@ -118,19 +118,39 @@ def main():
         print("%s: %.0f s in all" % (dev, sum(results[(d, dev)][2] for d in folders)))
 
     if args.markdown:
+        # One row per architecture, one column per exporter and device, and the
+        # architecture's counts over its models and devices.
         def cell(r):
+            if r is None:
+                return "-"   # not exported that way
             if r[0] == "pass":
                 return "pass"
             if r[0] == "unsupported":
                 return "unsupported (%s)" % r[1]
             return "**FAIL** (%s)" % r[1]
+        exporters = sorted({d.rsplit("_", 1)[1] for d in folders})
+        cols = [(e, dev) for e in exporters for dev in devices]
         with open(args.markdown, "w") as f:
-            f.write("| architecture | exporter | %s |\n|---|---|%s\n" % (" | ".join(devices), "---|" * len(devices)))
-            for d in folders:
-                a, e = d.rsplit("_", 1)
-                f.write("| %s | %s | %s |\n" % (a, e, " | ".join(cell(results[(d, dev)]) for dev in devices)))
-            f.write("| **models: pass / unsupported / FAIL** | | %s |\n"
-                    % " | ".join("%d / %d / %d" % tuple(totals[dev]) for dev in devices))
+            f.write("| architecture | %s | pass / unsupported / FAIL |\n" % " | ".join("%s: %s" % c for c in cols))
+            f.write("|---|%s---|\n" % ("---|" * len(cols)))
+            for a in archs:
+                c = [0, 0, 0]
+                cells = []
+                for e, dev in cols:
+                    r = results.get(("%s_%s" % (a, e), dev))
+                    if r:
+                        c[["pass", "unsupported", "FAIL"].index(r[0])] += 1
+                    cells.append(cell(r))
+                f.write("| %s | %s | %d / %d / %d |\n" % (a, " | ".join(cells), c[0], c[1], c[2]))
+            col_counts = []
+            for e, dev in cols:
+                c = [0, 0, 0]
+                for d in folders:
+                    if d.rsplit("_", 1)[1] == e:
+                        c[["pass", "unsupported", "FAIL"].index(results[(d, dev)][0])] += 1
+                col_counts.append("%d / %d / %d" % tuple(c))
+            f.write("| **models** | %s | %s |\n" % (" | ".join(col_counts), " + ".join(
+                "%s %d / %d / %d" % ((dev,) + tuple(totals[dev])) for dev in devices)))
     if args.failures:
         with open(args.failures, "w") as f:
             for dev in devices:

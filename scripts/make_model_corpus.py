@@ -41,15 +41,6 @@ ROOT = os.path.dirname(HERE)
 REQUIREMENTS = os.path.join(HERE, "corpus-requirements.txt")
 
 
-def pinned(package):
-    with open(REQUIREMENTS) as f:
-        for line in f:
-            line = line.split("#")[0].strip()
-            if line.startswith(package + "=="):
-                return line
-    raise SystemExit("%s: %s is not pinned" % (REQUIREMENTS, package))
-
-
 def ensure_venv():
     venv = os.path.join(ROOT, "build", "corpus-venv")
     py = os.path.join(venv, "bin", "python")
@@ -58,10 +49,8 @@ def ensure_venv():
         wanted = f.read()
     if not os.path.exists(stamp) or open(stamp).read() != wanted:
         subprocess.check_call([sys.executable, "-m", "venv", "--clear", venv])
-        # torch and torchvision from PyTorch's CPU index (the PyPI wheels carry CUDA);
-        # the same versions, so the exported files are the same.
-        subprocess.check_call([py, "-m", "pip", "install", "--quiet", "--index-url",
-                               "https://download.pytorch.org/whl/cpu", pinned("torch"), pinned("torchvision")])
+        # From PyPI, as pip is configured (PIP_INDEX_URL, PIP_EXTRA_INDEX_URL:
+        # e.g. PyTorch's CPU index for a smaller torch).
         subprocess.check_call([py, "-m", "pip", "install", "--quiet", "-r", REQUIREMENTS])
         with open(stamp, "w") as f:
             f.write(wanted)
