@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -248,6 +249,93 @@ TEST_F(OclCacheTest, DanglingLinkOrDirectory_IsRejected) {
     EXPECT_EQ(s.disk_cache_rejects, 1u);
     EXPECT_EQ(s.source_builds, 1u);
     EXPECT_TRUE(contains(log, "not a regular file")) << log;
+}
+
+
+// ---- bounds (DYNRT_OCL_PROGRAMS, DYNRT_OCL_DISK_CACHE_MB) -------------------
+
+// Builds `scale` with N = n (one program per n) on `e` and checks it.
+void run_scale_n(Engine& e, size_t n) {
+    OclDevice* dev = OclDevice::from(e);
+    auto stream = e.create_stream();
+    auto kernel = dev->build_kernel(kScale, "scale", JitDefines{{"N", std::to_string(n)}});
+    std::vector<float> a(n, 2.0f);
+    const Layout l(Shape{int64_t(n)}, DataType::f32);
+    auto ba = e.allocate(n * 4), bo = e.allocate(n * 4);
+    ba->write(*stream, a.data(), 0, n * 4);
+    Memory ma(ba, l), mo(bo, l);
+    const size_t work[3] = {n, 1, 1};
+    dev->launch(*stream, *kernel, {OclArg::mem(ma), OclArg::mem(mo)}, dispatch_for(work, 1, dev->limits()));
+    stream->finish();
+    std::vector<float> out(n);
+    bo->read(*stream, out.data(), 0, n * 4);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 7.0f) << "element " << i;
+}
+
+// Scoped environment variable.
+struct Env {
+    Env(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+    ~Env() { unsetenv(name_); }
+    const char* name_;
+};
+
+// An engine keeps at most DYNRT_OCL_PROGRAMS programs: one program per shape
+// (static impls) grew without bound. The least recently used leave, counted;
+// a kernel asked for again comes back from the disk cache, and a kernel still
+// held keeps its program working.
+TEST_F(OclCacheTest, ProgramsOverTheCap_LeaveLeastRecentlyUsedFirst) {
+    Env cap("DYNRT_OCL_PROGRAMS", "2");
+    auto e = make_engine();
+    OclDevice* dev = OclDevice::from(*e);
+    auto held = dev->build_kernel(kScale, "scale", JitDefines{{"N", "3"}});
+    for (size_t n : {5, 6, 7, 8}) run_scale_n(*e, n);
+    OclBuildStats s = dev->build_stats();
+    EXPECT_EQ(s.memory_cache_evictions, 3u);   // 5 programs, 2 kept
+    run_scale_n(*e, 8);                        // the most recent: still built
+    EXPECT_EQ(dev->build_stats().memory_cache_hits, s.memory_cache_hits + 1);
+    const size_t disk_hits = dev->build_stats().disk_cache_hits;
+    run_scale_n(*e, 5);   // evicted: from the disk cache, not from source
+    EXPECT_EQ(dev->build_stats().disk_cache_hits, disk_hits + 1);
+    EXPECT_EQ(dev->build_stats().source_builds, s.source_builds);
+    run_scale_n(*e, 3);   // its program left the cache while `held` kept it alive
+    EXPECT_NE(held, nullptr);
+}
+
+// Over DYNRT_OCL_DISK_CACHE_MB the least recently used entries are deleted,
+// down to 3/4 of the cap, and counted; the entry just written stays.
+TEST_F(OclCacheTest, DiskCacheOverTheCap_DeletesTheOldestEntries) {
+    Env cap("DYNRT_OCL_DISK_CACHE_MB", "1");
+    const fs::path dir = OclDevice::from(*engine_)->cache_dir();
+    std::vector<fs::path> old;
+    for (int i = 0; i < 3; ++i) {
+        old.push_back(dir / ("old" + std::to_string(i) + ".clbin"));
+        std::ofstream(old.back(), std::ios::binary) << std::string(400 << 10, 'x');
+        fs::last_write_time(old.back(), fs::file_time_type::clock::now() - std::chrono::hours(24 * (i + 1)));
+    }
+    auto e = make_engine();
+    run_scale_n(*e, 11);
+    const OclBuildStats s = OclDevice::from(*e)->build_stats();
+    EXPECT_EQ(s.disk_cache_writes, 1u);
+    EXPECT_EQ(s.disk_cache_evictions, 2u);   // 1.2 MiB + the entries -> under 768 KiB
+    EXPECT_FALSE(fs::exists(old[2]));          // the oldest first
+    EXPECT_FALSE(fs::exists(old[1]));
+    EXPECT_TRUE(fs::exists(old[0]));
+    EXPECT_TRUE(fs::exists(entry_));           // used more recently than the old ones
+    size_t entries = 0;
+    for (const auto& f : fs::directory_iterator(dir)) entries += f.path().extension() == ".clbin";
+    EXPECT_EQ(entries, 3u);   // old0, the first test entry and the new one
+}
+
+TEST_F(OclCacheTest, BadCapValue_IsAnErrorNamingTheVariable) {
+    for (const char* bad : {"-1", "many", "1.5"}) {
+        Env cap("DYNRT_OCL_PROGRAMS", bad);
+        try {
+            make_engine();
+            ADD_FAILURE() << bad << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_TRUE(contains(e.what(), "DYNRT_OCL_PROGRAMS")) << e.what();
+        }
+    }
 }
 
 }   // namespace

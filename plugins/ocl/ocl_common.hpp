@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -203,9 +204,22 @@ bool write_cache_entry(const std::string& path, const std::string& identity, con
                        std::string& why);
 
 // Programs of one engine: memory cache, then disk cache, then a source build.
+// Both caches are bounded. The memory cache keeps at most `max_programs`
+// programs, least recently used leaving first (a program still used by a
+// kernel lives on with it); the disk cache at most `max_disk_bytes` of entries,
+// the least recently used (by file time, touched on every hit) deleted when a
+// write goes over, down to 3/4 of the cap. 0: no cap.
+struct ProgramCacheLimits {
+    size_t max_programs = 256;
+    uint64_t max_disk_bytes = uint64_t(1) << 30;
+};
+// DYNRT_OCL_PROGRAMS (programs kept per engine) and DYNRT_OCL_DISK_CACHE_MB;
+// a value that is no integer >= 0 is an error naming the variable.
+ProgramCacheLimits program_cache_limits_from_env();
+
 class ProgramCache {
 public:
-    ProgramCache(ContextPtr ctx, std::string dir);
+    ProgramCache(ContextPtr ctx, std::string dir, ProgramCacheLimits limits = {});
     // Returns the built program of `source` (defines already prepended). The
     // caches are keyed by `key_source`: the same text without the `#line`
     // naming the first kernel asked for, so that every kernel of one program
@@ -220,7 +234,10 @@ private:
     struct Entry {
         std::mutex mutex;
         std::shared_ptr<Program> program;
+        std::list<std::string>::iterator lru;   // its place in lru_
     };
+    void evict_programs();   // under mutex_
+    void bound_disk(uint64_t written);
     std::shared_ptr<Program> load_binary(const std::string& path, const std::string& identity,
                                          const std::string& options);
     std::shared_ptr<Program> build_source(const std::string& source, const std::string& options,
@@ -231,7 +248,13 @@ private:
     std::string dir_;
     std::mutex mutex_;
     std::map<std::string, std::shared_ptr<Entry>> entries_;
-    std::atomic<size_t> source_builds_{0}, disk_hits_{0}, disk_rejects_{0}, disk_writes_{0}, memory_hits_{0};
+    std::list<std::string> lru_;   // keys of entries_, most recently used first
+    ProgramCacheLimits limits_;
+    std::mutex disk_mutex_;
+    uint64_t disk_bytes_ = 0;      // the folder's entries, as last counted
+    bool disk_counted_ = false;
+    std::atomic<size_t> source_builds_{0}, disk_hits_{0}, disk_rejects_{0}, disk_writes_{0}, memory_hits_{0},
+        memory_evictions_{0}, disk_evictions_{0};
 };
 
 // Enqueues `kernel` (ocl_kernels.cpp); see OclDevice::launch.

@@ -17,8 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -223,7 +225,28 @@ Program::~Program() {
     if (program) clReleaseProgram(program);
 }
 
-ProgramCache::ProgramCache(ContextPtr ctx, std::string dir) : ctx_(std::move(ctx)), dir_(std::move(dir)) {
+namespace {
+
+uint64_t env_count(const char* name, uint64_t fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    const std::string text = v;
+    if (text.size() > 15 || text.find_first_not_of("0123456789") != std::string::npos)
+        throw Error("bad " + std::string(name) + "='" + text + "': expected an integer >= 0 (0: no cap)");
+    return std::stoull(text);
+}
+
+}   // namespace
+
+ProgramCacheLimits program_cache_limits_from_env() {
+    ProgramCacheLimits l;
+    l.max_programs = static_cast<size_t>(env_count("DYNRT_OCL_PROGRAMS", l.max_programs));
+    l.max_disk_bytes = env_count("DYNRT_OCL_DISK_CACHE_MB", l.max_disk_bytes >> 20) << 20;
+    return l;
+}
+
+ProgramCache::ProgramCache(ContextPtr ctx, std::string dir, ProgramCacheLimits limits)
+    : ctx_(std::move(ctx)), dir_(std::move(dir)), limits_(limits) {
     if (dir_.empty()) return;
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
@@ -248,8 +271,15 @@ std::shared_ptr<Program> ProgramCache::get(const std::string& key_source, const 
     {
         std::lock_guard<std::mutex> lock(mutex_);
         auto& slot = entries_[key];
-        if (!slot) slot = std::make_shared<Entry>();
+        if (!slot) {
+            slot = std::make_shared<Entry>();
+            lru_.push_front(key);
+            slot->lru = lru_.begin();
+        } else {
+            lru_.splice(lru_.begin(), lru_, slot->lru);
+        }
         entry = slot;
+        evict_programs();
     }
     // Per-entry lock: two threads asking for one program build it once, while
     // builds of other programs go ahead in parallel.
@@ -265,6 +295,63 @@ std::shared_ptr<Program> ProgramCache::get(const std::string& key_source, const 
         if (!path.empty()) store_binary(*entry->program, path, identity);
     }
     return entry->program;
+}
+
+// The least recently used programs leave the memory cache. A thread building
+// or loading one holds its entry, so the build still completes and its
+// caller gets the program; a later request builds it again.
+void ProgramCache::evict_programs() {
+    if (limits_.max_programs == 0) return;
+    while (entries_.size() > limits_.max_programs) {
+        const std::string key = lru_.back();
+        lru_.pop_back();
+        entries_.erase(key);
+        ++memory_evictions_;
+    }
+}
+
+// Keeps the disk cache within its cap: the folder is counted once, then kept
+// up to date by what this engine writes; over the cap, the entries least
+// recently used (oldest file time: hits touch theirs) are deleted down to 3/4
+// of it. Other processes' writes are seen at the next count.
+void ProgramCache::bound_disk(uint64_t written) {
+    if (limits_.max_disk_bytes == 0 || dir_.empty()) return;
+    std::lock_guard<std::mutex> lock(disk_mutex_);
+    disk_bytes_ += written;
+    if (disk_counted_ && disk_bytes_ <= limits_.max_disk_bytes) return;
+    struct File {
+        std::filesystem::file_time_type time;
+        uint64_t size;
+        std::filesystem::path path;
+    };
+    std::vector<File> files;
+    uint64_t total = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code e2;
+        if (it->path().extension() != ".clbin" || !it->is_regular_file(e2)) continue;
+        const uint64_t size = it->file_size(e2);
+        const auto time = it->last_write_time(e2);
+        if (e2) continue;
+        files.push_back({time, size, it->path()});
+        total += size;
+    }
+    disk_counted_ = true;
+    disk_bytes_ = total;
+    if (total <= limits_.max_disk_bytes) return;
+    std::sort(files.begin(), files.end(), [](const File& a, const File& b) { return a.time < b.time; });
+    const uint64_t target = limits_.max_disk_bytes / 4 * 3;
+    for (const File& f : files) {
+        if (disk_bytes_ <= target) break;
+        std::error_code e3;
+        if (std::filesystem::remove(f.path, e3)) {
+            disk_bytes_ -= f.size;
+            ++disk_evictions_;
+        }
+    }
+    if (ctx_->verbose)
+        std::cerr << "ocl: binary cache over " << (limits_.max_disk_bytes >> 20) << " MiB: " << disk_evictions_.load()
+                  << " entries evicted so far\n";
 }
 
 std::shared_ptr<Program> ProgramCache::load_binary(const std::string& path, const std::string& identity,
@@ -296,6 +383,7 @@ std::shared_ptr<Program> ProgramCache::load_binary(const std::string& path, cons
     }
     p->from_binary_cache = true;
     ++disk_hits_;
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);   // recently used: the last to be evicted
     return p;
 }
 
@@ -333,8 +421,12 @@ void ProgramCache::store_binary(const Program& p, const std::string& path, const
     unsigned char* ptr = bin.data();
     if (clGetProgramInfo(p.program, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) != CL_SUCCESS) return;
     std::string why;
-    if (write_cache_entry(path, identity, bin, why)) ++disk_writes_;
-    else if (ctx_->verbose) std::cerr << "ocl: binary cache: " << why << "\n";
+    if (write_cache_entry(path, identity, bin, why)) {
+        ++disk_writes_;
+        bound_disk(bin.size() + identity.size());
+    } else if (ctx_->verbose) {
+        std::cerr << "ocl: binary cache: " << why << "\n";
+    }
 }
 
 OclBuildStats ProgramCache::stats() const {
@@ -344,12 +436,15 @@ OclBuildStats ProgramCache::stats() const {
     s.disk_cache_rejects = disk_rejects_.load();
     s.disk_cache_writes = disk_writes_.load();
     s.memory_cache_hits = memory_hits_.load();
+    s.memory_cache_evictions = memory_evictions_.load();
+    s.disk_cache_evictions = disk_evictions_.load();
     return s;
 }
 
 void ProgramCache::clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     entries_.clear();   // kernels already handed out keep their programs alive
+    lru_.clear();
 }
 
 }   // namespace dynrt::ocl

@@ -56,6 +56,12 @@ struct OclBuildStats {
     size_t disk_cache_rejects = 0;   // corrupt or stale cache entries (rebuilt from source)
     size_t disk_cache_writes = 0;    // binaries written to the cache
     size_t memory_cache_hits = 0;    // programs found already built in this engine
+    // Programs this engine let go of to stay within its cap
+    // (DYNRT_OCL_PROGRAMS; kernels already handed out keep theirs alive).
+    size_t memory_cache_evictions = 0;
+    // Entries deleted from the disk cache to stay within its cap
+    // (DYNRT_OCL_DISK_CACHE_MB), least recently used first.
+    size_t disk_cache_evictions = 0;
 };
 
 // Profiling totals of one stream; kernel times are only measured on streams
