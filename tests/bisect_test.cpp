@@ -18,6 +18,7 @@
 
 #include "dynrt/error.hpp"
 #include "dynrt/module_loader.hpp"
+#include "dynrt/passes.hpp"
 #include "onnx_import.hpp"
 #include "test_support.hpp"
 
@@ -227,6 +228,28 @@ TEST(Bisect, Cli_ExitsWith1NamingTheNodeAndThePass) {
     EXPECT_NE(p.out.find("bisect: no difference"), std::string::npos) << p.out;
     p = onnx_test_cli(model.string() + " --bisect --passes=-fusion,-nope");
     EXPECT_EQ(p.code, 2) << p.out;
+}
+
+// --each-pass-off runs the model as configured and once with each pass off
+// alone, names the pass of every failing run and bisects it: with the broken
+// fused path, every run but the one without fusion fails, and the bisect of a
+// failing run names the Relu. With fusion off from the start, nothing fails.
+TEST(EachPassOff, Cli_RunsEveryPassOffAloneAndBisectsTheFailures) {
+    TempDir dir;
+    const fs::path model = write_double_relu(dir.path / "double_relu");
+    Proc p = onnx_test_cli(model.string() + " --each-pass-off --no-dynamic");
+    EXPECT_EQ(p.code, 1) << p.out;
+    EXPECT_NE(p.out.find("passes as configured (all): 0 passed, 2 failed"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("passes fusion off: 2 passed, 0 failed"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("passes views off: 0 passed, 2 failed"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("with passes views off"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("first difference: tensor 'r' of node 'relu' (Relu)"), std::string::npos) << p.out;
+    for (const PassInfo& pass : passes())
+        EXPECT_NE(p.out.find("passes " + std::string(pass.name) + " off:"), std::string::npos) << pass.name;
+    p = onnx_test_cli(model.string() + " --each-pass-off --no-dynamic --passes -fusion");
+    EXPECT_EQ(p.code, 0) << p.out;
+    EXPECT_EQ(p.out.find("passes fusion off:"), std::string::npos) << p.out;   // already off: not run again
+    EXPECT_NE(p.out.find("with failures"), std::string::npos) << p.out;
 }
 
 namespace {

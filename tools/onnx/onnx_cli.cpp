@@ -14,6 +14,7 @@
 #include "cli_parse.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_loader.hpp"
+#include "dynrt/passes.hpp"
 #include "onnx_import.hpp"
 
 namespace po = boost::program_options;
@@ -62,6 +63,58 @@ int bisect(const std::shared_ptr<const dynrt::Registry>& registry, const std::ve
     return failed ? 1 : 0;
 }
 
+// --each-pass-off: the folders once as configured and once more with each
+// pass that is on turned off alone (the switchboard's table, so a pass added
+// later is tried too). A case that fails in any of these runs is printed with
+// the pass that was off, and its model folder is bisected under the same
+// passes, naming the first node whose output differs. Exit 1 when any run
+// failed.
+int each_pass_off(const std::shared_ptr<const dynrt::Registry>& registry, const std::vector<std::string>& paths,
+                  const dynrt::onnx::TestOptions& opt) {
+    using namespace dynrt;
+    std::vector<std::pair<std::string, PassSet>> runs{{"as configured (" + opt.passes.to_string() + ")", opt.passes}};
+    for (const PassInfo& p : passes()) {
+        if (!opt.passes.on(p.name)) continue;
+        PassSet off = opt.passes;
+        off.set(p.name, false);
+        runs.emplace_back(std::string(p.name) + " off", off);
+    }
+    size_t failed_runs = 0;
+    for (const auto& [label, set] : runs) {
+        onnx::TestOptions o = opt;
+        o.passes = set;
+        const onnx::TestReport r = onnx::run_tests(registry, paths, o);
+        const size_t bad = r.failed + r.errors + (opt.strict ? r.unsupported : 0);
+        std::cout << "passes " << label << ": " << r.passed << " passed, " << r.failed << " failed, " << r.errors
+                  << " errors, " << r.unsupported << " unsupported\n";
+        if (bad == 0) continue;
+        ++failed_runs;
+        std::vector<std::string> folders;
+        for (const onnx::CaseResult& c : r.cases) {
+            if (c.status == "pass" || (c.status == "unsupported" && !opt.strict)) continue;
+            std::cout << "  " << c.status << "  " << c.folder << "/" << c.data_set << " with passes " << label << ": "
+                      << c.detail << "\n";
+            const std::string folder = std::filesystem::path(c.path).string();
+            if (std::find(folders.begin(), folders.end(), folder) == folders.end()) folders.push_back(folder);
+        }
+        onnx::BisectOptions bo;
+        bo.device = opt.device;
+        bo.passes = set;
+        bo.rtol = opt.rtol;
+        bo.atol = opt.atol;
+        bo.dynamic_pass = opt.dynamic_pass;
+        for (const std::string& f : folders) {
+            try {
+                std::cout << onnx::bisect_text(onnx::bisect(registry, f, bo));
+            } catch (const std::exception& e) {
+                std::cout << "bisect " << f << ": error: " << e.what() << "\n";
+            }
+        }
+    }
+    std::cout << "each pass off: " << runs.size() << " runs, " << failed_runs << " with failures\n" << std::flush;
+    return failed_runs ? 1 : 0;
+}
+
 }   // namespace
 
 int dynrt_onnx_test_main(int argc, char** argv) {
@@ -93,6 +146,9 @@ int dynrt_onnx_test_main(int argc, char** argv) {
         "bisect",
         "per model folder: the first tensor that differs from the reference run (every pass off, the cpu "
         "reference impls) and the pass that changed it; exit 1 when one differs (docs/onnx.md)")(
+        "each-pass-off",
+        "run the folders as configured, then once with each pass that is on turned off alone; a failure "
+        "names the pass and is bisected to its first differing node (docs/onnx.md)")(
         "passes", po::value<std::string>(),
         "switch passes off or on: \"-fusion,-views\", \"fusion=off\", \"none\" (applied over DYNRT_PASSES; "
         "docs/onnx.md)")("verbose,v", "print passing cases too")("path", po::value<std::vector<std::string>>(&paths),
@@ -173,6 +229,7 @@ int dynrt_onnx_test_main(int argc, char** argv) {
             }
         }
         if (vm.count("bisect")) return bisect(registry, paths, opt);
+        if (vm.count("each-pass-off")) return each_pass_off(registry, paths, opt);
         const onnx::TestReport report = onnx::run_tests(registry, paths, opt);
         std::cout << onnx::summary_text(report, opt.verbose);
         if (vm.count("markdown")) {
