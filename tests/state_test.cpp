@@ -333,9 +333,11 @@ void kv_attention_in_place(int64_t batch) {
             EXPECT_EQ(node_counters(on, n + "_all").executions, 0u) << n;
             EXPECT_EQ(on.inst(n + "_new").output_memory()->buffer(), on.inst(n + "_all").output_memory()->buffer());
         }
-        for (const auto& node : on.last_run().nodes)
-            if (node.node == "k_new" || node.node == "v_new")
+        for (const auto& node : on.last_run().nodes) {
+            if (node.node == "k_new" || node.node == "v_new") {
                 EXPECT_EQ(node.impl, "fully_connected_cpu_dnnl_dynamic") << node.node;
+            }
+        }
     }
     for (const char* v : {"k_cache", "v_cache"}) {
         EXPECT_EQ(on.get_state(v).shape(), Shape({batch, 40, 8}));
