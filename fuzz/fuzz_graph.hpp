@@ -28,8 +28,8 @@ namespace dynrt::fuzz::graph {
 // between primitives, so that every node runs on its own through the cpu
 // reference impls.
 struct PassOptions {
-    PassSet passes;          // the switchboard (dynrt/passes.hpp): import, program and network passes
-    NetworkOptions network;  // the network's options besides the passes (host_reference_only)
+    PassSet passes;           // the switchboard (dynrt/passes.hpp): import, program and network passes
+    NetworkOptions network;   // the network's options besides the passes (host_reference_only)
 };
 PassOptions all_passes_on();
 PassOptions all_passes_off();

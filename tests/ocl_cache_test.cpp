@@ -251,7 +251,6 @@ TEST_F(OclCacheTest, DanglingLinkOrDirectory_IsRejected) {
     EXPECT_TRUE(contains(log, "not a regular file")) << log;
 }
 
-
 // ---- bounds (DYNRT_OCL_PROGRAMS, DYNRT_OCL_DISK_CACHE_MB) -------------------
 
 // Builds `scale` with N = n (one program per n) on `e` and checks it.
@@ -317,10 +316,10 @@ TEST_F(OclCacheTest, DiskCacheOverTheCap_DeletesTheOldestEntries) {
     const OclBuildStats s = OclDevice::from(*e)->build_stats();
     EXPECT_EQ(s.disk_cache_writes, 1u);
     EXPECT_EQ(s.disk_cache_evictions, 2u);   // 1.2 MiB + the entries -> under 768 KiB
-    EXPECT_FALSE(fs::exists(old[2]));          // the oldest first
+    EXPECT_FALSE(fs::exists(old[2]));        // the oldest first
     EXPECT_FALSE(fs::exists(old[1]));
     EXPECT_TRUE(fs::exists(old[0]));
-    EXPECT_TRUE(fs::exists(entry_));           // used more recently than the old ones
+    EXPECT_TRUE(fs::exists(entry_));   // used more recently than the old ones
     size_t entries = 0;
     for (const auto& f : fs::directory_iterator(dir)) entries += f.path().extension() == ".clbin";
     EXPECT_EQ(entries, 3u);   // old0, the first test entry and the new one

@@ -28,15 +28,15 @@ struct Held {
 struct Record {
     std::shared_ptr<Buffer> buffer;
     size_t size = 0;
-    std::multimap<size_t, Held> held;              // by lifetime start; one entry per live lease
+    std::multimap<size_t, Held> held;   // by lifetime start; one entry per live lease
     struct Leases {
         size_t count = 0;
         size_t first = 0;   // the key of its entries in `held`
     };
-    std::unordered_map<size_t, Leases> leases;     // holder -> its live leases of this record
-    size_t pinned = 0;                             // live leases of pinned holders
-    uint64_t freed_in_run = 0;                     // run in which the last holder left
-    size_t last_holder = 0;                        // who left it free
+    std::unordered_map<size_t, Leases> leases;   // holder -> its live leases of this record
+    size_t pinned = 0;                           // live leases of pinned holders
+    uint64_t freed_in_run = 0;                   // run in which the last holder left
+    size_t last_holder = 0;                      // who left it free
     bool free() const { return held.empty(); }
 };
 

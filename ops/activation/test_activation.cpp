@@ -344,7 +344,6 @@ TEST(ActivationValues, RandomF32AndF16MatchNaiveGelu) {
     }
 }
 
-
 // ---- NaN and infinities ---------------------------------------------------------
 //
 // One behaviour on every impl and device: a NaN input gives NaN for every
@@ -373,9 +372,9 @@ std::map<std::string, std::vector<double>> ieee_specials() {
         {"neg", {kNan, -kInf, kInf}},
         {"sqrt", {kNan, kInf, kNan}},
         {"log", {kNan, kInf, kNan}},
-        {"elu", {kNan, kInf, -0.7}},            // alpha 0.7
-        {"leaky_relu", {kNan, kInf, -kInf}},    // slope 0.1
-        {"clamp", {kNan, 0.8, -0.5}},           // [-0.5, 0.8]
+        {"elu", {kNan, kInf, -0.7}},           // alpha 0.7
+        {"leaky_relu", {kNan, kInf, -kInf}},   // slope 0.1
+        {"clamp", {kNan, 0.8, -0.5}},          // [-0.5, 0.8]
         {"hswish", {kNan, kInf, kNan}},
         {"softplus", {kNan, kInf, 0}},
         {"identity", {kNan, kInf, -kInf}},
@@ -397,11 +396,11 @@ std::map<std::string, std::vector<double>> ieee_specials() {
         {"round", {kNan, kInf, -kInf}},
         {"sign", {kNan, 1, -1}},
         {"selu", {kNan, kInf, -1.0507 * 1.6733}},   // gamma (beta) x alpha x (e^-inf - 1)
-        {"celu", {kNan, kInf, -0.7}},                // alpha 0.7
-        {"hard_sigmoid", {kNan, 1, 0}},              // 0.2 x + 0.5 held to [0, 1]
-        {"thresholded_relu", {kNan, kInf, 0}},       // threshold 0.7
+        {"celu", {kNan, kInf, -0.7}},               // alpha 0.7
+        {"hard_sigmoid", {kNan, 1, 0}},             // 0.2 x + 0.5 held to [0, 1]
+        {"thresholded_relu", {kNan, kInf, 0}},      // threshold 0.7
         {"softsign", {kNan, kNan, kNan}},
-        {"shrink", {kNan, kInf, -kInf}},             // lambd 0.5, bias 0.3
+        {"shrink", {kNan, kInf, -kInf}},   // lambd 0.5, bias 0.3
         {"mish", {kNan, kInf, kNan}},
     };
 }

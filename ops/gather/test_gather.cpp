@@ -316,12 +316,12 @@ TEST(GatherOcl, OutOfRangeIndexRaisesTheHostErrorOnTheDevice) {
                            {"index " + std::to_string(v) + " (at position 2)", "of size 3"}});
         }
     const HostTensor good = HostTensor::from_int64(DataType::i64, Shape{4}, {-1, 0, -3, 2});
-    test::expect_device_index_errors({"gather",
-                                      axis_attr(0),
-                                      {Layout({Dimension(), Dimension()}, DataType::f32),
-                                       Layout({Dimension()}, DataType::i64)},
-                                      {}},
-                                     bad, {test::random_tensor(DataType::f32, Shape{3, 4}, 6), good});
+    test::expect_device_index_errors(
+        {"gather",
+         axis_attr(0),
+         {Layout({Dimension(), Dimension()}, DataType::f32), Layout({Dimension()}, DataType::i64)},
+         {}},
+        bad, {test::random_tensor(DataType::f32, Shape{3, 4}, 6), good});
 }
 
 }   // namespace

@@ -49,8 +49,8 @@ size_t axis_of(const Attributes& a, size_t rank) {
 size_t checked_k(int64_t k, const Shape& x, size_t axis, const std::string& node) {
     const int64_t n = x[axis];
     if (k < 0 || k > n)
-        throw Error("k is " + std::to_string(k) + "; it must be in [0, " + std::to_string(n) + "] (the length of axis " +
-                        std::to_string(axis) + " of input " + x.to_string() + ")",
+        throw Error("k is " + std::to_string(k) + "; it must be in [0, " + std::to_string(n) +
+                        "] (the length of axis " + std::to_string(axis) + " of input " + x.to_string() + ")",
                     node_context(node, "topk", "k"));
     return static_cast<size_t>(k);
 }

@@ -251,7 +251,7 @@ private:
     std::list<std::string> lru_;   // keys of entries_, most recently used first
     ProgramCacheLimits limits_;
     std::mutex disk_mutex_;
-    uint64_t disk_bytes_ = 0;      // the folder's entries, as last counted
+    uint64_t disk_bytes_ = 0;   // the folder's entries, as last counted
     bool disk_counted_ = false;
     std::atomic<size_t> source_builds_{0}, disk_hits_{0}, disk_rejects_{0}, disk_writes_{0}, memory_hits_{0},
         memory_evictions_{0}, disk_evictions_{0};

@@ -479,7 +479,8 @@ void CL_CALLBACK free_staging(cl_event, cl_int, void* block) { delete[] static_c
 class OclEngine : public Engine, public OclDevice {
 public:
     explicit OclEngine(const EngineConfig& cfg)
-        : ctx_(make_context(cfg)), programs_(ctx_, resolve_cache_dir(*ctx_), program_cache_limits_from_env()), profile_streams_(profile_env()) {
+        : ctx_(make_context(cfg)), programs_(ctx_, resolve_cache_dir(*ctx_), program_cache_limits_from_env()),
+          profile_streams_(profile_env()) {
         info_.type = "ocl";
         info_.name = ctx_->name;
         info_.max_alloc_bytes = ctx_->limits.max_alloc_bytes;

@@ -382,9 +382,7 @@ bool Program::fold_into_producer(size_t consumer, std::vector<bool>& touched) {
 }
 
 std::string Program::unused_name(const std::string& base) const {
-    const auto taken = [this](const std::string& n) {
-        return folded_into_.count(n) != 0 || by_name_.count(n) != 0;
-    };
+    const auto taken = [this](const std::string& n) { return folded_into_.count(n) != 0 || by_name_.count(n) != 0; };
     std::string name = base;
     for (size_t k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
     return name;

@@ -8,8 +8,8 @@
 
 extern "C" {
 __attribute__((visibility("default"))) extern const DynrtModuleInfo dynrt_module_info_v1;
-const DynrtModuleInfo dynrt_module_info_v1 = {
-    sizeof(DynrtModuleInfo), DYNRT_MODULE_ABI_VERSION, DYNRT_BUILD_FINGERPRINT, "data_info"};
+const DynrtModuleInfo dynrt_module_info_v1 = {sizeof(DynrtModuleInfo), DYNRT_MODULE_ABI_VERSION,
+                                              DYNRT_BUILD_FINGERPRINT, "data_info"};
 
 __attribute__((visibility("default"))) int dynrt_module_register_v1(dynrt::ModuleRegistrar*, char*, size_t) {
     std::abort();
