@@ -72,8 +72,8 @@ const char* to_string(PassStage stage) {
 }
 
 const std::vector<PassInfo>& passes() {
-    static const std::vector<PassInfo> table = make_table();
-    return table;
+    static const std::vector<PassInfo> kTable = make_table();
+    return kTable;
 }
 
 const PassInfo* find_pass(const std::string& name) {
