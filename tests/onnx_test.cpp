@@ -1128,3 +1128,54 @@ TEST(OnnxHostile, NonRegularFiles_AreRefused) {
         EXPECT_NE(std::string(e.what()).find("the model file is a directory"), std::string::npos) << e.what();
     }
 }
+
+// A model importing an opset newer than the import rules know, or none of the
+// default domain, used to run as the current rules read it (opset 99 as
+// whatever each rule does for its newest). Refused when the model is read,
+// naming the file, the opset and the newest supported one, as onnxruntime
+// refuses opsets it does not know.
+TEST(OnnxHostile, UnknownOrMissingDefaultOpset_IsRefusedNamingFileOpsetAndNewest) {
+    TempDir dir;
+    const std::string file = (dir.path / "model.onnx").string();
+    const std::string newest = std::to_string(di::kNewestOnnxOpset);
+    auto with_opset = [](int64_t version, const std::string& domain) {
+        ox::ModelProto m = unary_model("Relu");
+        m.clear_opset_import();
+        auto* o = m.add_opset_import();
+        o->set_domain(domain);
+        o->set_version(version);
+        return m;
+    };
+    // The newest known opset, spelt "" or "ai.onnx", loads and imports.
+    for (const char* domain : {"", "ai.onnx"}) {
+        const di::OnnxModel m = load(dir, with_opset(di::kNewestOnnxOpset, domain));
+        EXPECT_EQ(m.opset, di::kNewestOnnxOpset) << domain;
+        EXPECT_NO_THROW(di::import_graph(test::registry(), m)) << domain;
+    }
+    for (const int64_t bad : {di::kNewestOnnxOpset + 1, int64_t{99}, int64_t{0}, int64_t{-3}}) {
+        const std::string e = error_of([&] { load(dir, with_opset(bad, "")); });
+        for (const std::string& part : std::vector<std::string>{
+                 file, "field 'opset_import'", "ai.onnx opset " + std::to_string(bad), "ai.onnx opsets 1.." + newest})
+            EXPECT_NE(e.find(part), std::string::npos) << bad << ": " << e;
+        if (bad > di::kNewestOnnxOpset) {
+            EXPECT_NE(e.find("the newest supported is " + newest), std::string::npos) << e;
+        }
+    }
+    // No default-domain import while an ai.onnx node needs one: none at all,
+    // or another domain's only.
+    ox::ModelProto none = unary_model("Relu");
+    none.clear_opset_import();
+    std::string e = error_of([&] { load(dir, none); });
+    for (const std::string& part :
+         std::vector<std::string>{file, "imports no opset of the default domain", "lists nothing", newest})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+    e = error_of([&] { load(dir, with_opset(1, "com.example")); });
+    for (const std::string& part : std::vector<std::string>{file, "imports no opset of the default domain",
+                                                            "lists only com.example 1", "node 'Relu' (Relu)"})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+    // A model whose nodes are all of another domain (the node tests of
+    // ai.onnx.preview.training) needs no ai.onnx opset: it loads.
+    ox::ModelProto other = with_opset(1, "com.example");
+    other.mutable_graph()->mutable_node(0)->set_domain("com.example");
+    EXPECT_EQ(load(dir, other).opsets.at("com.example"), 1);
+}

@@ -1186,3 +1186,122 @@ TEST(PipelineModel, YamlModelKey_TakesGraphInputsAndOutputsFromTheModel) {
         }
     }
 }
+
+// ---- hostile sizes and paths (generated inputs, prealloc, file names) ---------
+
+// A generated input of 2^42 elements used to be allocated first and fail with
+// a bare std::bad_alloc. Its size is checked before anything is allocated:
+// the error names the input, its shape, its bytes and the limit (the host's
+// memory, or run.max_tensor_bytes below it).
+TEST(PipelineHostile, GeneratedInputPastTheLimit_IsASizedErrorBeforeAllocating) {
+    auto pipe = [](const std::string& a, const std::string& b, const std::string& c, const std::string& extra) {
+        return load_text(
+            "inputs:\n  x: {dtype: f32, shape: [a, b, c]}\n"
+            "nodes:\n  - {name: act, op: activation, inputs: [x], attrs: {func: relu}}\n"
+            "outputs: [act]\nschedule:\n  - {a: " +
+            a + ", b: " + b + ", c: " + c + "}\n" + extra);
+    };
+    RunOptions o;
+    o.device = "cpu";
+    o.use_env_prealloc = false;
+    auto run_error = [&](const Pipeline& p) {
+        try {
+            run_pipeline(p, o);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        } catch (const std::exception& e) {
+            return std::string("not a dynrt::Error: ") + e.what();
+        }
+        return std::string("no error");
+    };
+    std::string what;
+    const size_t host = generated_input_limit(RunSettings{}, &what);
+    EXPECT_EQ(what, "the host's memory");
+    ASSERT_GT(host, 0u);
+    std::string m = run_error(pipe("65536", "65536", "1024", ""));
+    for (const std::string& part : {std::string("run 0"), std::string("input 'x' would be f32 [65536,65536,1024]"),
+                                    std::string("17592186044416 bytes"),
+                                    "more than the limit of " + std::to_string(host) + " bytes (the host's memory)"})
+        EXPECT_NE(m.find(part), std::string::npos) << m;
+    EXPECT_EQ(m.find("bad_alloc"), std::string::npos) << m;
+    // run.max_tensor_bytes caps generated inputs too, before the flow sees them.
+    m = run_error(pipe("10", "10", "10", "run: {max_tensor_bytes: 3999}\n"));
+    for (const char* part :
+         {"input 'x' would be f32 [10,10,10]: 4000 bytes", "more than the limit of 3999 bytes (run.max_tensor_bytes)"})
+        EXPECT_NE(m.find(part), std::string::npos) << m;
+    EXPECT_NO_THROW(run_pipeline(pipe("10", "10", "10", "run: {max_tensor_bytes: 4000}\n"), o));
+}
+
+// The same through `dynrt run MODEL.onnx --shapes`: exit 1 and the sized
+// message, never "std::bad_alloc".
+TEST(PipelineHostile, Cli_ModelInputOfTwoTo42Elements_IsASizedError) {
+    if (!have_onnx_runs()) GTEST_SKIP() << "no ONNX support or no node-test data";
+    const std::string model = kSource + "/tests/models/cnn/model.onnx";
+    const Proc p = dynrt_cli("run " + model + " --device cpu --shapes \"image=[65536,3,65536,1024]\"" + modules_arg());
+    EXPECT_EQ(p.code, 1) << p.out;
+    for (const char* part : {"input 'image' would be f32 [65536,3,65536,1024]: 52776558133248 bytes",
+                             "more than the limit of", "(the host's memory)"})
+        EXPECT_NE(p.out.find(part), std::string::npos) << p.out;
+    EXPECT_EQ(p.out.find("bad_alloc"), std::string::npos) << p.out;
+}
+
+// Absurd preallocation settings used to be accepted and fail at the third
+// run (a shape past int64 or std::bad_alloc). --prealloc, DYNRT_MEM_PREALLOC
+// and run.prealloc are refused when parsed, naming the field and its range.
+TEST(PipelineHostile, AbsurdPreallocSettings_AreRefusedWhenParsed) {
+    Proc p = dynrt_cli("run x.yaml --prealloc \"1000000000000 16384 2 1.1\"" + modules_arg());
+    EXPECT_EQ(p.code, 2) << p.out;
+    EXPECT_NE(p.out.find("--prealloc: invalid preallocation settings '1000000000000 16384 2 1.1': N "
+                         "(next_iters_preallocation_count) 1000000000000 is outside the accepted range 0..65536"),
+              std::string::npos)
+        << p.out;
+    try {
+        resolve_prealloc(std::nullopt, "10 16384 2 1e30", std::nullopt);
+        ADD_FAILURE() << "DYNRT_MEM_PREALLOC ratio 1e30 accepted";
+    } catch (const Error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("DYNRT_MEM_PREALLOC: "), std::string::npos) << m;
+        EXPECT_NE(m.find("RATIO (buffers_preallocation_ratio) 1e30 is outside the accepted range 0..16"),
+                  std::string::npos)
+            << m;
+    }
+    const std::string m = error_of_text(R"(
+inputs:
+  x: {dtype: f32, shape: [2, 3]}
+nodes:
+  - {name: act, op: activation, inputs: [x], attrs: {func: relu}}
+outputs: [act]
+run: {prealloc: "10 99999999999 2 1.1"}
+)");
+    for (const char* part : {"pipe.yaml:7:", "field 'prealloc'",
+                             "BYTES (max_per_iter_size) 99999999999 is outside the accepted range 0..4294967296"})
+        EXPECT_NE(m.find(part), std::string::npos) << m;
+}
+
+// A model or --input path with a byte that is no UTF-8 used to reach the
+// loader as U+FFFD (the generated YAML went through JSON quoting): "No such
+// file". Both are opened byte for byte, and the run reads the fed data.
+TEST(PipelineModel, NonUtf8ModelAndInputPaths_AreOpenedByteForByte) {
+    if (!have_onnx_runs()) GTEST_SKIP() << "no ONNX support or no node-test data";
+    TempDir dir;
+    const fs::path odd = dir.path / "m\xff\"q\\";
+    fs::create_directories(odd);
+    fs::copy_file(kReluModel, odd / "model.onnx");
+    const HostTensor x = test::random_tensor(DataType::f32, Shape{3, 4, 5}, 5);
+    write_npy((dir.path / "\xfe.npy").string(), x);
+    write_npy(dir / "plain.npy", x);
+    // Single quotes for the shell: the paths hold '"' and '\' too.
+    const std::string odd_args = "run '" + (odd / "model.onnx").string() +
+                                 "' --input 'x=" + (dir.path / "\xfe.npy").string() + "' --device cpu --save-outputs " +
+                                 (dir / "odd");
+    Proc p = dynrt_cli(odd_args + modules_arg());
+    ASSERT_EQ(p.code, 0) << p.out;
+    p = dynrt_cli("run " + kReluModel + " --input x=" + (dir / "plain.npy") + " --device cpu --save-outputs " +
+                  (dir / "plain") + modules_arg());
+    ASSERT_EQ(p.code, 0) << p.out;
+    const HostTensor odd_y = read_npy(dir / "odd/run_0/y.npy");
+    const HostTensor plain_y = read_npy(dir / "plain/run_0/y.npy");
+    ASSERT_EQ(odd_y.shape(), (Shape{3, 4, 5}));
+    EXPECT_EQ(values(odd_y), values(plain_y));
+    for (size_t i = 0; i < x.count(); ++i) EXPECT_EQ(odd_y.as<float>()[i], std::max(x.as<float>()[i], 0.0f));
+}

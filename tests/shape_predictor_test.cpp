@@ -368,3 +368,56 @@ TEST(ShapePredictorLimits, BothLimits_EachApplies) {
     EXPECT_FALSE(q.can_preallocate(101));   // below 90% of memory, above max alloc
     EXPECT_TRUE(q.can_preallocate(100));
 }
+
+// Absurd settings ("1000000000000 1 1 1e30") used to be accepted and then
+// failed at the third run of a growing shape with std::bad_alloc or an
+// overflowed shape. Each field has a range; a value outside it is refused
+// when parsed, naming the field and the range. The bounds themselves pass.
+TEST(ShapePredictor, ParseSettings_RefusesValuesOutsideTheirRangesNamingFieldAndRange) {
+    const auto edge = ShapePredictor::parse_settings(std::to_string(ShapePredictor::kMaxIterations) + " " +
+                                                     std::to_string(ShapePredictor::kMaxPerIterBytes) + " " +
+                                                     std::to_string(ShapePredictor::kMaxPerDimDiff) + " 16");
+    EXPECT_EQ(edge.next_iters_preallocation_count, ShapePredictor::kMaxIterations);
+    EXPECT_EQ(edge.max_per_iter_size, ShapePredictor::kMaxPerIterBytes);
+    EXPECT_EQ(edge.max_per_dim_diff, ShapePredictor::kMaxPerDimDiff);
+    EXPECT_FLOAT_EQ(edge.buffers_preallocation_ratio, ShapePredictor::kMaxRatio);
+    const struct {
+        std::string text, field, range;
+    } cases[] = {
+        {"65537 16384 2 1.1", "N (next_iters_preallocation_count) 65537", "0..65536"},
+        {"1000000000000 1 1 1.1", "N (next_iters_preallocation_count) 1000000000000", "0..65536"},
+        {"10 4294967297 2 1.1", "BYTES (max_per_iter_size) 4294967297", "0..4294967296"},
+        {"10 16384 65537 1.1", "DIFF (max_per_dim_diff) 65537", "0..65536"},
+        {"10 16384 2 1e30", "RATIO (buffers_preallocation_ratio) 1e30", "0..16"},
+        {"10 16384 2 16.5", "RATIO (buffers_preallocation_ratio) 16.5", "0..16"},
+        {"10 16384 2 1e300", "RATIO (buffers_preallocation_ratio) 1e300", "0..16"},
+    };
+    for (const auto& c : cases) {
+        try {
+            ShapePredictor::parse_settings(c.text);
+            ADD_FAILURE() << "accepted '" << c.text << "'";
+        } catch (const dynrt::Error& e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find(c.field), std::string::npos) << m;
+            EXPECT_NE(m.find("outside the accepted range " + c.range), std::string::npos) << m;
+        }
+    }
+}
+
+// Settings given as a struct skip parse_settings: a prediction past 2^60
+// elements (an int64 dim that would wrap, or a ratio of a huge tensor) is no
+// prediction, and the buffer gets its exact size.
+TEST(ShapePredictor, PredictionPastTheElementCap_IsNoSuggestion) {
+    ShapePredictor iters(settings(size_t{1} << 40, 1 << 30, size_t{1} << 40, 1.0f));
+    EXPECT_EQ(feed(iters, {{1, 1, 1},
+                           {1, 1 + (int64_t{1} << 30), 1 + (int64_t{1} << 30)},
+                           {1, 1 + (int64_t{2} << 30), 1 + (int64_t{2} << 30)}}),
+              kNoSuggestion);
+    ShapePredictor ratio(settings(0, 0, 0, 1e30f));
+    EXPECT_EQ(feed(ratio, {{4, 4}, {4, 4}, {4, 4}}), kNoSuggestion);
+    // Within the cap both still predict.
+    ShapePredictor small(settings(10, 16384, 2, 16.0f));
+    EXPECT_EQ(feed(small, {{1, 1}, {1, 2}, {1, 3}}), (Result{true, Shape{1, 13}}));
+    ShapePredictor ratio16(settings(0, 0, 0, 16.0f));
+    EXPECT_EQ(feed(ratio16, {{4, 4}, {4, 4}, {4, 4}}), (Result{true, Shape{256, 1}}));
+}

@@ -2,10 +2,12 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 
 namespace dynrt {
@@ -28,15 +30,24 @@ Error settings_error(const std::string& text, const std::string& why) {
                  " (expected \"N BYTES DIFF RATIO\", e.g. \"10 16384 2 1.1\")");
 }
 
-size_t parse_count(const std::string& text, const std::string& tok, const char* what) {
+// `what` names the field: "N (next_iters_preallocation_count)".
+size_t parse_count(const std::string& text, const std::string& tok, const std::string& what, size_t max) {
     // strtoull would accept "-1" and wrap it, so only digits are allowed.
     bool digits = !tok.empty();
     for (char c : tok) digits = digits && c >= '0' && c <= '9';
-    if (!digits) throw settings_error(text, std::string(what) + " '" + tok + "' is not a non-negative integer");
+    if (!digits) throw settings_error(text, what + " '" + tok + "' is not a non-negative integer");
     errno = 0;
     const unsigned long long v = std::strtoull(tok.c_str(), nullptr, 10);
-    if (errno == ERANGE) throw settings_error(text, std::string(what) + " '" + tok + "' is too large");
+    if (errno == ERANGE || v > max)
+        throw settings_error(text, what + " " + tok + " is outside the accepted range 0.." + std::to_string(max));
     return static_cast<size_t>(v);
+}
+
+// The predicted shape when its element count fits (kMaxElements), else none.
+std::pair<bool, Shape> suggestion(Shape s) {
+    size_t count = 0;
+    if (!count_fits(s, &count)) return {false, {}};
+    return {true, std::move(s)};
 }
 
 }   // namespace
@@ -52,15 +63,22 @@ ShapePredictor::Settings ShapePredictor::parse_settings(const std::string& text)
     for (std::string t; is >> t;) tok.push_back(t);
     if (tok.size() != 4) throw settings_error(text, "got " + std::to_string(tok.size()) + " values, need 4");
     Settings s;
-    s.next_iters_preallocation_count = parse_count(text, tok[0], "N");
-    s.max_per_iter_size = parse_count(text, tok[1], "BYTES");
-    s.max_per_dim_diff = parse_count(text, tok[2], "DIFF");
+    s.next_iters_preallocation_count = parse_count(text, tok[0], "N (next_iters_preallocation_count)", kMaxIterations);
+    s.max_per_iter_size = parse_count(text, tok[1], "BYTES (max_per_iter_size)", kMaxPerIterBytes);
+    s.max_per_dim_diff = parse_count(text, tok[2], "DIFF (max_per_dim_diff)", kMaxPerDimDiff);
+    // Read as a double: a float would turn 1e30 into inf and 1e-50 into 0.
     char* end = nullptr;
     errno = 0;
-    const float r = std::strtof(tok[3].c_str(), &end);
-    if (end == tok[3].c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(r) || r < 0.0f)
-        throw settings_error(text, "RATIO '" + tok[3] + "' is not a non-negative number");
-    s.buffers_preallocation_ratio = r;
+    const double r = std::strtod(tok[3].c_str(), &end);
+    if (end == tok[3].c_str() || *end != '\0' || std::isnan(r) || r < 0.0)
+        throw settings_error(text, "RATIO (buffers_preallocation_ratio) '" + tok[3] + "' is not a non-negative number");
+    if (errno == ERANGE || !std::isfinite(r) || r > static_cast<double>(kMaxRatio)) {
+        std::ostringstream max;
+        max << kMaxRatio;
+        throw settings_error(
+            text, "RATIO (buffers_preallocation_ratio) " + tok[3] + " is outside the accepted range 0.." + max.str());
+    }
+    s.buffers_preallocation_ratio = static_cast<float>(r);
     return s;
 }
 
@@ -110,8 +128,14 @@ std::pair<bool, Shape> ShapePredictor::predict_preallocation_shape(const std::st
             const size_t slice_bytes = (slice * dt_bitwidth + 7) / 8;
             if (slice_bytes <= settings_.max_per_iter_size) {
                 Shape predicted = current_shape;
-                for (size_t i = 0; i < d0.size(); ++i) predicted[i] += static_cast<int64_t>(n) * d0[i];
-                return {true, predicted};
+                for (size_t i = 0; i < d0.size(); ++i) {
+                    int64_t grow = 0;
+                    if (n > static_cast<size_t>(INT64_MAX) ||
+                        __builtin_mul_overflow(static_cast<int64_t>(n), d0[i], &grow) ||
+                        __builtin_add_overflow(predicted[i], grow, &predicted[i]))
+                        return {false, {}};   // settings given as a struct, past parse_settings' ranges
+                }
+                return suggestion(std::move(predicted));
             }
         }
     }
@@ -120,8 +144,10 @@ std::pair<bool, Shape> ShapePredictor::predict_preallocation_shape(const std::st
     if (ratio > 1.0f && !is_blocked(format)) {
         // Flattened into dim 0, computed in float and truncated, like the reference.
         Shape flat(std::vector<int64_t>(current_shape.rank(), 1));
-        flat[0] = static_cast<int64_t>(static_cast<size_t>(static_cast<float>(current_shape.count()) * ratio));
-        return {true, flat};
+        const float want = static_cast<float>(current_shape.count()) * ratio;
+        if (!(want < static_cast<float>(kMaxElements))) return {false, {}};   // the cast below would be undefined
+        flat[0] = static_cast<int64_t>(static_cast<size_t>(want));
+        return suggestion(std::move(flat));
     }
     return {false, {}};
 }

@@ -75,8 +75,13 @@ void kernel(dynrt::HostCall& call) {
 bool fake_align(std::vector<dynrt::Layout>& in, std::vector<dynrt::Layout>& out, size_t tile) {
     const dynrt::Shape xs = in.at(0).get_shape();
     const int64_t k = xs.rank() ? xs[xs.rank() - 1] : 1;
-    if (tile <= 1 || k <= 0) return false;
-    const size_t rows = xs.count() / static_cast<size_t>(k);
+    if (tile <= 1) return false;
+    // Rows counted from the leading dims, not count / K: with K = 0 the
+    // product still has rows (each the bias), and it must take the [M, K]
+    // layouts of the other runs, since the shape-agnostic impl built for
+    // them reads its dims by that rank.
+    size_t rows = 1;
+    for (size_t d = 0; d + 1 < xs.rank(); ++d) rows *= static_cast<size_t>(xs[d]);
     if (rows <= 1) return false;
     const size_t aligned = (rows + tile - 1) / tile * tile;
     if (aligned == rows && xs.rank() == 2) return false;

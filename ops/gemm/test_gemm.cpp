@@ -5,6 +5,7 @@
 // reference over shapes that hit the tiles' tails and the skinny path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -268,6 +269,57 @@ TEST(GemmDynamic, VaryingBatchDimsThatSometimesBroadcastFollowTheReference) {
                 EXPECT_TRUE(impl.static_builds_redundant()) << impl.name() << " at step " << step;
             };
         test::expect_sequence(setup, test::random_runs(DataType::f32, shapes, 7), o);
+    }
+}
+
+// Zero-size products: K = 0 is a sum of no terms, so y is beta * c, or
+// zeros (oneDNN's matmul left its output unwritten, or failed to execute
+// with runtime dims); M = 0 or N = 0 give empty outputs. One instance runs
+// them between ordinary products (the K = 0 output lands in the buffer the
+// [3,5] product just filled) on every engine and mode, plain and with a
+// transposed a (K is then a's second-to-last dim), with and without c; and
+// every impl is forced on each run it accepts.
+TEST(GemmDynamic, ZeroSizeProductsGiveZerosOrBiasAndEmptyOutputsOnEveryEngine) {
+    for (const bool ta : {false, true}) {
+        for (const bool with_c : {false, true}) {
+            SCOPED_TRACE(std::string("ta=") + (ta ? "1" : "0") + (with_c ? " with c" : ""));
+            auto a = [&](int64_t m, int64_t k) { return ta ? Shape{k, m} : Shape{m, k}; };
+            std::vector<std::vector<Shape>> shapes = {{a(3, 4), {4, 5}}, {a(3, 0), {0, 5}}, {a(0, 4), {4, 5}},
+                                                      {a(3, 4), {4, 0}}, {a(3, 0), {0, 5}}, {a(0, 0), {0, 5}},
+                                                      {a(3, 0), {0, 0}}, {a(3, 4), {4, 5}}};
+            std::vector<Layout> inputs = {f32(PartialShape::dynamic_of_rank(2)), f32(PartialShape::dynamic_of_rank(2))};
+            if (with_c) {
+                for (auto& row : shapes) row.push_back(Shape{1});
+                inputs.push_back(f32(PartialShape{1}));
+            }
+            const test::OpSetup setup{"gemm", gemm_attrs(ta, false), inputs, {}};
+            const std::vector<test::Run> runs = test::random_runs(DataType::f32, shapes, 40);
+            for (test::SequenceOptions o : test::every_engine_and_mode()) {
+                SCOPED_TRACE(o.engine + ", " + test::mode_name(o.mode));
+                // The shapes come back: a revisit on ocl may run the static
+                // impl built meanwhile, so any OpenCL impl will do.
+                const bool ocl = o.engine == "ocl";
+                o.impl_suffix.clear();
+                o.on_step = [&, ocl](const InferRequest& req, size_t step) {
+                    const HostTensor y = req.get_output(0);
+                    const Shape& as = shapes[step][0];
+                    const int64_t m = ta ? as[1] : as[0], k = ta ? as[0] : as[1], n = shapes[step][1][1];
+                    ASSERT_EQ(y.shape(), (Shape{m, n})) << "step " << step;
+                    const NodeStats& ns = req.last_run().nodes.back();
+                    if (ocl && y.count() != 0) {
+                        EXPECT_NE(ns.impl.find("_ocl_"), std::string::npos) << ns.impl << " at step " << step;
+                    }
+                    if (k != 0) return;
+                    const double c = with_c ? runs[step][2].get_as_double(0) : 0.0;
+                    for (size_t i = 0; i < y.count(); ++i)
+                        EXPECT_EQ(y.get_as_double(i), c) << "step " << step << " element " << i;
+                };
+                test::expect_sequence(setup, runs, o);
+            }
+            const std::vector<std::string> ran = test::expect_impls_match_reference(setup, runs);
+            EXPECT_NE(std::find(ran.begin(), ran.end(), "cpu_dnnl_static"), ran.end());
+            EXPECT_NE(std::find(ran.begin(), ran.end(), "cpu_ref_static"), ran.end());
+        }
     }
 }
 

@@ -168,12 +168,36 @@ std::pair<std::string, std::string> split_assignment(const std::string& item, co
     return {item.substr(0, eq), item.substr(eq + 1)};
 }
 
+// A YAML double-quoted scalar that yaml-cpp reads back byte for byte: '"',
+// '\\' and control bytes escaped (\xNN, a byte below 0x80 is that code
+// point), every other byte as it is. Paths and names are bytes on Linux: a
+// file name with a byte that is no UTF-8 (0xFF) must reach the loader
+// unchanged, where json_quote would make it U+FFFD, a file that does not exist.
+std::string yaml_quote(const std::string& s) {
+    std::string out = "\"";
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c < 0x20 || c == 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
 // The YAML pipeline `dynrt run MODEL.onnx` runs: the model, one schedule entry
 // per --shapes (or one run when none is given), every --input fed in each run.
+// Paths and names go in through yaml_quote, byte for byte.
 std::string model_pipeline_yaml(const std::string& file, const std::vector<std::string>& shapes,
                                 const std::vector<std::string>& feeds, const std::vector<std::string>& ranges) {
-    using pipeline::json_quote;
-    std::string y = "model: " + json_quote(std::filesystem::absolute(file).string()) + "\n";
+    std::string y = "model: " + yaml_quote(std::filesystem::absolute(file).string()) + "\n";
     if (!ranges.empty()) {
         y += "inputs:\n";
         for (const std::string& r : ranges) {
@@ -186,14 +210,14 @@ std::string model_pipeline_yaml(const std::string& file, const std::vector<std::
             std::ostringstream bounds;
             bounds.precision(17);
             bounds << "{random: {low: " << lo << ", high: " << hi << "}}";
-            y += "  " + json_quote(name) + ": " + bounds.str() + "\n";
+            y += "  " + yaml_quote(name) + ": " + bounds.str() + "\n";
         }
     }
     std::string feed;
     for (const std::string& f : feeds) {
         const auto [name, path] = split_assignment(f, "--input");
         feed +=
-            (feed.empty() ? "" : ", ") + json_quote(name) + ": " + json_quote(std::filesystem::absolute(path).string());
+            (feed.empty() ? "" : ", ") + yaml_quote(name) + ": " + yaml_quote(std::filesystem::absolute(path).string());
     }
     y += "schedule:\n";
     const std::vector<std::string> runs = shapes.empty() ? std::vector<std::string>{""} : shapes;
@@ -215,7 +239,7 @@ std::string model_pipeline_yaml(const std::string& file, const std::vector<std::
                     throw UsageError("--shapes: '" + item + "' has a dim that is no integer >= 0");
                 list += (list.empty() ? "" : ", ") + std::to_string(v);
             }
-            entry += (entry.empty() ? "" : ", ") + json_quote(name) + ": [" + list + "]";
+            entry += (entry.empty() ? "" : ", ") + yaml_quote(name) + ": [" + list + "]";
         }
         y += "  - {";
         if (!entry.empty()) y += "shapes: {" + entry + "}";

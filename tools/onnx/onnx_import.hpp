@@ -61,6 +61,15 @@ struct OnnxNode {
     std::map<std::string, OnnxAttr> attrs;
 };
 
+// The newest opset of the default domain (ai.onnx) the import rules are
+// written for: every op's rule (OpDefinition::imports, dynrt/op_import.hpp)
+// reads ImportContext::opset() for the changes up to it (Swish, opset 24, is
+// the newest op mapped). A model importing a newer opset, whose ops may mean
+// something else, is refused, as onnxruntime refuses opsets newer than it
+// knows (parse_model); raise this once the rules have been checked against
+// the next opset's changes.
+inline constexpr int64_t kNewestOnnxOpset = 24;
+
 struct OnnxModel {
     std::string file;
     int64_t opset = 0;                       // of the default domain
@@ -73,8 +82,10 @@ struct OnnxModel {
     std::map<std::string, HostTensor> initializers;
 };
 
-// Throw dynrt::Error (file = path) on unreadable or malformed files, and on
-// TensorProto dtypes dynrt does not have.
+// Throw dynrt::Error (file = path) on unreadable or malformed files, on
+// TensorProto dtypes dynrt does not have, and on a model whose default-domain
+// opset is outside 1..kNewestOnnxOpset, or missing while a node of the
+// default domain needs it.
 OnnxModel load_model(const std::string& path);
 OnnxModel parse_model(const std::string& bytes, const std::string& file);
 HostTensor read_tensor(const std::string& path);

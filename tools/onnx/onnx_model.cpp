@@ -302,6 +302,36 @@ OnnxModel parse_model(const std::string& bytes, const std::string& file) {
         out.opsets[domain] = o.version();
         if (domain.empty()) out.opset = o.version();
     }
+    // The import rules read the default domain's opset to pick each op's
+    // semantics: with none or an unknown one every ai.onnx op would silently
+    // run as some other opset. A model whose nodes are all of other domains
+    // (ai.onnx.preview.training) needs no ai.onnx opset.
+    const std::string known = "dynrt's import rules know ai.onnx opsets 1.." + std::to_string(kNewestOnnxOpset);
+    if (!out.opsets.count("")) {
+        const auto& nodes = m.graph().node();
+        const auto in_default = std::find_if(nodes.begin(), nodes.end(), [](const ::onnx::NodeProto& n) {
+            return n.domain().empty() || n.domain() == "ai.onnx";
+        });
+        if (in_default != nodes.end()) {
+            std::string others;
+            for (const auto& [domain, version] : out.opsets)
+                others += (others.empty() ? "" : ", ") + domain + " " + std::to_string(version);
+            ErrorContext where = in_file(file, "opset_import");
+            where.node = in_default->name().empty() ? in_default->op_type() : in_default->name();
+            where.op = in_default->op_type();
+            throw Error(
+                "the model imports no opset of the default domain (ai.onnx), which its ai.onnx nodes need: "
+                "its opset_import lists " +
+                    (others.empty() ? std::string("nothing") : "only " + others) + "; " + known,
+                where);
+        }
+    } else if (out.opset < 1 || out.opset > kNewestOnnxOpset) {
+        throw Error(
+            "the model imports ai.onnx opset " + std::to_string(out.opset) + "; " + known +
+                (out.opset > kNewestOnnxOpset ? " (the newest supported is " + std::to_string(kNewestOnnxOpset) + ")"
+                                              : std::string()),
+            in_file(file, "opset_import"));
+    }
     const auto& g = m.graph();
     for (const auto& init : g.initializer()) {
         if (out.initializers.count(init.name()))

@@ -167,8 +167,14 @@ std::vector<std::string> close_names(const std::string& name, const std::vector<
 
 // Input data for run `run_index` (counted over the whole execution): fed
 // tensors as given, others random from (settings seed, run index, input),
-// identical for identical arguments.
+// identical for identical arguments. A generated input larger than
+// generated_input_limit() is an Error naming the input, its shape, its bytes
+// and the limit, raised before anything is allocated.
 std::map<std::string, HostTensor> make_inputs(const Pipeline& p, const RunSpec& run, uint64_t run_index);
+// The most bytes one generated (random) input may take: run.max_tensor_bytes
+// when set and below the host's physical memory, else that memory (0 when
+// unknown: no limit). `what` receives which of the two it is.
+size_t generated_input_limit(const RunSettings& run, std::string* what = nullptr);
 
 // ---- running (runner.cpp) ---------------------------------------------------
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/compilation_context.hpp"
 #include "file_io.hpp"
 #include "json_writer.hpp"
@@ -241,6 +242,26 @@ Error locate(const Pipeline& p, const Error& e, size_t run, const std::string& l
     return Error("run " + std::to_string(run) + " (" + label + "): " + located.message(), located.context());
 }
 
+// "x f32 [1,3,8,8] (768 bytes), ..." for a run's inputs (an out-of-memory message).
+std::string input_bytes(const Pipeline& p, const RunSpec& spec) {
+    std::string list;
+    for (const InputSpec& in : p.inputs) {
+        const auto s = spec.shapes.find(in.name);
+        if (s == spec.shapes.end()) continue;
+        size_t count = 0, bytes = 0;
+        const bool fits = count_fits(s->second, &count) && !__builtin_mul_overflow(count, byte_size(in.dtype), &bytes);
+        list += (list.empty() ? "" : ", ") + in.name + " " + to_string(in.dtype) + " " + s->second.to_string() + " (" +
+                (fits ? std::to_string(bytes) + " bytes" : std::string("past 2^64 bytes")) + ")";
+    }
+    return list.empty() ? std::string("none") : list;
+}
+
+std::string limit_text(const RunSettings& run) {
+    std::string what;
+    const size_t limit = generated_input_limit(run, &what);
+    return limit ? std::to_string(limit) + " bytes, " + what : std::string("none");
+}
+
 }   // namespace
 
 RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
@@ -320,15 +341,19 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
             rec.index = k;
             rec.label = spec.label();
             rec.shapes = spec.shapes;
+            const char* stage = "making its inputs";
             try {
                 const auto inputs = make_inputs(p, spec, k);
+                stage = "setting its inputs";
                 for (const auto& [name, t] : inputs) request.set_input(name, t);
+                stage = "running";
                 const auto t0 = std::chrono::steady_clock::now();
                 request.infer();
                 const auto t1 = std::chrono::steady_clock::now();
                 rec.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
                 rec.stats = request.last_run();
                 fallbacks.note(rec.stats, result, options);
+                stage = "reading its outputs";
                 if (staging.enabled() || options.keep_outputs) {
                     for (size_t o = 0; o < p.outputs.size(); ++o) {
                         HostTensor t = request.get_output(o);
@@ -338,6 +363,13 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
                 }
             } catch (const Error& e) {
                 throw locate(p, e, k, rec.label);
+            } catch (const std::bad_alloc&) {
+                // The network turns a failed allocation inside a node into a
+                // sized Error; one here is a host copy of an input or output.
+                throw Error("run " + std::to_string(k) + " (" + rec.label + "): out of host memory while " + stage +
+                                " (inputs " + input_bytes(p, spec) + "; limit of a generated input " +
+                                limit_text(p.run) + ")",
+                            in_file(p.file));
             } catch (const std::exception& e) {
                 throw Error("run " + std::to_string(k) + " (" + rec.label + "): " + e.what(), in_file(p.file));
             }

@@ -1,8 +1,12 @@
 // Shape schedules: `schedule:` entries -> one RunSpec per inference, and the
 // input data of each run (docs/yaml.md, "schedule").
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <set>
+
+#include "dynrt/checked_math.hpp"
 
 #include "int_range.hpp"
 #include "yaml_util.hpp"
@@ -334,6 +338,48 @@ std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedu
 
 }   // namespace detail
 
+size_t host_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGE_SIZE);
+    size_t bytes = 0;
+    if (pages <= 0 || page <= 0 ||
+        __builtin_mul_overflow(static_cast<size_t>(pages), static_cast<size_t>(page), &bytes))
+        return 0;
+    return bytes;
+}
+
+size_t generated_input_limit(const RunSettings& run, std::string* what) {
+    const size_t host = host_memory_bytes();
+    if (run.max_tensor_bytes != 0 && (host == 0 || run.max_tensor_bytes <= host)) {
+        if (what) *what = "run.max_tensor_bytes";
+        return run.max_tensor_bytes;
+    }
+    if (what) *what = "the host's memory";
+    return host;
+}
+
+namespace {
+
+// A generated input is a host tensor filled here: its size is checked before
+// it is allocated, so a schedule or --shapes asking for 2^42 elements is an
+// error naming the input and the sizes, not std::bad_alloc.
+void check_generated_size(const Pipeline& p, const InputSpec& in, const Shape& shape) {
+    ErrorContext where = in.where;
+    where.field = in.name;
+    size_t count = 0, bytes = 0;
+    const std::string what = "input '" + in.name + "' would be " + to_string(in.dtype) + " " + shape.to_string();
+    if (!count_fits(shape, &count) || __builtin_mul_overflow(count, byte_size(in.dtype), &bytes))
+        throw Error(what + ": more than 2^60 elements or 2^64 bytes", where);
+    std::string limit_name;
+    const size_t limit = generated_input_limit(p.run, &limit_name);
+    if (limit != 0 && bytes > limit)
+        throw Error(what + ": " + std::to_string(bytes) + " bytes, more than the limit of " + std::to_string(limit) +
+                        " bytes (" + limit_name + ")",
+                    where);
+}
+
+}   // namespace
+
 std::map<std::string, HostTensor> make_inputs(const Pipeline& p, const RunSpec& run, uint64_t run_index) {
     std::map<std::string, HostTensor> out;
     for (size_t i = 0; i < p.inputs.size(); ++i) {
@@ -343,7 +389,9 @@ std::map<std::string, HostTensor> make_inputs(const Pipeline& p, const RunSpec& 
             out[in.name] = *fed->second;
             continue;
         }
-        HostTensor t(in.dtype, run.shapes.at(in.name));
+        const Shape& shape = run.shapes.at(in.name);
+        check_generated_size(p, in, shape);
+        HostTensor t(in.dtype, shape);
         // One stream per (seed, run, input): changing one input's shape does not
         // change another's data.
         size_t seed = static_cast<size_t>(p.run.seed);

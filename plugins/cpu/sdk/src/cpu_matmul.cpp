@@ -285,10 +285,24 @@ std::optional<DnnlPlan> shape_agnostic(const KernelParams& p, const MatmulVarian
     }
 }
 
+// K, the dim the product sums over, when the layouts fix it (x's last dim for
+// fully_connected, a's last or, transposed, second-to-last for gemm).
+std::optional<int64_t> inner_dim(const KernelParams& p, const MatmulVariant& v) {
+    const PartialShape& a = p.inputs.at(0).shape;
+    if (a.rank() == 0 || (!v.fc && v.ta && a.rank() < 2)) return std::nullopt;
+    const Dimension& k = a[a.rank() - (!v.fc && v.ta ? 2 : 1)];
+    if (!k.is_static()) return std::nullopt;
+    return k.get_length();
+}
+
 std::string validate(const KernelParams& p, const MatmulVariant& v) {
     const size_t rank = p.outputs.at(0).shape.rank();
     if (!v.fc && rank < 2) return "the output has rank < 2";
     if (rank > 8) return "the output has rank > 8";
+    // A sum of no terms: oneDNN's matmul leaves dst unwritten (static plans)
+    // or fails to execute (runtime dims), where the product is zeros plus the
+    // bias; the reference impl writes that.
+    if (inner_dim(p, v) == int64_t{0}) return "K is 0 (the output is the bias or zeros; oneDNN writes nothing)";
     for (const Layout& l : p.inputs)
         if (l.dtype != DataType::f32) return "input " + l.to_string() + " is not f32";
     if (p.inputs.size() > 2 && !v.fc) {
