@@ -374,13 +374,15 @@ TEST(ShapePredictorLimits, BothLimits_EachApplies) {
 // overflowed shape. Each field has a range; a value outside it is refused
 // when parsed, naming the field and the range. The bounds themselves pass.
 TEST(ShapePredictor, ParseSettings_RefusesValuesOutsideTheirRangesNamingFieldAndRange) {
-    const auto edge = ShapePredictor::parse_settings(std::to_string(ShapePredictor::kMaxIterations) + " " +
-                                                     std::to_string(ShapePredictor::kMaxPerIterBytes) + " " +
-                                                     std::to_string(ShapePredictor::kMaxPerDimDiff) + " 16");
-    EXPECT_EQ(edge.next_iters_preallocation_count, ShapePredictor::kMaxIterations);
-    EXPECT_EQ(edge.max_per_iter_size, ShapePredictor::kMaxPerIterBytes);
-    EXPECT_EQ(edge.max_per_dim_diff, ShapePredictor::kMaxPerDimDiff);
-    EXPECT_FLOAT_EQ(edge.buffers_preallocation_ratio, ShapePredictor::kMaxRatio);
+    // The upper ends of the documented ranges (docs/shape-predictor.md).
+    constexpr size_t kMaxIterations = 65536, kMaxPerIterBytes = size_t{1} << 32, kMaxPerDimDiff = 65536;
+    const auto edge = ShapePredictor::parse_settings(std::to_string(kMaxIterations) + " " +
+                                                     std::to_string(kMaxPerIterBytes) + " " +
+                                                     std::to_string(kMaxPerDimDiff) + " 16");
+    EXPECT_EQ(edge.next_iters_preallocation_count, kMaxIterations);
+    EXPECT_EQ(edge.max_per_iter_size, kMaxPerIterBytes);
+    EXPECT_EQ(edge.max_per_dim_diff, kMaxPerDimDiff);
+    EXPECT_FLOAT_EQ(edge.buffers_preallocation_ratio, 16.0f);
     const struct {
         std::string text, field, range;
     } cases[] = {

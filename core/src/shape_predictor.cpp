@@ -43,6 +43,15 @@ size_t parse_count(const std::string& text, const std::string& tok, const std::s
     return static_cast<size_t>(v);
 }
 
+// The ranges parse_settings accepts (docs/shape-predictor.md): wide enough
+// for any real schedule (a decode loop uses N = 128), narrow enough that
+// current + N * step stays far inside int64 and a ratio cannot ask for a
+// buffer of 1e30 times the tensor.
+constexpr size_t kMaxIterations = 65536;               // N
+constexpr size_t kMaxPerIterBytes = size_t{1} << 32;   // BYTES (4 GiB)
+constexpr size_t kMaxPerDimDiff = 65536;               // DIFF
+constexpr float kMaxRatio = 16.0f;                     // RATIO
+
 // The predicted shape when its element count fits (kMaxElements), else none.
 std::pair<bool, Shape> suggestion(Shape s) {
     size_t count = 0;

@@ -39,22 +39,12 @@ public:
     };
 
     static constexpr size_t kHistorySize = 3;
-    // The ranges parse_settings accepts (docs/shape-predictor.md): wide
-    // enough for any real schedule (a decode loop uses N = 128), narrow
-    // enough that current + N * step stays far inside int64 and a ratio
-    // cannot ask for a buffer of 1e30 times the tensor.
-    static constexpr size_t kMaxIterations = 65536;               // N
-    static constexpr size_t kMaxPerIterBytes = size_t{1} << 32;   // BYTES (4 GiB)
-    static constexpr size_t kMaxPerDimDiff = 65536;               // DIFF
-    static constexpr float kMaxRatio = 16.0f;                     // RATIO
 
     explicit ShapePredictor(Settings settings);
     ShapePredictor(Settings settings, DeviceLimits limits);
 
     // Parses "N BYTES DIFF RATIO" (e.g. "10 16384 2 1.1"; "0 0 0 1.0" disables).
-    // Throws dynrt::Error on malformed text and on a value outside its range
-    // (N 0..kMaxIterations, BYTES 0..kMaxPerIterBytes, DIFF 0..kMaxPerDimDiff,
-    // RATIO 0..kMaxRatio), naming the field and the range.
+    // Throws dynrt::Error on malformed text.
     static Settings parse_settings(const std::string& text);
     // True when the settings can never predict anything.
     static bool disabled(const Settings& s);
@@ -62,8 +52,6 @@ public:
     // Records `current_shape` under `id`, then: (false, {}) if can_reuse_buffer,
     // or fewer than 3 shapes are known; (true, current + N*step) in iterations
     // mode; (true, {count*ratio, 1, ...}) in ratio mode; else (false, {}).
-    // A prediction past 2^60 elements is no prediction (false, {}): the
-    // buffer gets the exact size.
     std::pair<bool, Shape> predict_preallocation_shape(const std::string& id, const Shape& current_shape,
                                                        size_t dt_bitwidth, bool can_reuse_buffer,
                                                        Format format = Format::plain);
