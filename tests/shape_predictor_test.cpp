@@ -376,9 +376,9 @@ TEST(ShapePredictorLimits, BothLimits_EachApplies) {
 TEST(ShapePredictor, ParseSettings_RefusesValuesOutsideTheirRangesNamingFieldAndRange) {
     // The upper ends of the documented ranges (docs/shape-predictor.md).
     constexpr size_t kMaxIterations = 65536, kMaxPerIterBytes = size_t{1} << 32, kMaxPerDimDiff = 65536;
-    const auto edge = ShapePredictor::parse_settings(std::to_string(kMaxIterations) + " " +
-                                                     std::to_string(kMaxPerIterBytes) + " " +
-                                                     std::to_string(kMaxPerDimDiff) + " 16");
+    const auto edge =
+        ShapePredictor::parse_settings(std::to_string(kMaxIterations) + " " + std::to_string(kMaxPerIterBytes) + " " +
+                                       std::to_string(kMaxPerDimDiff) + " 16");
     EXPECT_EQ(edge.next_iters_preallocation_count, kMaxIterations);
     EXPECT_EQ(edge.max_per_iter_size, kMaxPerIterBytes);
     EXPECT_EQ(edge.max_per_dim_diff, kMaxPerDimDiff);
