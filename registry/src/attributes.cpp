@@ -1,9 +1,9 @@
 #include "dynrt/attributes.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <type_traits>
 
 #include "dynrt/error.hpp"
@@ -25,13 +25,14 @@ std::string join(const std::vector<std::string>& v) {
 std::string double_to_string(double d) {
     if (std::isnan(d)) return "nan";
     if (std::isinf(d)) return d < 0 ? "-inf" : "inf";
+    // "%.*g" is what a stream with that precision writes, without a stream
+    // (impl-cache keys format every attribute of every node).
+    char buf[40];
     for (int prec = 6; prec <= 17; ++prec) {
-        std::ostringstream os;
-        os.precision(prec);
-        os << d;
-        if (std::strtod(os.str().c_str(), nullptr) == d || prec == 17) return os.str();
+        std::snprintf(buf, sizeof buf, "%.*g", prec, d);
+        if (std::strtod(buf, nullptr) == d) break;
     }
-    return {};
+    return buf;
 }
 
 Error attr_error(const std::string& name, const std::string& message) {
@@ -270,7 +271,10 @@ std::string Attributes::to_string() const {
     std::string s = "{";
     bool first = true;
     for (const auto& [name, v] : values_) {
-        s += (first ? "" : ", ") + name + ": " + attr_value_to_string(v);
+        if (!first) s += ", ";
+        s += name;
+        s += ": ";
+        s += attr_value_to_string(v);
         first = false;
     }
     return s + "}";
