@@ -53,8 +53,10 @@ void PrimitiveInst::run_impl() {
         actual_outputs_ = params_.outputs;
         ec.actual_outputs = &actual_outputs_;
     }
+    lap(FlowStep::arguments);
     execute_impl(ec);
     read_back_actual_outputs();
+    lap(FlowStep::execute);
     count_execution();
 }
 

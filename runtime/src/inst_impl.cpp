@@ -61,7 +61,9 @@ void PrimitiveInst::choose_impl() {
         throw Error("fused into '" + fusion_.into->name() + "' and cannot run unfused either: " + e.message(), ctx());
     }
     if (run_.impl_changed || !weights_.mem) update_weights();
+    lap(FlowStep::impl);
     realloc_if_needed();
+    lap(FlowStep::memory);
 }
 
 // Same shapes as last run while a background static build is pending.

@@ -394,8 +394,22 @@ void InferRequest::set_input(const std::string& name, const HostTensor& value) {
     insts_[it->second]->set_input_data(value);
 }
 
+void InferRequest::set_profiling(bool on) {
+    profiling_ = on;
+    for (auto& inst : insts_) inst->set_profiling(on);
+}
+
+namespace {
+
+uint64_t ns_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count());
+}
+
+}   // namespace
+
 void InferRequest::infer() {
     const auto t0 = std::chrono::steady_clock::now();
+    run_start_ = t0;
     const Program& program = network_->program();
     Engine& engine = network_->engine();
     for (const auto& kv : input_index_) {
@@ -408,15 +422,27 @@ void InferRequest::infer() {
     engine.reset_peak();
     pool_->reset_peak();
     staged_.clear();
-    std::chrono::steady_clock::time_point submit_end;
+    std::chrono::steady_clock::time_point nodes_start, submit_end, finished, copied;
     try {
+        const bool device_clock = profiling_ && device_clock_;
+        uint64_t device_ns = device_clock ? device_clock_() : 0;
+        nodes_start = std::chrono::steady_clock::now();
         for (size_t idx : exec_order_) {
-            execute_node(*insts_[idx]);
+            PrimitiveInst& inst = *insts_[idx];
+            execute_node(inst);
+            if (profiling_) inst.wait_profiled();
+            if (device_clock) {
+                const uint64_t now = device_clock_();
+                inst.set_device_ns(now - device_ns);
+                device_ns = now;
+            }
             if (observer_) observe(idx);
         }
         submit_end = std::chrono::steady_clock::now();
         stream_->finish();
+        finished = std::chrono::steady_clock::now();
         copy_outputs();
+        copied = std::chrono::steady_clock::now();
     } catch (...) {
         // The variables keep their values: a failed run assigns nothing.
         staged_.clear();
@@ -435,11 +461,19 @@ void InferRequest::infer() {
     last_.folded_nodes = network_->program().folded().size();
     pool_->end_run();
     last_.pool_bytes = pool_->used_bytes();
-    last_.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    last_.submit_ms = std::chrono::duration<double, std::milli>(submit_end - t0).count();
     cumulative_ += last_.totals;
     ++run_index_;
     for (auto& inst : insts_) inst->begin_run();
+    const auto end = std::chrono::steady_clock::now();
+    if (profiling_) {
+        last_.profile.on = true;
+        last_.profile.inputs_ns = ns_between(t0, nodes_start);
+        last_.profile.finish_ns = ns_between(submit_end, finished);
+        last_.profile.outputs_ns = ns_between(finished, copied);
+        last_.profile.report_ns = ns_between(copied, end);
+    }
+    last_.host_ms = std::chrono::duration<double, std::milli>(end - t0).count();
+    last_.submit_ms = std::chrono::duration<double, std::milli>(submit_end - t0).count();
 }
 
 // The report is rebuilt in place: one entry per node in program order, whose
@@ -473,6 +507,7 @@ void InferRequest::update_report() {
             ns.dynamic_impl = false;
         }
         ns.counters = inst.counters();
+        ns.times = inst.times();
         last_.totals += ns.counters;
     }
     last_.nodes = std::move(nodes);

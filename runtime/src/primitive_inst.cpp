@@ -63,24 +63,52 @@ ErrorContext PrimitiveInst::ctx() const {
 void PrimitiveInst::begin_run() {
     counters_ = Counters{};
     run_ = RunFlags{};
+    times_ = NodeTimes{};
+}
+
+void PrimitiveInst::start_lap() {
+    if (!profiling_) return;
+    lap_start_ = std::chrono::steady_clock::now();
+    times_.start_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(lap_start_ - request_.run_start()).count());
+}
+
+void PrimitiveInst::lap(FlowStep step) {
+    if (!profiling_) return;
+    const auto now = std::chrono::steady_clock::now();
+    times_.ns[static_cast<size_t>(step)] +=
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - lap_start_).count());
+    lap_start_ = now;
+}
+
+void PrimitiveInst::wait_profiled() {
+    if (!profiling_ || !node_.is_op()) return;
+    stream_.finish();
+    lap(FlowStep::wait);
 }
 
 // The flow (docs/architecture.md, "The execution flow of one primitive").
 void PrimitiveInst::execute() {
     if (!node_.is_op()) return;   // inputs and constants hold their data
+    start_lap();
     // The first producer of an in-place target to run decides for all of them.
     if (inplace_.target && !run_.update_shape_done_by_other) inplace_.target->prepare_inplace();
-    if (fused_away()) return take_fused_output();
-    if (skip_shape_of_subgraph()) return;
+    if (fused_away()) {
+        take_fused_output();
+        return lap(FlowStep::shape);
+    }
+    if (skip_shape_of_subgraph()) return lap(FlowStep::shape);
     update_shape();
     if (!fusion_.chain.empty()) prepare_fusion();
-    if (skip_unchanged_shape_of()) return;
+    if (skip_unchanged_shape_of()) return lap(FlowStep::shape);
     size_for_bound();
-    if (run_state_op() || skip_without_kernel()) return;
-    if (run_.shape_changed || !impl_.impl) choose_impl();
+    lap(FlowStep::shape);
+    if (run_state_op() || skip_without_kernel()) return lap(FlowStep::execute);
+    if (run_.shape_changed || !impl_.impl) choose_impl();   // laps impl and memory
     else if (impl_.waiting_async) pick_up_async_build();
     recheck_alignment();
-    run_impl();
+    lap(FlowStep::impl);
+    run_impl();   // laps arguments and execute
 }
 
 }   // namespace dynrt

@@ -61,4 +61,26 @@ std::vector<std::pair<const char*, uint64_t>> Counters::items() const {
 
 #undef DYNRT_COUNTER_FIELDS
 
+const char* to_string(FlowStep step) {
+    switch (step) {
+        case FlowStep::shape: return "shape";
+        case FlowStep::impl: return "impl";
+        case FlowStep::memory: return "memory";
+        case FlowStep::arguments: return "arguments";
+        case FlowStep::execute: return "execute";
+        case FlowStep::wait: return "wait";
+    }
+    return "?";
+}
+
+uint64_t NodeTimes::total() const {
+    uint64_t t = 0;
+    for (uint64_t v : ns) t += v;
+    return t;
+}
+
+uint64_t NodeTimes::host() const {
+    return total() - ns[static_cast<size_t>(FlowStep::execute)] - ns[static_cast<size_t>(FlowStep::wait)];
+}
+
 }   // namespace dynrt

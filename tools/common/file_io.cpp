@@ -133,54 +133,58 @@ void check_output_folder(const std::string& path, const std::string& option) {
                 for_option(path, option));
 }
 
-namespace {
-
-// Removes the temporary file on every path out but the rename.
-struct TempFile {
-    std::string path;
-    bool keep = false;
-    ~TempFile() {
-        if (!path.empty() && !keep) ::unlink(path.c_str());
-    }
-};
-
-}   // namespace
-
-void write_file_replacing(const std::string& path, const std::string& content, const std::string& what) {
+ReplacingFile::ReplacingFile(const std::string& path, const std::string& what)
+    : path_(path), what_(what), where_(for_option(path, what)) {
     check_output_file(path, what);
-    const ErrorContext where = for_option(path, what);
     // O_EXCL | O_NOFOLLOW: the temporary name is a new file of ours, never
     // whatever (a link, a FIFO) someone put there; a name taken by another
     // writer gets a counter.
     const std::string base = path + ".tmp-" + std::to_string(::getpid());
-    TempFile tmp;
-    Fd f{-1};
-    for (int i = 0; i < 100 && f.fd < 0; ++i) {
+    for (int i = 0; i < 100 && fd_ < 0; ++i) {
         const std::string name = i == 0 ? base : base + "-" + std::to_string(i);
-        f.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (f.fd >= 0) tmp.path = name;
-        else if (errno != EEXIST) throw Error(std::string("cannot write: ") + std::strerror(errno), where);
+        fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd_ >= 0) tmp_ = name;
+        else if (errno != EEXIST) throw Error(std::string("cannot write: ") + std::strerror(errno), where_);
     }
-    if (f.fd < 0) throw Error("cannot write: every temporary name next to the file is taken", where);
+    if (fd_ < 0) throw Error("cannot write: every temporary name next to the file is taken", where_);
+}
+
+ReplacingFile::~ReplacingFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!tmp_.empty() && !committed_) ::unlink(tmp_.c_str());
+}
+
+void ReplacingFile::append(const std::string& text) {
+    if (fd_ < 0) throw Error("cannot write: the file was closed", where_);
     size_t done = 0;
-    while (done < content.size()) {
-        const ssize_t n = ::write(f.fd, content.data() + done, content.size() - done);
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
         if (n < 0) {
             if (errno == EINTR) continue;
             throw Error(std::string("cannot write: ") + std::strerror(errno) + (errno == ENOSPC ? " (disk full)" : ""),
-                        where);
+                        where_);
         }
         done += static_cast<size_t>(n);
     }
-    const int fd = f.fd;
-    f.fd = -1;
-    if (::close(fd) != 0) throw Error(std::string("cannot write: ") + std::strerror(errno), where);
+}
+
+void ReplacingFile::commit() {
+    if (fd_ < 0) throw Error("cannot write: the file was closed", where_);
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) throw Error(std::string("cannot write: ") + std::strerror(errno), where_);
     // Again right before the rename: the path may have changed since the
-    // caller's first check (a run takes a while).
-    check_output_file(path, what);
-    if (::rename(tmp.path.c_str(), path.c_str()) != 0)
-        throw Error(std::string("cannot write: ") + std::strerror(errno), where);
-    tmp.keep = true;
+    // first check (a run takes a while).
+    check_output_file(path_, what_);
+    if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+        throw Error(std::string("cannot write: ") + std::strerror(errno), where_);
+    committed_ = true;
+}
+
+void write_file_replacing(const std::string& path, const std::string& content, const std::string& what) {
+    ReplacingFile f(path, what);
+    f.append(content);
+    f.commit();
 }
 
 namespace {

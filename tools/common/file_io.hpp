@@ -61,6 +61,28 @@ void check_output_folder(const std::string& path, const std::string& option);
 // is as it was.
 void write_file_replacing(const std::string& path, const std::string& content, const std::string& what);
 
+// The same, written piece by piece (a trace of a long run): the temporary
+// file is made by the constructor (after check_output_file), append() adds
+// text, commit() closes it and renames it over `path` after checking `path`
+// again. Destroyed without commit(), the temporary file is removed and
+// `path` is as it was.
+class ReplacingFile {
+public:
+    ReplacingFile(const std::string& path, const std::string& what);
+    ~ReplacingFile();
+    ReplacingFile(const ReplacingFile&) = delete;
+    ReplacingFile& operator=(const ReplacingFile&) = delete;
+    void append(const std::string& text);
+    void commit();
+    const std::string& temporary_path() const { return tmp_; }
+
+private:
+    std::string path_, what_, tmp_;
+    ErrorContext where_;
+    int fd_ = -1;
+    bool committed_ = false;
+};
+
 // File names for tensors named `names` (graph outputs), one per name, in the
 // same order, distinct, each `<stem>.npy` (`extension`) where the stem is:
 // the name with every byte outside [A-Za-z0-9._-] replaced by '_' (":" of

@@ -26,6 +26,7 @@
 #include "int_range.hpp"
 #include "onnx_import.hpp"
 #include "pipeline.hpp"
+#include "trace.hpp"
 
 namespace po = boost::program_options;
 using namespace dynrt;
@@ -280,7 +281,12 @@ int cmd_run(const std::vector<std::string>& args) {
         "MODEL.onnx: name=FILE.npy, that input's data in every run (repeatable)")(
         "input-range", po::value<std::vector<std::string>>(&ranges)->composing(),
         "MODEL.onnx: name=LOW..HIGH, the range of that input's random data (repeatable)")(
-        "pipeline", po::value<std::string>(), "the pipeline YAML file");
+        "profile", "time every node's flow steps and kernels; print where the time goes (docs/report.md)")(
+        "trace", po::value<std::string>(),
+        "write a Chrome/Perfetto trace (JSON) of the runs to this file; implies --profile")(
+        "trace-runs", po::value<std::string>(),
+        "the runs the trace holds: K or A..B (run indices from 0; default all)")("pipeline", po::value<std::string>(),
+                                                                                 "the pipeline YAML file");
     po::positional_options_description pos;
     pos.add("pipeline", 1);
     const auto vm = parse(args, desc, &pos);
@@ -330,6 +336,22 @@ int cmd_run(const std::vector<std::string>& args) {
     // Every destination is checked before anything runs, so a report that
     // cannot be written is not found out after the runs.
     if (vm.count("report")) check_writable_file(vm["report"].as<std::string>(), "--report");
+    opt.profile = vm.count("profile") || vm.count("trace");
+    uint64_t trace_first = 0, trace_last = UINT64_MAX;
+    if (vm.count("trace-runs")) {
+        if (!vm.count("trace")) throw UsageError("--trace-runs needs --trace FILE");
+        const std::string text = vm["trace-runs"].as<std::string>();
+        const size_t dots = text.find("..");
+        int64_t a = 0, b = 0;
+        const bool ok = dots == std::string::npos ? tools::parse_int64(text, a) && (b = a, true)
+                                                  : tools::parse_int64(text.substr(0, dots), a) &&
+                                                        tools::parse_int64(text.substr(dots + 2), b);
+        if (!ok || a < 0 || b < a)
+            throw UsageError("--trace-runs takes K or A..B with 0 <= A <= B (run indices), got '" + text + "'");
+        trace_first = static_cast<uint64_t>(a);
+        trace_last = static_cast<uint64_t>(b);
+    }
+    if (vm.count("trace")) check_writable_file(vm["trace"].as<std::string>(), "--trace");
     if (!opt.save_outputs_dir.empty()) check_writable_folder(opt.save_outputs_dir, "--save-outputs");
 
     auto registry = load_modules(modules_dirs, verbose, nullptr);
@@ -344,7 +366,17 @@ int cmd_run(const std::vector<std::string>& args) {
         throw UsageError("--repeat " + std::to_string(opt.repeat) + " x " + std::to_string(p.runs.size()) +
                          " schedule runs is more than the limit of " + std::to_string(pipeline::kMaxRuns) + " runs");
     Progress progress(p.runs.size() * opt.repeat, verbose);
-    opt.on_run = [&](size_t done, size_t, const pipeline::RunRecord& rec) { progress.update(done, rec); };
+    // The trace file is made now (a destination that cannot be written fails
+    // before anything runs), filled run by run and renamed into place with
+    // the report; a failed run leaves nothing.
+    std::unique_ptr<pipeline::TraceWriter> trace;
+    if (vm.count("trace"))
+        trace = std::make_unique<pipeline::TraceWriter>(vm["trace"].as<std::string>(), "dynrt run " + file, trace_first,
+                                                        trace_last);
+    opt.on_run = [&](size_t done, size_t, const pipeline::RunRecord& rec) {
+        if (trace) trace->add(rec);
+        progress.update(done, rec);
+    };
     // A node the device has no impl for runs on the host (correct, but it maps
     // its buffers and waits for the device): said once per node.
     opt.on_host_fallback = [](const std::string& node, const std::string& op, const std::string& impl) {
@@ -355,12 +387,11 @@ int cmd_run(const std::vector<std::string>& args) {
     // The report is written once every run succeeded and before the saved
     // outputs are moved into place: when it cannot be written, no outputs are
     // committed either.
-    if (vm.count("report")) {
-        const std::string report = vm["report"].as<std::string>();
-        opt.before_commit = [report](const pipeline::RunResult& r) {
-            tools::write_file_replacing(report, pipeline::report_json(r), "--report");
-        };
-    }
+    const std::string report = vm.count("report") ? vm["report"].as<std::string>() : std::string();
+    opt.before_commit = [&report, &trace](const pipeline::RunResult& r) {
+        if (!report.empty()) tools::write_file_replacing(report, pipeline::report_json(r), "--report");
+        if (trace) trace->commit();
+    };
     pipeline::RunResult result;
     try {
         result = pipeline::run_pipeline(p, opt);
@@ -369,6 +400,10 @@ int cmd_run(const std::vector<std::string>& args) {
         throw;
     }
     std::cout << pipeline::summary_table(result, verbose);
+    if (opt.profile) std::cout << result.profile.table();
+    if (trace)
+        std::cout << "\ntrace: " << vm["trace"].as<std::string>() << " (" << trace->events()
+                  << " events; open it in https://ui.perfetto.dev or chrome://tracing)\n";
     return kOk;
 }
 

@@ -27,6 +27,7 @@
 #include "dynrt/registry.hpp"
 #include "dynrt/shape_predictor.hpp"
 #include "json_writer.hpp"
+#include "profile.hpp"
 
 namespace dynrt::pipeline {
 
@@ -198,6 +199,7 @@ struct RunRecord {
     std::string label;                     // RunSpec::label()
     std::map<std::string, Shape> shapes;   // input shapes
     double host_ms = 0;                    // set_input + infer + outputs read
+    uint64_t start_ns = 0;                 // when infer() was called, from the first run's call
     RunStats stats;
     std::map<std::string, HostTensor> outputs;   // only with keep_outputs
 };
@@ -214,6 +216,10 @@ struct RunOptions {
     std::string save_outputs_dir;   // "" = none
     size_t max_runs = 0;            // 0 = all (tests shorten schedules)
     bool keep_outputs = false;      // fill RunRecord::outputs (tests)
+    // --profile: every run times its nodes' flow steps (RunStats::profile,
+    // NodeStats::times), summed into RunResult::profile; on an OpenCL device
+    // the queue records profiling events, read as each node's device time.
+    bool profile = false;
     // Called after each run with (done, total, record); progress display.
     std::function<void(size_t, size_t, const RunRecord&)> on_run;
     // Called once every run succeeded, before the --save-outputs files are
@@ -248,6 +254,7 @@ struct RunResult {
     // Nodes that ran on the host on a device other than the cpu, in the order
     // first seen (RunOptions::on_host_fallback).
     std::vector<std::string> host_fallback;
+    Profile profile;   // RunOptions::profile
 };
 
 // Runs the pipeline's schedule. `--save-outputs` files are written into a

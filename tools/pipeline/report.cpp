@@ -62,6 +62,30 @@ std::map<std::string, uint64_t> impl_kinds(const RunResult& r) {
     return out;
 }
 
+// A profiled run: where its wall time went (docs/report.md, "Profiles").
+void run_profile(Json& j, const RunStats& s) {
+    uint64_t nodes = 0;
+    for (const NodeStats& n : s.nodes) nodes += n.times.total();
+    const RunProfile& p = s.profile;
+    const uint64_t outside = p.inputs_ns + p.finish_ns + p.outputs_ns + p.report_ns;
+    const double wall = s.host_ms;
+    const double accounted = static_cast<double>(nodes + outside) * 1e-6;
+    j.key("profile").begin_object();
+    j.field("nodes_ms", static_cast<double>(nodes) * 1e-6)
+        .field("outside_nodes_ms", static_cast<double>(outside) * 1e-6);
+    j.field("unaccounted_ms", wall > accounted ? wall - accounted : 0.0);
+    j.end_object();
+}
+
+void node_times(Json& j, const NodeTimes& t) {
+    j.key("times_us").begin_object();
+    j.field("start", static_cast<double>(t.start_ns) * 1e-3);
+    for (size_t s = 0; s < kFlowSteps; ++s)
+        if (t.ns[s]) j.field(to_string(static_cast<FlowStep>(s)), static_cast<double>(t.ns[s]) * 1e-3);
+    if (t.device_ns) j.field("device", static_cast<double>(t.device_ns) * 1e-3);
+    j.end_object();
+}
+
 }   // namespace
 
 std::string report_json(const RunResult& r) {
@@ -109,12 +133,14 @@ std::string report_json(const RunResult& r) {
         j.field("peak_bytes", run.stats.peak_bytes).field("used_bytes", run.stats.used_bytes);
         j.field("pool_bytes", run.stats.pool_bytes).field("pool_peak_bytes", run.stats.pool_peak_bytes);
         j.field("tensor_bytes", run.stats.tensor_bytes);
+        if (run.stats.profile.on) run_profile(j, run.stats);
         j.key("nodes").begin_array();
         for (const auto& n : run.stats.nodes) {
             j.begin_object();
             j.field("node", n.node).field("op", n.op).field("impl", n.impl).field("dynamic_impl", n.dynamic_impl);
             j.key("counters");
             counters(j, n.counters, true);
+            if (run.stats.profile.on && n.times.total()) node_times(j, n.times);
             j.end_object();
         }
         j.end_array();
@@ -135,6 +161,10 @@ std::string report_json(const RunResult& r) {
     j.end_object();
     j.end_object();
 
+    if (!r.profile.empty()) {
+        j.key("profile");
+        r.profile.json(j);
+    }
     j.key("engine").begin_object();
     j.field("allocations", r.engine_allocations).field("bytes_allocated", r.engine_bytes_allocated);
     j.field("peak_bytes", r.engine_peak_bytes);

@@ -13,6 +13,7 @@
 
 #include "dynrt/checked_math.hpp"
 #include "dynrt/compilation_context.hpp"
+#include "dynrt/ocl_api.hpp"
 #include "file_io.hpp"
 #include "json_writer.hpp"
 #include "pipeline.hpp"
@@ -287,6 +288,9 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
             std::find(ops.begin(), ops.end(), n.op) == ops.end())
             ops.push_back(n.op);
     std::string note;
+    // A profiled run on OpenCL reads each node's kernel times from profiling
+    // events: the engine's queues are made with profiling on.
+    if (options.profile) ::setenv("DYNRT_OCL_PROFILE", "1", 1);
     EnginePtr engine = create_device(registry, options.device.value_or(p.run.device), options.verbose, &result.device,
                                      &note, ops, static_cast<unsigned>(options.threads.value_or(p.run.threads)));
     result.device_name = engine->info().name;
@@ -324,6 +328,13 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     result.compile_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
     InferRequest request(network);
+    if (options.profile) {
+        request.set_profiling(true);
+        if (OclDevice* dev = OclDevice::from(*engine)) {
+            Stream* stream = &request.stream();
+            request.set_device_clock([dev, stream] { return dev->stream_profile(*stream).kernel_ns; });
+        }
+    }
     OutputStaging staging(options.save_outputs_dir, p.outputs);
     HostFallbacks fallbacks(registry, *engine);
 
@@ -333,6 +344,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     result.runs.reserve(total);
 
     size_t k = 0;
+    std::chrono::steady_clock::time_point schedule_start;
     for (size_t rep = 0; rep < repeat && k < total; ++rep) {
         if (rep > 0 && p.run.reset_state_each_repeat) request.reset_state();
         for (size_t i = 0; i < p.runs.size() && k < total; ++i, ++k) {
@@ -348,10 +360,14 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
                 for (const auto& [name, t] : inputs) request.set_input(name, t);
                 stage = "running";
                 const auto t0 = std::chrono::steady_clock::now();
+                if (k == 0) schedule_start = t0;
                 request.infer();
                 const auto t1 = std::chrono::steady_clock::now();
                 rec.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+                rec.start_ns = static_cast<uint64_t>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - schedule_start).count());
                 rec.stats = request.last_run();
+                if (options.profile) result.profile.add(rec);
                 fallbacks.note(rec.stats, result, options);
                 stage = "reading its outputs";
                 if (staging.enabled() || options.keep_outputs) {

@@ -10,6 +10,7 @@
 // read and written by ops across runs, reset by reset_state()).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -206,6 +207,21 @@ public:
     // An empty function turns it off.
     void set_observer(OutputObserver observer) { observer_ = std::move(observer); }
 
+    // ---- profiling ------------------------------------------------------------
+    // Times every node's flow steps in the runs that follow (NodeStats::times,
+    // RunStats::profile). A profiled run waits for the device after each
+    // node, so on a device that runs behind the host its wall time is the sum
+    // of the nodes' host and device times rather than their overlap.
+    void set_profiling(bool on);
+    bool profiling() const { return profiling_; }
+    // Profiled runs: a clock of device time (nanoseconds of kernel execution
+    // so far on this request's stream, e.g. the sum of OpenCL profiling
+    // events that Stream::finish() collects) read after each node's wait; the
+    // difference is the node's NodeTimes::device_ns. Empty: none.
+    void set_device_clock(std::function<uint64_t()> clock) { device_clock_ = std::move(clock); }
+    // When the current (or last) infer() began.
+    std::chrono::steady_clock::time_point run_start() const { return run_start_; }
+
     MemoryPool& memory_pool() const { return *pool_; }
     // Node indices in the order this request executes them: the program order,
     // except that the producers of an in-place target run right before it.
@@ -242,6 +258,9 @@ private:
     Counters cumulative_;
     uint64_t run_index_ = 0;
     OutputObserver observer_;
+    bool profiling_ = false;
+    std::chrono::steady_clock::time_point run_start_;
+    std::function<uint64_t()> device_clock_;
 };
 
 }   // namespace dynrt

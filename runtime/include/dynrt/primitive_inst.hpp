@@ -44,6 +44,7 @@
 //     ExecContext.
 #pragma once
 
+#include <chrono>
 #include <list>
 #include <memory>
 #include <optional>
@@ -110,6 +111,12 @@ public:
     // each viewed as u8 of the size the impl asked for.
     const std::vector<MemoryPtr>& scratch() const { return scratch_.buffers; }
     const Counters& counters() const { return counters_; }
+    // Profiled runs (InferRequest::set_profiling): this run's time per flow step.
+    const NodeTimes& times() const { return times_; }
+    void set_profiling(bool on) { profiling_ = on; }
+    // Profiled runs: waits for this node's device work and counts the wait.
+    void wait_profiled();
+    void set_device_ns(uint64_t ns) { times_.device_ns = ns; }
     bool initialized() const { return initialized_; }
 
     // Flags of the current run.
@@ -309,6 +316,13 @@ private:
 
     Counters counters_;
     RunFlags run_;
+    // Profiling: the time since the last lap goes to a flow step (no-ops
+    // while the request does not profile).
+    void start_lap();
+    void lap(FlowStep step);
+    bool profiling_ = false;
+    NodeTimes times_;
+    std::chrono::steady_clock::time_point lap_start_;
     bool initialized_ = false;   // has run update_shape at least once
     bool has_run_ = false;       // has executed at least once
 };

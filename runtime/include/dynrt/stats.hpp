@@ -49,12 +49,50 @@ struct Counters {
     std::vector<std::pair<const char*, uint64_t>> items() const;
 };
 
+// The steps of one primitive's flow that a profiled run times
+// (InferRequest::set_profiling), in the order they run.
+enum class FlowStep : uint8_t {
+    shape,       // update_shape, the fused chain's shapes, shape_of skips, bounds
+    impl,        // update_impl and update_weights: impl cache, impl creation, weights
+    memory,      // realloc_if_needed: output buffers from the memory pool or the device
+    arguments,   // binding inputs, outputs, scratch and fused-op inputs
+    execute,     // Impl::execute: the kernel itself on the cpu engine, its enqueue on a device
+    wait,        // waiting for the node's device work (profiled runs wait after each node)
+};
+constexpr size_t kFlowSteps = 6;
+const char* to_string(FlowStep step);
+
+// Nanoseconds per flow step of one node in one run; all zero when the run
+// was not profiled. `start_ns`: when the node's first step began, from the
+// start of the run (InferRequest::infer), for traces; the steps follow one
+// another in FlowStep order.
+struct NodeTimes {
+    uint64_t start_ns = 0;
+    uint64_t ns[kFlowSteps] = {};
+    // Device execution time of the node's kernels where the request has a
+    // device clock (InferRequest::set_device_clock: OpenCL profiling events);
+    // 0 elsewhere (on the cpu engine `execute` is the kernel's time).
+    uint64_t device_ns = 0;
+    uint64_t total() const;
+    uint64_t host() const;   // every step but execute and wait
+};
+
 struct NodeStats {
     std::string node;
     std::string op;
     std::string impl;   // impl used in the last run ("" when skipped)
     bool dynamic_impl = false;
     Counters counters;   // this run
+    NodeTimes times;     // this run, when profiled
+};
+
+// What a profiled run spent outside the nodes' steps (nanoseconds).
+struct RunProfile {
+    bool on = false;
+    uint64_t inputs_ns = 0;    // checking that every input was set, resetting peaks
+    uint64_t finish_ns = 0;    // the final wait for the device
+    uint64_t outputs_ns = 0;   // copying the outputs to the host
+    uint64_t report_ns = 0;    // state commit, counters and this report
 };
 
 struct RunStats {
@@ -81,6 +119,7 @@ struct RunStats {
     // impl choice, allocation, kernel enqueues). On a device that runs behind
     // the host this is what the host spends; host_ms adds the device's time.
     double submit_ms = 0;
+    RunProfile profile;   // when profiled (InferRequest::set_profiling)
 };
 
 }   // namespace dynrt
