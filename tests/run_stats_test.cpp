@@ -226,6 +226,7 @@ TEST(RunStatsRunner, ReportLevels_KeepOnlyWhatTheyNeed) {
     EXPECT_FALSE(runs.runs[1].first_at_shape);   // seq 3 again: the measured runs start over
     EXPECT_TRUE(runs.runs[2].first_at_shape);    // seq 5
     EXPECT_EQ(runs.runs[2].label, "batch=2 seq=5");
+    EXPECT_EQ(runs.runs[2].shapes.at("x"), (Shape{2, 5}));
 
     const RunResult nodes = run_tiny(ReportLevel::nodes, 0, 2);
     ASSERT_EQ(nodes.runs.size(), 2u);

@@ -408,6 +408,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
         RunRecord rec;
         rec.index = k;
         rec.label = spec.label();
+        rec.shapes = spec.shapes;
         rec.warmup = step.warmup;
         const char* stage = "making its inputs";
         try {
