@@ -126,7 +126,7 @@ if want decode; then
     extra=()
     [ "$v" != on ] && c="$report/llm_decode_kv_off.yaml"
     [ "$v" = off_nopre ] && extra=(--prealloc "0 0 0 1.0")
-    timeout "$limit" "$build/bin/dynrt" run "$c" --device ocl "${extra[@]}" --report "$report/decode_$v.json" \
+    timeout "$limit" "$build/bin/dynrt" run "$c" --device ocl "${extra[@]}" --report-level runs --report "$report/decode_$v.json" \
       > "$report/decode_$v.log" 2>&1 || ok=0
   done
   {

@@ -368,6 +368,8 @@ def run_dynrt(args, wl, threads, repeat, tmp, save=None):
     cmd = [args.dynrt, "run", yml, "--device", "cpu", "--report", report]
     if args.dynrt_threads:
         cmd += ["--threads", str(threads)]
+    if args.dynrt_report_level:
+        cmd += ["--report-level", "runs"]   # every run's host_ms, whatever the schedule's length
     if save:
         cmd += ["--save-outputs", save]
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
@@ -565,12 +567,13 @@ def print_table(rows, mem_row):
             print("\ndynrt engine peak bytes (report): %.1f MiB" % (r["dynrt_engine_peak_bytes"] / 2**20))
 
 
-def dynrt_supports_threads(binary):
+def dynrt_supports(binary, option):
+    """Whether `binary run` has `option` (an older dynrt may lack it)."""
     try:
         out = subprocess.run([binary, "run", "--help"], capture_output=True, text=True, timeout=30)
     except OSError:
         return False
-    return "--threads" in out.stdout + out.stderr
+    return option in out.stdout + out.stderr
 
 
 def versions():
@@ -636,7 +639,9 @@ def bench(args):
         sys.exit("bench_cpu.py needs GNU time at %s (apt-get install time) to read each engine's peak RSS" % TIME)
     tmp = os.path.join(args.work, "run")
     os.makedirs(tmp, exist_ok=True)
-    args.dynrt_threads = dynrt_supports_threads(args.dynrt)
+    args.dynrt_threads = dynrt_supports(args.dynrt, "--threads")
+    # Older binaries have no levels and always write every run.
+    args.dynrt_report_level = dynrt_supports(args.dynrt, "--report-level")
     if not args.dynrt_threads:
         print("note: %s run has no --threads option: dynrt runs with its own default threading" % args.dynrt,
               file=sys.stderr)

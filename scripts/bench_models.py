@@ -6,6 +6,10 @@ same models, shapes and data, in one run: a benchmark, not a test.
     scripts/bench_models.py --no-venv        # the current python's packages
     scripts/bench_models.py --devices cpu,ocl --rounds 5 --repeat 20 --threads 1
 
+Both engines get the same thread count: --threads N is onnxruntime's
+intra_op_num_threads (inter-op 1) and dynrt's `--threads N` (the cpu engine's
+compute threads; the OpenCL device ignores it).
+
 For each model of tests/models that runs (no PENDING file) and each of its
 data sets, every round runs `dynrt run MODEL --input ...` (the data set's
 inputs as .npy, --repeat runs on one request, per-run host times from the
@@ -45,7 +49,8 @@ def main():
     ap.add_argument("--devices", default="cpu,ocl")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="compute threads of each engine: onnxruntime intra-op threads and dynrt --threads")
     ap.add_argument("--ort-provider", default="CPUExecutionProvider",
                     help="onnxruntime execution provider (CUDAExecutionProvider on a GPU machine)")
     ap.add_argument("--no-venv", action="store_true")
@@ -98,7 +103,8 @@ def bench(args):
                     report = os.path.join(tmp, "report.json")
                     outs = os.path.join(tmp, "outs_" + d)
                     subprocess.run([args.dynrt, "run", model, "--device", d, "--repeat", str(args.repeat),
-                                    "--report", report, "--save-outputs", outs] + npys,
+                                    "--threads", str(args.threads), "--report", report, "--report-level", "runs",
+                                    "--save-outputs", outs] + npys,
                                    check=True, stdout=subprocess.DEVNULL)
                     with open(report) as f:
                         r = json.load(f)
@@ -136,8 +142,8 @@ def bench(args):
         cells += ["%.1f" % (r[d + "_first"] / r[d]) for d in devices]
         cells += ["%.1e" % max(r[d + "_err"] for d in devices)]
         print("| " + " | ".join(cells) + " |")
-    print("\nonnxruntime %s (%s), %d intra-op thread(s); %d rounds x %d runs" %
-          (ort.__version__, args.ort_provider, args.threads, args.rounds, args.repeat))
+    print("\nonnxruntime %s (%s), %d intra-op thread(s), dynrt --threads %d; %d rounds x %d runs" %
+          (ort.__version__, args.ort_provider, args.threads, args.threads, args.rounds, args.repeat))
     print("\nabsolute per-run medians (ms):")
     for r in rows:
         print("  %s %s: ort %.3f, %s" % (r["model"], r["shapes"], r["ort_ms"],

@@ -690,7 +690,7 @@ TEST(PipelineCli, Run_SavesOutputsAndWritesTheReport) {
     const std::string out_dir = dir / "outs", report = dir / "report.json";
     const Proc p = run_saving(kSource + "/configs/shape_chain.yaml", out_dir, report);
     ASSERT_EQ(p.code, 0) << p.out;
-    EXPECT_NE(p.out.find("median ms"), std::string::npos) << p.out;
+    EXPECT_NE(p.out.find("p50 ms"), std::string::npos) << p.out;
     const Pipeline pl = load_pipeline(kSource + "/configs/shape_chain.yaml", test::registry());
     // run_0 holds the first run's outputs: x [1,1,16] -> cs [1,4,4], target [1,-1,4].
     const HostTensor target = read_npy(out_dir + "/run_0/target.npy");
@@ -1016,11 +1016,13 @@ TEST(PipelineHostile, NonUtf8Names_GiveValidReportJson) {
     n.impl = "impl";
     rec.stats.nodes.push_back(n);
     r.runs.push_back(rec);
+    r.statistics.add(r.statistics.shape("x\xff[1,2]", 0), 1.5, false);
     const std::string json = report_json(r);
     for (unsigned char c : json) EXPECT_LT(c, 0x80) << "raw non-ASCII byte in the report";
     EXPECT_NE(json.find("\"pipeline\": \"pipe\\ufffd\\ufffd\""), std::string::npos) << json;
     EXPECT_NE(json.find("\"node\": \"node\\ufffd\""), std::string::npos) << json;
     EXPECT_NE(json.find("\"x\\ufffd\": [1, 2]"), std::string::npos) << json;
+    EXPECT_NE(json.find("\"shapes\": \"x\\ufffd[1,2]\""), std::string::npos) << json;
 }
 
 TEST(PipelineHostile, FailingBeforeCommit_CommitsNoOutputsAndLeavesNoStaging) {
@@ -1066,7 +1068,7 @@ TEST(PipelineHostile, Cli_BadValuesExit2_UnwritableDestinationsFailBeforeRunning
                              (dir / "missing/report.json") + modules_arg());
     EXPECT_EQ(p.code, 1) << p.out;
     EXPECT_NE(p.out.find("--report: the folder"), std::string::npos) << p.out;
-    EXPECT_EQ(p.out.find("median ms"), std::string::npos) << p.out;
+    EXPECT_EQ(p.out.find("p50 ms"), std::string::npos) << p.out;
     EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 0);
     // --report naming a folder.
     const Proc q = dynrt_cli("run " + cfg + " --device cpu --report " + dir.path.string() + modules_arg());
@@ -1096,7 +1098,7 @@ TEST(PipelineHostile, Cli_DestinationsThatAreNoRegularFiles_AreRefusedBeforeRunn
         const Proc p = dynrt_cli("run " + cfg + " --device cpu " + args + modules_arg());
         EXPECT_EQ(p.code, 1) << args << ": " << p.out;
         EXPECT_NE(p.out.find(message), std::string::npos) << args << ": " << p.out;
-        EXPECT_EQ(p.out.find("median ms"), std::string::npos) << args << ": it ran: " << p.out;
+        EXPECT_EQ(p.out.find("p50 ms"), std::string::npos) << args << ": it ran: " << p.out;
     }
     EXPECT_TRUE(fs::is_symlink(dir / "report_link.json"));
     EXPECT_EQ(fs::read_symlink(dir / "report_link.json"), fs::path(dir / "victim"));

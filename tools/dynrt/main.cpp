@@ -85,10 +85,18 @@ po::variables_map parse(const std::vector<std::string>& args, const po::options_
 // A single updating line on a terminal; with -v on a pipe, a line every 10%.
 class Progress {
 public:
+    // `total` 0: unknown (a --duration decides).
     Progress(size_t total, bool verbose)
-        : total_(total), tty_(::isatty(STDERR_FILENO) != 0), on_(total >= 16 && (tty_ || verbose)) {}
+        : total_(total), tty_(::isatty(STDERR_FILENO) != 0), on_((total >= 16 || total == 0) && (tty_ || verbose)) {}
     void update(size_t done, const pipeline::RunRecord& rec) {
         if (!on_) return;
+        if (total_ == 0) {
+            if (tty_) std::fprintf(stderr, "\r\033[K[%zu] %s  %.3f ms", done, rec.label.c_str(), rec.host_ms);
+            else if (done % 1000 == 0)
+                std::fprintf(stderr, "dynrt: [%zu] %s  %.3f ms\n", done, rec.label.c_str(), rec.host_ms);
+            std::fflush(stderr);
+            return;
+        }
         if (tty_) {
             std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  %.3f ms", done, total_, rec.label.c_str(), rec.host_ms);
             if (done == total_) std::fprintf(stderr, "\r\033[K");
@@ -99,6 +107,10 @@ public:
     }
     void abort() {
         if (on_ && tty_) std::fprintf(stderr, "\n");
+    }
+    // A duration's line is cleared once the runs are done.
+    void finish() {
+        if (on_ && tty_ && total_ == 0) std::fprintf(stderr, "\r\033[K");
     }
 
 private:
@@ -159,6 +171,16 @@ bool parse_number(const std::string& s, double& out) {
     errno = 0;
     out = std::strtod(s.c_str(), &end);
     return errno == 0 && end == s.c_str() + s.size() && std::isfinite(out);
+}
+
+// The integer option `--name` in min..max; a usage error naming it otherwise.
+size_t count_option(const po::variables_map& vm, const std::string& name, int64_t min, size_t max) {
+    const std::string text = vm[name].as<std::string>();
+    int64_t n = 0;
+    if (!tools::parse_int64(text, n) || n < min || static_cast<uint64_t>(n) > max)
+        throw UsageError("--" + name + " must be an integer in " + std::to_string(min) + ".." + std::to_string(max) +
+                         ", got '" + text + "'");
+    return static_cast<size_t>(n);
 }
 
 // "name=VALUE" -> (name, VALUE); a usage error naming the option otherwise.
@@ -256,7 +278,12 @@ int cmd_run(const std::vector<std::string>& args) {
         "       dynrt run MODEL.onnx [--shapes \"x=[1,7];y=[1,7]\"]... [--input x=x.npy]... [options]\n\n"
         "Runs a YAML pipeline (docs/yaml.md) once per schedule entry, or an ONNX\n"
         "model once per --shapes (docs/onnx.md), on one infer request and prints a\n"
-        "summary table.\n\noptions");
+        "summary table: per input shapes the first run apart, then min/p50/p90/p99/\n"
+        "max/mean of the steady runs, and throughput.\n\n"
+        "Benchmarking: --warmup N runs first (not measured); then --iterations N or\n"
+        "--repeat K set the measured runs (default: run.iterations, else one pass of\n"
+        "the schedule); --duration S makes that count a least and runs on until S\n"
+        "seconds are spent too. The schedule cycles from its first entry.\n\noptions");
     std::vector<std::string> modules_dirs, shapes, feeds, ranges;
     desc.add_options()("help,h", "show this help")(
         "device", po::value<std::string>(),
@@ -269,9 +296,21 @@ int cmd_run(const std::vector<std::string>& args) {
         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
         "prealloc", po::value<std::string>(),
         "ShapePredictor settings \"N BYTES DIFF RATIO\" (\"0 0 0 1.0\" disables); "
-        "overrides DYNRT_MEM_PREALLOC and run.prealloc")("repeat", po::value<std::string>()->default_value("1"),
-                                                         "run the whole schedule K times (1..1000000 runs in all)")(
-        "verbose,v", "device choice, module folders, the passes, impl choices and progress on stderr")(
+        "overrides DYNRT_MEM_PREALLOC and run.prealloc")(
+        "repeat", po::value<std::string>(),
+        "measure the whole schedule K times (K x the schedule's runs: 1..1000000); not with --iterations")(
+        "iterations", po::value<std::string>(),
+        "measure N runs, 1..1000000, cycling through the schedule (default: run.iterations, else one pass); "
+        "not with --repeat")("warmup", po::value<std::string>(),
+                             "N runs (0..100000) before measuring, from the schedule's start and cycling; not in "
+                             "the statistics, reported as warm-up (default: run.warmup, else 0)")(
+        "duration", po::value<std::string>(),
+        "measure for at least S seconds (0 < S <= 86400): runs go on until both the time is spent and the "
+        "--iterations / --repeat count (default: one pass) is made, and stop at 1000000 measured runs")(
+        "report-level", po::value<std::string>(),
+        "summary|runs|nodes: what the --report holds (docs/report.md); summary: statistics and totals, runs: "
+        "also a record per run, nodes: also every node of every run (default: runs up to 10000 runs, summary "
+        "past that)")("verbose,v", "device choice, module folders, the passes, impl choices and progress on stderr")(
         "passes", po::value<std::string>(),
         "switch passes off or on: \"-fusion,-views\", \"fusion=off\", \"none\", \"none,+fusion\" (applied over "
         "DYNRT_PASSES, which is applied over run.passes; docs/yaml.md)")(
@@ -298,14 +337,27 @@ int cmd_run(const std::vector<std::string>& args) {
     const bool verbose = vm.count("verbose") != 0;
     pipeline::RunOptions opt;
     opt.verbose = verbose;
-    {
-        const std::string text = vm["repeat"].as<std::string>();
-        int64_t k = 0;
-        if (!tools::parse_int64(text, k) || k < 1 || static_cast<uint64_t>(k) > pipeline::kMaxRuns)
-            throw UsageError("--repeat must be an integer in 1.." + std::to_string(pipeline::kMaxRuns) + ", got '" +
-                             text + "'");
-        opt.repeat = static_cast<size_t>(k);
+    if (vm.count("repeat")) opt.repeat = count_option(vm, "repeat", 1, pipeline::kMaxRuns);
+    if (vm.count("iterations")) opt.iterations = count_option(vm, "iterations", 1, pipeline::kMaxRuns);
+    if (opt.repeat && opt.iterations)
+        throw UsageError("--repeat and --iterations both set the measured runs; give one");
+    if (vm.count("warmup")) opt.warmup = count_option(vm, "warmup", 0, pipeline::kMaxWarmupRuns);
+    if (vm.count("duration")) {
+        const std::string text = vm["duration"].as<std::string>();
+        double s = 0;
+        if (!parse_number(text, s) || !(s > 0) || s > pipeline::kMaxDurationS)
+            throw UsageError("--duration must be a number of seconds, more than 0 and at most " +
+                             std::to_string(static_cast<long>(pipeline::kMaxDurationS)) + ", got '" + text + "'");
+        opt.duration_s = s;
     }
+    // Records are kept only for a report that holds them.
+    opt.report_level = pipeline::ReportLevel::automatic;
+    if (vm.count("report-level")) {
+        const std::string text = vm["report-level"].as<std::string>();
+        if (!pipeline::parse_report_level(text, &opt.report_level))
+            throw UsageError("--report-level must be summary, runs or nodes, got '" + text + "'");
+    }
+    if (!vm.count("report")) opt.report_level = pipeline::ReportLevel::summary;
     if (vm.count("device")) opt.device = vm["device"].as<std::string>();
     if (vm.count("threads")) {
         const std::string text = vm["threads"].as<std::string>();
@@ -362,10 +414,13 @@ int cmd_run(const std::vector<std::string>& args) {
     const auto p = model ? pipeline::load_pipeline_text(model_pipeline_yaml(file, shapes, feeds, ranges), file,
                                                         std::filesystem::current_path().string(), registry, passes)
                          : pipeline::load_pipeline(file, registry, passes);
-    if (!p.runs.empty() && opt.repeat > pipeline::kMaxRuns / p.runs.size())
-        throw UsageError("--repeat " + std::to_string(opt.repeat) + " x " + std::to_string(p.runs.size()) +
+    if (opt.repeat && !p.runs.empty() && *opt.repeat > pipeline::kMaxRuns / p.runs.size())
+        throw UsageError("--repeat " + std::to_string(*opt.repeat) + " x " + std::to_string(p.runs.size()) +
                          " schedule runs is more than the limit of " + std::to_string(pipeline::kMaxRuns) + " runs");
-    Progress progress(p.runs.size() * opt.repeat, verbose);
+    const size_t measured = opt.iterations ? *opt.iterations
+                            : opt.repeat   ? *opt.repeat * p.runs.size()
+                                           : p.run.iterations.value_or(p.runs.size());
+    Progress progress(opt.duration_s > 0 ? 0 : opt.warmup.value_or(p.run.warmup) + measured, verbose);
     // The trace file is made now (a destination that cannot be written fails
     // before anything runs), filled run by run and renamed into place with
     // the report; a failed run leaves nothing.
@@ -399,6 +454,7 @@ int cmd_run(const std::vector<std::string>& args) {
         progress.abort();
         throw;
     }
+    progress.finish();
     std::cout << pipeline::summary_table(result, verbose);
     if (opt.profile) std::cout << result.profile.table();
     if (trace)

@@ -28,6 +28,8 @@
 #include "dynrt/shape_predictor.hpp"
 #include "json_writer.hpp"
 #include "profile.hpp"
+#include "run_plan.hpp"
+#include "stats.hpp"
 
 namespace dynrt::pipeline {
 
@@ -103,6 +105,11 @@ struct RunSettings {
     // Variables start empty with every `dynrt run`; true (`reset_state: repeat`)
     // also empties them before each --repeat round.
     bool reset_state_each_repeat = false;
+    // run.warmup and run.iterations (docs/yaml.md): runs before measuring, and
+    // the measured runs (the schedule cycles); --warmup, --iterations and
+    // --repeat replace them.
+    size_t warmup = 0;
+    std::optional<size_t> iterations;
 };
 
 struct Pipeline {
@@ -195,14 +202,27 @@ EnginePtr create_device(const Registry& registry, const std::string& device, boo
                         unsigned threads = 0);
 
 struct RunRecord {
-    size_t index = 0;                      // over the whole execution
-    std::string label;                     // RunSpec::label()
-    std::map<std::string, Shape> shapes;   // input shapes
-    double host_ms = 0;                    // set_input + infer + outputs read
-    uint64_t start_ns = 0;                 // when infer() was called, from the first run's call
-    RunStats stats;
+    size_t index = 0;                            // over the whole execution
+    std::string label;                           // RunSpec::label()
+    std::map<std::string, Shape> shapes;         // input shapes
+    double host_ms = 0;                          // infer()
+    uint64_t start_ns = 0;                       // when infer() was called, from the first run's call
+    bool warmup = false;                         // a warm-up run: not in the statistics
+    bool first_at_shape = false;                 // the first run at these input shapes
+    RunStats stats;                              // `nodes` empty below ReportLevel::nodes
     std::map<std::string, HostTensor> outputs;   // only with keep_outputs
 };
+
+// What a run keeps per run (and the JSON report holds): `summary` only the
+// statistics and totals (8 bytes a measured run), `runs` also one RunRecord per
+// run without its nodes, `nodes` also every node's stats of every run.
+// `automatic` (`dynrt run` without --report-level) is `runs` up to
+// kAutoRunRecords runs and `summary` past that.
+enum class ReportLevel { automatic, summary, runs, nodes };
+inline constexpr size_t kAutoRunRecords = 10000;
+const char* to_string(ReportLevel level);
+// "summary", "runs", "nodes"; false for anything else.
+bool parse_report_level(const std::string& text, ReportLevel* level);
 
 struct RunResult;
 
@@ -211,16 +231,25 @@ struct RunOptions {
     std::optional<size_t> threads;         // overrides run.threads
     std::optional<std::string> prealloc;   // --prealloc
     bool use_env_prealloc = true;          // read DYNRT_MEM_PREALLOC
-    size_t repeat = 1;                     // the whole schedule K times
+    // Measured runs: --repeat K (the whole schedule K times) or --iterations N
+    // (N runs, the schedule cycles), not both; else run.iterations, else one
+    // pass. With a duration they are the least made.
+    std::optional<size_t> repeat;
+    std::optional<size_t> iterations;
+    std::optional<size_t> warmup;   // overrides run.warmup
+    double duration_s = 0;          // --duration: measure at least this long (0 = no)
+    ReportLevel report_level = ReportLevel::nodes;
     bool verbose = false;
     std::string save_outputs_dir;   // "" = none
     size_t max_runs = 0;            // 0 = all (tests shorten schedules)
-    bool keep_outputs = false;      // fill RunRecord::outputs (tests)
     // --profile: every run times its nodes' flow steps (RunStats::profile,
     // NodeStats::times), summed into RunResult::profile; on an OpenCL device
     // the queue records profiling events, read as each node's device time.
     bool profile = false;
+    size_t max_runs = 0;            // 0 = all measured runs (tests shorten schedules)
+    bool keep_outputs = false;      // fill RunRecord::outputs (tests); keeps the records
     // Called after each run with (done, total, record); progress display.
+    // `total` is 0 when a duration decides how many runs there are.
     std::function<void(size_t, size_t, const RunRecord&)> on_run;
     // Called once every run succeeded, before the --save-outputs files are
     // moved into place: what else the caller writes (the report) happens here,
@@ -241,12 +270,23 @@ struct RunResult {
     PassSet passes;              // RunSettings::passes
     std::string passes_source;   // RunSettings::passes_source
     uint64_t seed = 0;
+    // The level the records were kept at (never `automatic`), and the runs
+    // kept: every run (warm-up included) at `runs` and `nodes`, none at `summary`.
+    ReportLevel report_level = ReportLevel::nodes;
     std::vector<RunRecord> runs;
+    RunStatistics statistics;   // per-shape latencies, warm-up, throughput
+    PlanSettings plan;          // warm-up, measured runs, duration in effect
+    std::string stopped_by;     // RunPlan::stopped_by()
+    // Totals over every run, warm-up included.
+    size_t run_count = 0;
     Counters totals;
     uint64_t peak_bytes = 0;   // max over runs (engine peak)
     double host_ms = 0;
-    double load_ms = 0;      // Pipeline::load_ms
-    double compile_ms = 0;   // compiling the network for the device (Network::create)
+    double submit_ms = 0;
+    double first_run_ms = 0;                 // the first run of the execution
+    std::map<std::string, uint64_t> impls;   // executions per "impl (dynamic)" / "impl (static)"
+    double load_ms = 0;                      // Pipeline::load_ms
+    double compile_ms = 0;                   // compiling the network for the device (Network::create)
     // Engine-level totals over the whole execution, constants and I/O included.
     uint64_t engine_allocations = 0;
     uint64_t engine_bytes_allocated = 0;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <numeric>
 
@@ -135,8 +134,9 @@ void Profile::add(const RunRecord& run) {
         if (!s.nodes[k].impl.empty()) impls_[k] = s.nodes[k].impl;
         if (s.nodes[k].times.device_ns) device_clock_ = true;
     }
-    const bool first = seen_labels_.insert(std::hash<std::string>{}(run.label)).second;
-    add_group(first ? first_ : steady_, run);
+    // Warm-up runs count only as the first run at their shape.
+    if (run.first_at_shape) add_group(first_, run);
+    else if (!run.warmup) add_group(steady_, run);
 }
 
 std::string Profile::table(size_t top) const {

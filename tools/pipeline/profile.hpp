@@ -2,12 +2,12 @@
 // (NodeStats::times, RunStats::profile), summed per node, per op type and per
 // step as the runs come, so memory stays bounded by the node count whatever
 // the number of runs. The first run at each input shape (impl choice,
-// allocation, kernel builds) is summed apart from the steady runs.
+// allocation, kernel builds; RunRecord::first_at_shape) is summed apart from
+// the steady runs; other warm-up runs are left out.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "dynrt/stats.hpp"
@@ -65,7 +65,6 @@ public:
 private:
     ProfileGroup steady_, first_;
     std::vector<std::string> names_, ops_, impls_;
-    std::unordered_set<size_t> seen_labels_;   // hashes of the labels seen
     bool device_clock_ = false;
 };
 

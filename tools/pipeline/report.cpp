@@ -22,19 +22,6 @@ void counters(Json& j, const Counters& c, bool skip_zero) {
     j.end_object();
 }
 
-std::string shapes_key(const std::map<std::string, Shape>& shapes) {
-    std::string out;
-    for (const auto& [name, s] : shapes) out += (out.empty() ? "" : " ") + name + s.to_string();
-    return out;
-}
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::string bytes_text(uint64_t b) {
     char buf[48];
     if (b >= (1ull << 20))
@@ -52,21 +39,10 @@ std::string prealloc_text(const ShapePredictor::Settings& s) {
     return buf;
 }
 
-// Executions per impl, "name (dynamic)" / "name (static)".
-std::map<std::string, uint64_t> impl_kinds(const RunResult& r) {
-    std::map<std::string, uint64_t> out;
-    for (const auto& run : r.runs)
-        for (const auto& n : run.stats.nodes)
-            if (!n.impl.empty() && n.counters.executions)
-                out[n.impl + (n.dynamic_impl ? " (dynamic)" : " (static)")] += n.counters.executions;
-    return out;
-}
-
 // A profiled run: where its wall time went (docs/report.md, "Profiles").
 void run_profile(Json& j, const RunStats& s) {
-    uint64_t nodes = 0;
-    for (const NodeStats& n : s.nodes) nodes += n.times.total();
     const RunProfile& p = s.profile;
+    const uint64_t nodes = p.nodes_ns;
     const uint64_t outside = p.inputs_ns + p.finish_ns + p.outputs_ns + p.report_ns;
     const double wall = s.host_ms;
     const double accounted = static_cast<double>(nodes + outside) * 1e-6;
@@ -96,7 +72,7 @@ std::string report_json(const RunResult& r) {
     // Load (parse + build), compile and the first run, each on its own: what a
     // model costs before it serves.
     j.field("load_ms", r.load_ms).field("compile_ms", r.compile_ms);
-    j.field("first_run_ms", r.runs.empty() ? 0.0 : r.runs.front().host_ms);
+    j.field("first_run_ms", r.first_run_ms);
     j.key("host_fallback").begin_array();
     for (const std::string& node : r.host_fallback) j.value(node);
     j.end_array();
@@ -115,10 +91,21 @@ std::string report_json(const RunResult& r) {
     j.end_object();
     j.end_object();
 
-    j.key("runs").begin_array();
+    j.field("report_level", to_string(r.report_level));
+    j.key("benchmark").begin_object();
+    j.field("warmup", static_cast<uint64_t>(r.plan.warmup)).field("iterations", static_cast<uint64_t>(r.plan.measured));
+    j.field("duration_s", r.plan.duration_s).field("stopped_by", r.stopped_by);
+    j.end_object();
+    j.key("statistics");
+    statistics_json(j, r.statistics);
+
+    // Per-run records only at the levels that keep them.
+    if (r.report_level >= ReportLevel::runs) j.key("runs").begin_array();
     for (const auto& run : r.runs) {
+        if (r.report_level < ReportLevel::runs) break;
         j.begin_object();
         j.field("index", static_cast<uint64_t>(run.index)).field("label", run.label);
+        j.field("warmup", run.warmup).field("first_at_shape", run.first_at_shape);
         j.key("shapes").begin_object();
         for (const auto& [name, s] : run.shapes) {
             j.key(name).begin_array();
@@ -134,30 +121,30 @@ std::string report_json(const RunResult& r) {
         j.field("pool_bytes", run.stats.pool_bytes).field("pool_peak_bytes", run.stats.pool_peak_bytes);
         j.field("tensor_bytes", run.stats.tensor_bytes);
         if (run.stats.profile.on) run_profile(j, run.stats);
-        j.key("nodes").begin_array();
-        for (const auto& n : run.stats.nodes) {
-            j.begin_object();
-            j.field("node", n.node).field("op", n.op).field("impl", n.impl).field("dynamic_impl", n.dynamic_impl);
-            j.key("counters");
-            counters(j, n.counters, true);
-            if (run.stats.profile.on && n.times.total()) node_times(j, n.times);
-            j.end_object();
+        if (r.report_level >= ReportLevel::nodes) {
+            j.key("nodes").begin_array();
+            for (const auto& n : run.stats.nodes) {
+                j.begin_object();
+                j.field("node", n.node).field("op", n.op).field("impl", n.impl).field("dynamic_impl", n.dynamic_impl);
+                j.key("counters");
+                counters(j, n.counters, true);
+                if (run.stats.profile.on && n.times.total()) node_times(j, n.times);
+                j.end_object();
+            }
+            j.end_array();
         }
-        j.end_array();
         j.end_object();
     }
-    j.end_array();
+    if (r.report_level >= ReportLevel::runs) j.end_array();
 
     j.key("totals").begin_object();
     for (const auto& [name, v] : r.totals.items()) j.field(name, v);
     j.field("peak_bytes", r.peak_bytes);
-    j.field("runs", static_cast<uint64_t>(r.runs.size()));
+    j.field("runs", static_cast<uint64_t>(r.run_count));
     j.field("host_ms", r.host_ms);
-    double submit_ms = 0;
-    for (const auto& run : r.runs) submit_ms += run.stats.submit_ms;
-    j.field("submit_ms", submit_ms);
+    j.field("submit_ms", r.submit_ms);
     j.key("impls").begin_object();
-    for (const auto& [name, v] : impl_kinds(r)) j.field(name, v);
+    for (const auto& [name, v] : r.impls) j.field(name, v);
     j.end_object();
     j.end_object();
 
@@ -177,37 +164,16 @@ std::string summary_table(const RunResult& r, bool all_shapes) {
     std::ostringstream out;
     out << "pipeline " << r.pipeline << " on " << r.device;
     if (!r.device_name.empty()) out << " (" << r.device_name << ")";
-    out << ": " << r.runs.size() << " runs, prealloc \"" << prealloc_text(r.prealloc) << "\" (" << r.prealloc_source
-        << ")";
+    out << ": " << r.statistics.measured_runs() << " measured runs";
+    if (r.statistics.warmup_runs()) out << " (+" << r.statistics.warmup_runs() << " warm-up)";
+    if (r.stopped_by == "duration" || r.stopped_by == "cap")
+        out << " in " << r.plan.duration_s << " s" << (r.stopped_by == "cap" ? " (stopped at the run cap)" : "");
+    out << ", prealloc \"" << prealloc_text(r.prealloc) << "\" (" << r.prealloc_source << ")";
     if (!r.passes.all_on()) out << ", passes " << r.passes.to_string() << " (" << r.passes_source << ")";
     out << "\n\n";
+    out << statistics_table(r.statistics, all_shapes);
 
-    // Distinct input shapes in order of first appearance.
-    std::vector<std::string> order;
-    std::map<std::string, std::vector<double>> times;
-    for (const auto& run : r.runs) {
-        const std::string key = shapes_key(run.shapes);
-        if (!times.count(key)) order.push_back(key);
-        times[key].push_back(run.host_ms);
-    }
-    size_t width = 12;
-    for (const auto& k : order) width = std::max(width, k.size());
     char line[256];
-    std::snprintf(line, sizeof line, "  %-*s %6s %12s\n", static_cast<int>(std::min<size_t>(width, 160)),
-                  "input shapes", "runs", "median ms");
-    out << line;
-    const size_t keep = 10;
-    for (size_t i = 0; i < order.size(); ++i) {
-        if (!all_shapes && order.size() > 2 * keep + 4 && i == keep) {
-            out << "  ... " << order.size() - 2 * keep << " more shapes (-v or --report for all)\n";
-            i = order.size() - keep;
-        }
-        const auto& v = times[order[i]];
-        std::snprintf(line, sizeof line, "  %-*s %6zu %12.4f\n", static_cast<int>(std::min<size_t>(width, 160)),
-                      order[i].c_str(), v.size(), median(v));
-        out << line;
-    }
-
     const Counters& t = r.totals;
     auto row = [&](const char* name, const std::string& value) {
         std::snprintf(line, sizeof line, "  %-24s %s\n", name, value.c_str());
@@ -219,10 +185,10 @@ std::string summary_table(const RunResult& r, bool all_shapes) {
     row("load (parse + build)", ms);
     std::snprintf(ms, sizeof ms, "%.3f ms", r.compile_ms);
     row("compile", ms);
-    std::snprintf(ms, sizeof ms, "%.3f ms", r.runs.empty() ? 0.0 : r.runs.front().host_ms);
+    std::snprintf(ms, sizeof ms, "%.3f ms", r.first_run_ms);
     row("first run", ms);
     std::snprintf(ms, sizeof ms, "%.3f ms", r.host_ms);
-    row("host time (infer)", ms);
+    row("host time (infer)", ms + std::string(r.statistics.warmup_runs() ? " (warm-up included)" : ""));
     row("allocations", std::to_string(t.allocations));
     row("reuses", std::to_string(t.reuses));
     row("reclaims", std::to_string(t.reclaims));
@@ -235,7 +201,7 @@ std::string summary_table(const RunResult& r, bool all_shapes) {
         std::to_string(t.async_builds_queued) + " queued, " + std::to_string(t.async_builds_picked) + " picked");
     row("shape changes", std::to_string(t.shape_changes));
     row("executions", std::to_string(t.executions) + " (" + std::to_string(t.dynamic_impl_runs) + " on dynamic impls)");
-    const auto kinds = impl_kinds(r);
+    const auto& kinds = r.impls;
     if (kinds.empty()) row("impl kinds used", "none");
     else out << "  impl kinds used\n";
     for (const auto& [name, v] : kinds) out << "    " << name << ": " << v << " executions\n";

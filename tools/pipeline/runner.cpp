@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "dynrt/checked_math.hpp"
@@ -257,6 +258,64 @@ std::string input_bytes(const Pipeline& p, const RunSpec& spec) {
     return list.empty() ? std::string("none") : list;
 }
 
+// "x[1,7] y[1,7]": a run's input shapes, the key of its row in the statistics.
+std::string shapes_key(const std::map<std::string, Shape>& shapes) {
+    std::string out;
+    for (const auto& [name, s] : shapes) out += (out.empty() ? "" : " ") + name + s.to_string();
+    return out;
+}
+
+// Every named dim of a run: the schedule's symbols, and each input dim
+// declared by name (a model's dim_param) with its value in this run.
+std::map<std::string, int64_t> named_dims(const Pipeline& p, const RunSpec& spec) {
+    std::map<std::string, int64_t> dims = spec.symbols;
+    for (const InputSpec& in : p.inputs) {
+        const auto s = spec.shapes.find(in.name);
+        if (s == spec.shapes.end() || s->second.size() != in.dims.size()) continue;
+        for (size_t d = 0; d < in.dims.size(); ++d)
+            if (in.dims[d].kind == DimSpec::Kind::symbol) dims.emplace(in.dims[d].symbol, s->second[d]);
+    }
+    return dims;
+}
+
+// Warm-up, measured runs and duration from the options over run.warmup and
+// run.iterations.
+PlanSettings plan_settings(const Pipeline& p, const RunOptions& options) {
+    PlanSettings plan;
+    plan.warmup = options.warmup.value_or(p.run.warmup);
+    if (plan.warmup > kMaxWarmupRuns)
+        throw Error("warm-up of " + std::to_string(plan.warmup) + " runs is more than the limit of " +
+                        std::to_string(kMaxWarmupRuns),
+                    in_file(p.file, "warmup"));
+    if (options.repeat && options.iterations)
+        throw Error("--repeat and --iterations both set the measured runs; give one", in_file(p.file, "iterations"));
+    const size_t size = p.runs.size();
+    size_t measured = size;
+    if (options.iterations) {
+        measured = *options.iterations;
+    } else if (options.repeat) {
+        const size_t repeat = std::max<size_t>(1, *options.repeat);
+        if (size && repeat > kMaxRuns / size && !(options.max_runs && options.max_runs <= kMaxRuns))
+            throw Error("repeat " + std::to_string(repeat) + " x " + std::to_string(size) +
+                            " schedule runs is more than the limit of " + std::to_string(kMaxRuns) + " runs",
+                        in_file(p.file, "repeat"));
+        if (__builtin_mul_overflow(repeat, size, &measured)) measured = SIZE_MAX;
+    } else if (p.run.iterations) {
+        measured = *p.run.iterations;
+    }
+    if (measured > kMaxRuns && !(options.max_runs && options.max_runs <= kMaxRuns))
+        throw Error(std::to_string(measured) + " measured runs is more than the limit of " + std::to_string(kMaxRuns),
+                    in_file(p.file, "iterations"));
+    if (options.max_runs) measured = std::min(measured, options.max_runs);
+    plan.measured = std::max<size_t>(measured, 1);
+    if (!(options.duration_s >= 0 && options.duration_s <= kMaxDurationS))
+        throw Error("duration must be in 0.." + std::to_string(static_cast<long>(kMaxDurationS)) + " s",
+                    in_file(p.file, "duration"));
+    plan.duration_s = options.duration_s;
+    plan.cap = kMaxRuns;
+    return plan;
+}
+
 std::string limit_text(const RunSettings& run) {
     std::string what;
     const size_t limit = generated_input_limit(run, &what);
@@ -276,11 +335,8 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
         resolve_prealloc(options.prealloc, options.use_env_prealloc ? std::getenv("DYNRT_MEM_PREALLOC") : nullptr,
                          p.run.prealloc, &result.prealloc_source);
 
-    const size_t repeat = std::max<size_t>(1, options.repeat);
-    if (!p.runs.empty() && repeat > kMaxRuns / p.runs.size() && !(options.max_runs && options.max_runs <= kMaxRuns))
-        throw Error("repeat " + std::to_string(repeat) + " x " + std::to_string(p.runs.size()) +
-                        " schedule runs is more than the limit of " + std::to_string(kMaxRuns) + " runs",
-                    in_file(p.file, "repeat"));
+    const PlanSettings plan = plan_settings(p, options);
+    result.plan = plan;
 
     std::vector<std::string> ops;
     for (const auto& n : p.program->nodes())
@@ -338,64 +394,96 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     OutputStaging staging(options.save_outputs_dir, p.outputs);
     HostFallbacks fallbacks(registry, *engine);
 
-    size_t total = 0;
-    if (__builtin_mul_overflow(p.runs.size(), repeat, &total)) total = SIZE_MAX;
-    if (options.max_runs) total = std::min(total, options.max_runs);
-    result.runs.reserve(total);
+    RunPlan planner(p.runs.size(), plan);
+    const size_t total = planner.planned_runs();
+    // `automatic` keeps records like `runs` until there are more than
+    // kAutoRunRecords, then drops them and goes on as `summary`.
+    const bool automatic = options.report_level == ReportLevel::automatic;
+    ReportLevel level = automatic ? ReportLevel::runs : options.report_level;
+    if (automatic && (total == 0 ? plan.warmup + plan.measured : total) > kAutoRunRecords) level = ReportLevel::summary;
+    if (level >= ReportLevel::runs || options.keep_outputs)
+        result.runs.reserve(std::min(total ? total : plan.warmup + plan.measured, kAutoRunRecords));
+    // Per schedule entry, its shape combination in the statistics (looked up
+    // the first time the entry runs, so shapes appear in execution order).
+    std::vector<size_t> shape_of(p.runs.size(), SIZE_MAX);
 
+    using Clock = std::chrono::steady_clock;
+    std::optional<Clock::time_point> measure_start;
+    Clock::time_point schedule_start;
+    RunPlan::Step step;
     size_t k = 0;
-    std::chrono::steady_clock::time_point schedule_start;
-    for (size_t rep = 0; rep < repeat && k < total; ++rep) {
-        if (rep > 0 && p.run.reset_state_each_repeat) request.reset_state();
-        for (size_t i = 0; i < p.runs.size() && k < total; ++i, ++k) {
-            const RunSpec& spec = p.runs[i];
-            RunRecord rec;
-            rec.index = k;
-            rec.label = spec.label();
-            rec.shapes = spec.shapes;
-            const char* stage = "making its inputs";
-            try {
-                const auto inputs = make_inputs(p, spec, k);
-                stage = "setting its inputs";
-                for (const auto& [name, t] : inputs) request.set_input(name, t);
-                stage = "running";
-                const auto t0 = std::chrono::steady_clock::now();
-                if (k == 0) schedule_start = t0;
-                request.infer();
-                const auto t1 = std::chrono::steady_clock::now();
-                rec.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-                rec.start_ns = static_cast<uint64_t>(
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - schedule_start).count());
-                rec.stats = request.last_run();
-                if (options.profile) result.profile.add(rec);
-                fallbacks.note(rec.stats, result, options);
-                stage = "reading its outputs";
-                if (staging.enabled() || options.keep_outputs) {
-                    for (size_t o = 0; o < p.outputs.size(); ++o) {
-                        HostTensor t = request.get_output(o);
-                        if (staging.enabled()) staging.save(k, o, t);
-                        if (options.keep_outputs) rec.outputs[p.outputs[o]] = std::move(t);
-                    }
+    while (planner.next(measure_start ? std::chrono::duration<double>(Clock::now() - *measure_start).count() : 0.0,
+                        &step)) {
+        if (!step.warmup && !measure_start) measure_start = Clock::now();
+        if (step.new_round && p.run.reset_state_each_repeat) request.reset_state();
+        const RunSpec& spec = p.runs[step.entry];
+        RunRecord rec;
+        rec.index = k;
+        rec.label = spec.label();
+        rec.shapes = spec.shapes;
+        rec.warmup = step.warmup;
+        const char* stage = "making its inputs";
+        try {
+            const auto inputs = make_inputs(p, spec, k);
+            stage = "setting its inputs";
+            for (const auto& [name, t] : inputs) request.set_input(name, t);
+            stage = "running";
+            const auto t0 = Clock::now();
+            if (k == 0) schedule_start = t0;
+            request.infer();
+            const auto t1 = Clock::now();
+            rec.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+            rec.start_ns =
+                static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - schedule_start).count());
+            rec.stats = request.last_run();
+            fallbacks.note(rec.stats, result, options);
+            stage = "reading its outputs";
+            if (staging.enabled() || options.keep_outputs) {
+                for (size_t o = 0; o < p.outputs.size(); ++o) {
+                    HostTensor t = request.get_output(o);
+                    if (staging.enabled()) staging.save(k, o, t);
+                    if (options.keep_outputs) rec.outputs[p.outputs[o]] = std::move(t);
                 }
-            } catch (const Error& e) {
-                throw locate(p, e, k, rec.label);
-            } catch (const std::bad_alloc&) {
-                // The network turns a failed allocation inside a node into a
-                // sized Error; one here is a host copy of an input or output.
-                throw Error("run " + std::to_string(k) + " (" + rec.label + "): out of host memory while " + stage +
-                                " (inputs " + input_bytes(p, spec) + "; limit of a generated input " +
-                                limit_text(p.run) + ")",
-                            in_file(p.file));
-            } catch (const std::exception& e) {
-                throw Error("run " + std::to_string(k) + " (" + rec.label + "): " + e.what(), in_file(p.file));
             }
-            result.totals += rec.stats.totals;
-            result.peak_bytes = std::max<uint64_t>(result.peak_bytes, rec.stats.peak_bytes);
-            result.host_ms += rec.host_ms;
+        } catch (const Error& e) {
+            throw locate(p, e, k, rec.label);
+        } catch (const std::bad_alloc&) {
+            // The network turns a failed allocation inside a node into a
+            // sized Error; one here is a host copy of an input or output.
+            throw Error("run " + std::to_string(k) + " (" + rec.label + "): out of host memory while " + stage +
+                            " (inputs " + input_bytes(p, spec) + "; limit of a generated input " + limit_text(p.run) +
+                            ")",
+                        in_file(p.file));
+        } catch (const std::exception& e) {
+            throw Error("run " + std::to_string(k) + " (" + rec.label + "): " + e.what(), in_file(p.file));
+        }
+        size_t& shape = shape_of[step.entry];
+        if (shape == SIZE_MAX) shape = result.statistics.shape(shapes_key(spec.shapes), tokens_of(named_dims(p, spec)));
+        rec.first_at_shape = result.statistics.add(shape, rec.host_ms, step.warmup);
+        if (options.profile) result.profile.add(rec);
+        if (k == 0) result.first_run_ms = rec.host_ms;
+        ++result.run_count;
+        result.totals += rec.stats.totals;
+        result.peak_bytes = std::max<uint64_t>(result.peak_bytes, rec.stats.peak_bytes);
+        result.host_ms += rec.host_ms;
+        result.submit_ms += rec.stats.submit_ms;
+        for (const NodeStats& n : rec.stats.nodes)
+            if (!n.impl.empty() && n.counters.executions)
+                result.impls[n.impl + (n.dynamic_impl ? " (dynamic)" : " (static)")] += n.counters.executions;
+        ++k;
+        if (options.on_run) options.on_run(k, total, rec);
+        if (automatic && level == ReportLevel::runs && result.runs.size() == kAutoRunRecords) {
+            // Past the size `automatic` keeps: from here on only statistics.
+            std::vector<RunRecord>().swap(result.runs);
+            level = ReportLevel::summary;
+        }
+        if (level >= ReportLevel::runs || options.keep_outputs) {
+            if (level < ReportLevel::nodes) std::vector<NodeStats>().swap(rec.stats.nodes);
             result.runs.push_back(std::move(rec));
-            if (options.on_run) options.on_run(k + 1, total, result.runs.back());
         }
     }
+    result.report_level = level;
+    result.stopped_by = planner.stopped_by();
     // Static builds still queued would only serve later runs, and there are
     // none: drop them (a decode loop queues one per step for shapes that never
     // come back) and let the running ones finish.

@@ -236,7 +236,9 @@ struct Loader {
             src, n,
             {"device", "seed", "prealloc", "impl_cache_capacity", "async_compile", "async_compile_after",
              "dynamic_impls", "compile_threads", "threads", "inplace_concat", "views", "memory_pool", "memory_budget",
-             "max_tensor_bytes", "reset_state", "fusion", "fake_alignment", "weights_cache", "passes"},
+             "max_tensor_bytes", "reset_state", "fusion", "fake_alignment", "weights_cache", "passes",
+             // The benchmark settings (--warmup, --iterations replace them).
+             "warmup", "iterations"},
             "run");
         auto& r = p.run;
         if (n["device"]) r.device = detail::read_string(src, n["device"], "run.device");
@@ -276,6 +278,12 @@ struct Loader {
         count("max_tensor_bytes", r.max_tensor_bytes, 0);
         read_passes(n);
         count("weights_cache", r.weights_cache_capacity, 1);
+        count("warmup", r.warmup, 0, static_cast<int64_t>(kMaxWarmupRuns));
+        if (n["iterations"]) {
+            size_t iterations = 0;
+            count("iterations", iterations, 1, static_cast<int64_t>(kMaxRuns));
+            r.iterations = iterations;
+        }
         if (n["reset_state"]) {
             const std::string v = detail::read_string(src, n["reset_state"], "run.reset_state");
             if (v != "start" && v != "repeat")

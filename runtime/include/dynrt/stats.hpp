@@ -89,6 +89,7 @@ struct NodeStats {
 // What a profiled run spent outside the nodes' steps (nanoseconds).
 struct RunProfile {
     bool on = false;
+    uint64_t nodes_ns = 0;     // the nodes' steps (sum of NodeTimes::total())
     uint64_t inputs_ns = 0;    // checking that every input was set, resetting peaks
     uint64_t finish_ns = 0;    // the final wait for the device
     uint64_t outputs_ns = 0;   // copying the outputs to the host
