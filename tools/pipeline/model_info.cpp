@@ -256,7 +256,7 @@ std::string model_info_text(const ModelInfo& info) {
         for (const auto& [dev, why] : info.devices)
             if (!why.empty()) os << "  on " << dev << ": " << why << "\n";
     }
-    if (const std::string ex = example_shapes(info); !ex.empty())
+    if (const std::string ex = example_shapes(info); !ex.empty() && info.import_error.empty())
         os << "example: dynrt run " << info.file << " --shapes \"" << ex << "\"\n";
     return os.str();
 }

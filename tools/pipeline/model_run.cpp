@@ -62,6 +62,8 @@ public:
         ModelGraph g = load_model_graph(args_.file, registry_, p_.run.passes);
         p_.program = g.program;
         p_.inputs = g.inputs;
+        // Errors about an input name the model and the input, not a node.
+        for (InputSpec& in : p_.inputs) in.where = model();
         p_.outputs = g.outputs;
         std::set<std::string> symbols;
         for (const InputSpec& in : p_.inputs)
