@@ -269,6 +269,20 @@ TEST(ModelRun, NameThatIsBothAnInputAndADim_IsTheInput) {
     EXPECT_EQ(pipeline::read_npy(dir / "out/run_0/relu_v.npy").shape(), (Shape{3}));
 }
 
+TEST(ModelRun, InputNamedAsInTheModelOrAsTheProgramNamesIt_BothWork) {
+    TempDir dir;
+    // tf2onnx names inputs "input_1:0"; the program calls it "input_1_0".
+    const std::string model = save_relus(dir, {{"input_1:0", {{-1, "batch"}, {3, ""}}}});
+    Proc p = dynrt_cli("info " + model);
+    ASSERT_EQ(p.code, 0) << p.out;
+    expect_has(p.out, {"input_1_0  f32  [batch, 3]  (ONNX name 'input_1:0')"});
+    for (const std::string name : {"input_1:0", "input_1_0"}) {
+        p = dynrt_cli("run " + model + " --device cpu --shapes \"" + name + "=[2,3]\" --save-outputs " + (dir / name));
+        ASSERT_EQ(p.code, 0) << name << ": " << p.out;
+        EXPECT_EQ(pipeline::read_npy(dir / (name + "/run_0/relu_input_1_0.npy")).shape(), (Shape{2, 3}));
+    }
+}
+
 TEST(ModelRun, UnknownDimOrInputName_Exit2NamingItAndTheKnownOnes) {
     TempDir dir;
     const std::string model = save_model(dir);

@@ -62,6 +62,7 @@ public:
         ModelGraph g = load_model_graph(args_.file, registry_, p_.run.passes);
         p_.program = g.program;
         p_.inputs = g.inputs;
+        onnx_names_ = g.onnx_inputs;
         // Errors about an input name the model and the input, not a node.
         for (InputSpec& in : p_.inputs) in.where = model();
         p_.outputs = g.outputs;
@@ -136,10 +137,13 @@ private:
         return join(names);
     }
 
-    // The input named `name`; SIZE_MAX when none is.
+    // The input named `name` (its name in the program, or in the model when
+    // that differs); SIZE_MAX when none is.
     size_t find_input(const std::string& name) const {
         for (size_t i = 0; i < p_.inputs.size(); ++i)
             if (p_.inputs[i].name == name) return i;
+        for (size_t i = 0; i < onnx_names_.size() && i < p_.inputs.size(); ++i)
+            if (onnx_names_[i] == name) return i;
         return SIZE_MAX;
     }
 
@@ -469,6 +473,7 @@ private:
     const ModelRunArgs& args_;
     std::shared_ptr<const Registry> registry_;
     Pipeline p_;
+    std::vector<std::string> onnx_names_;                              // per input, its name in the model
     std::map<std::string, std::shared_ptr<const HostTensor>> cache_;   // path -> tensor, read once
 };
 
