@@ -84,6 +84,9 @@ public:
         // or one for every run.
         size_t runs = std::max<size_t>({1, specs.size(), folders.size()});
         for (const auto& [i, list] : files) runs = std::max(runs, list.size());
+        if (runs > kMaxRuns)
+            throw ModelArgsError(std::to_string(runs) + " runs is more than the limit of " + std::to_string(kMaxRuns),
+                                 in_file(args_.file));
         auto check_count = [&](size_t count, const std::string& what) {
             if (count > 1 && count != runs)
                 throw ModelArgsError(what + " gives " + std::to_string(count) + " runs, but " +
