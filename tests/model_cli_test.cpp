@@ -22,6 +22,7 @@
 #include "model_cli.hpp"
 #include "onnx_import.hpp"
 #include "pipeline.hpp"
+#include "tensor_compare.hpp"
 #include "test_support.hpp"
 
 using namespace dynrt;
@@ -366,6 +367,32 @@ TEST(ModelRun, InputsFolder_OneFolderPerRunAsSaveOutputsWritesThem_AndTheTestDat
     p = dynrt_cli("run " + model + " --device cpu --inputs " + (dir / "runs"));
     EXPECT_EQ(p.code, 2) << p.out;
     expect_has(p.out, {"q.npy is no input's file", "the inputs: x, w"});
+}
+
+// The model corpus's data sets through --inputs: the .pb inputs of each
+// test_data_set_<k> give run k, whose outputs match that set's output_<K>.pb
+// (onnxruntime's) as `dynrt onnx-test` compares them (atol 1e-4).
+TEST(ModelRun, InputsFolderOfTestDataSets_RunsEachSetAndMatchesItsOutputs) {
+    const fs::path folder = fs::path(DYNRT_SOURCE_DIR) / "tests/models/encoder";
+    if (!fs::exists(folder / "test_data_set_1/input_0.pb")) GTEST_SKIP() << "no " << folder.string();
+    TempDir dir;
+    const Proc p = dynrt_cli("run " + (folder / "model.onnx").string() + " --device cpu --inputs " + folder.string() +
+                             " --save-outputs " + (dir / "out"));
+    ASSERT_EQ(p.code, 0) << p.out;
+    const dynrt::onnx::OnnxModel model = dynrt::onnx::load_model((folder / "model.onnx").string());
+    size_t sets = 0;
+    for (; fs::exists(folder / ("test_data_set_" + std::to_string(sets))); ++sets) {
+        const fs::path set = folder / ("test_data_set_" + std::to_string(sets));
+        for (size_t k = 0; k < model.outputs.size(); ++k) {
+            const HostTensor want = dynrt::onnx::read_tensor((set / ("output_" + std::to_string(k) + ".pb")).string());
+            const HostTensor got =
+                pipeline::read_npy(dir / ("out/run_" + std::to_string(sets) + "/" + model.outputs[k].name + ".npy"));
+            const tools::Comparison c = tools::compare(got, want, tools::Tolerance{1e-3, 1e-4});
+            EXPECT_TRUE(c.ok) << set.string() << " output " << k << ": " << c.mismatch;
+        }
+    }
+    EXPECT_GE(sets, 2u);
+    EXPECT_FALSE(fs::exists(dir / ("out/run_" + std::to_string(sets))));
 }
 
 // ---- errors name the model and the input -------------------------------------------
