@@ -52,10 +52,11 @@ struct Dim {
     std::string param;
 };
 
-void add_float(ox::ValueInfoProto* v, const std::string& name, const std::vector<Dim>& dims) {
+void add_float(ox::ValueInfoProto* v, const std::string& name, const std::vector<Dim>& dims,
+               int type = ox::TensorProto::FLOAT) {
     v->set_name(name);
     auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(ox::TensorProto::FLOAT);
+    tt->set_elem_type(type);
     auto* shape = tt->mutable_shape();
     for (const Dim& d : dims) {
         auto* dim = shape->add_dim();
@@ -175,6 +176,37 @@ TEST(ModelInfo, Json_HasTheFieldsOfEveryPart) {
                        "\"initializers\": {\"count\": 0, \"bytes\": 0}", "\"imports\": true",
                        "\"cpu\": {\"every_node_has_an_impl\": true", "\"unsupported\": []"});
     EXPECT_EQ(std::count(p.out.begin(), p.out.end(), '{'), std::count(p.out.begin(), p.out.end(), '}'));
+}
+
+TEST(ModelInfo, ExampleValues_FollowTheDimNames_AndAMaskGetsARange) {
+    TempDir dir;
+    ox::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    const std::vector<std::pair<std::string, std::vector<Dim>>> inputs = {
+        {"attention_mask", {{-1, "batch_size"}, {-1, "total_sequence"}}},
+        {"past_key", {{-1, "batch_size"}, {-1, "past_sequence"}}},
+        {"audio", {{-1, "batch_size"}, {-1, "num_samples"}}},
+        {"image", {{-1, "?"}, {3, ""}, {-1, "?"}}}};
+    for (const auto& [name, dims] : inputs) {
+        auto* n = m.mutable_graph()->add_node();
+        n->set_op_type("Identity");
+        n->add_input(name);
+        n->add_output("out_" + name);
+        add_float(m.mutable_graph()->add_input(), name, dims,
+                  name == "attention_mask" ? ox::TensorProto::INT64 : ox::TensorProto::FLOAT);
+        add_float(m.mutable_graph()->add_output(), "out_" + name, dims,
+                  name == "attention_mask" ? ox::TensorProto::INT64 : ox::TensorProto::FLOAT);
+    }
+    const std::string model = dir / "names.onnx";
+    std::ofstream(model, std::ios::binary) << m.SerializeAsString();
+    const Proc p = dynrt_cli("info " + model);
+    ASSERT_EQ(p.code, 0) << p.out;
+    // Batch 1 (by name, or an anonymous first dim), past 0, samples 1600,
+    // others 16; an integer mask input gets 0..2.
+    expect_has(p.out, {"example: dynrt run " + model +
+                       " --shapes \"batch_size=1;total_sequence=16;past_sequence=0;num_samples=1600;image_0=1;"
+                       "image_2=16\" --input-range attention_mask=0..2"});
 }
 
 TEST(ModelInfo, UnmappedOp_IsListedAsUnsupportedWithWhy_AndAnUnreadableFileExits1) {

@@ -101,9 +101,18 @@ std::string model_info_json(const ModelInfo& info);
 // Only the inputs and their dynamic dims (what `dynrt run` prints when a dim
 // has no value).
 std::string model_inputs_text(const ModelInfo& info);
-// A --shapes value setting every dynamic dim by name, 1 for batch-like dims
-// and 16 for the others ("batch=1;seq=16"); empty when every dim is static.
+// A --shapes value setting every dynamic dim by name ("batch=1;seq=16"): 1
+// for batch-like dims, 0 for a cache's past length, 1600 for audio samples,
+// 16 for the others (ModelSymbolInfo::example); empty when every dim is
+// static.
 std::string example_shapes(const ModelInfo& info);
+// --input-range values the example adds: 0..2 for an integer input whose
+// name holds "mask" (random integers are 0..9, and a mask of them makes
+// positions past the model's tables).
+std::vector<std::string> example_ranges(const ModelInfo& info);
+// "dynrt run MODEL --shapes \"...\" [--input-range ...]"; empty when every
+// dim is static.
+std::string example_command(const ModelInfo& info);
 
 // ---- dynrt run MODEL.onnx (model_run.cpp) ------------------------------------
 

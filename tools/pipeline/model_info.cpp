@@ -17,14 +17,20 @@ namespace dynrt::pipeline {
 
 namespace {
 
-// 1 for a dim that looks like a batch (its name says so, or an anonymous
-// first dim of an input of rank 2 or more: [-1, 3, ?, ?]), else 16.
+// The value the example command gives a dynamic dim, by its name: 1 for a
+// batch (a name holding "batch", "N", "B", "bs", or an anonymous first dim of
+// an input of rank 2 or more: [-1, 3, ?, ?]), 0 for a cache's past length
+// ("past_sequence": the first step, so a "total" length equals the new one),
+// 1600 for audio samples ("samples", "audio", "wav": a convolution stack
+// needs more than a few), else 16.
 int64_t example_value(const std::string& name, bool anonymous, size_t dim, size_t rank) {
     std::string lower;
     for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const bool batch = lower.find("batch") != std::string::npos || lower == "n" || lower == "b" || lower == "bs" ||
-                       (anonymous && dim == 0 && rank >= 2);
-    return batch ? 1 : 16;
+    const auto has = [&](const char* part) { return lower.find(part) != std::string::npos; };
+    if (has("batch") || lower == "n" || lower == "b" || lower == "bs" || (anonymous && dim == 0 && rank >= 2)) return 1;
+    if (has("past")) return 0;
+    if (has("sample") || has("audio") || has("wav")) return 1600;
+    return 16;
 }
 
 std::string dims_text(const ModelTensorInfo& t) {
@@ -178,6 +184,25 @@ ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Re
 #endif
 }
 
+std::vector<std::string> example_ranges(const ModelInfo& info) {
+    std::vector<std::string> out;
+    for (const ModelTensorInfo& t : info.inputs) {
+        std::string lower;
+        for (char c : t.name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if ((t.dtype == "i64" || t.dtype == "i32") && lower.find("mask") != std::string::npos)
+            out.push_back(t.name + "=0..2");
+    }
+    return out;
+}
+
+std::string example_command(const ModelInfo& info) {
+    const std::string shapes = example_shapes(info);
+    if (shapes.empty()) return {};
+    std::string out = "dynrt run " + info.file + " --shapes \"" + shapes + "\"";
+    for (const std::string& r : example_ranges(info)) out += " --input-range " + r;
+    return out;
+}
+
 std::string example_shapes(const ModelInfo& info) {
     std::string out;
     for (const ModelSymbolInfo& s : info.symbols)
@@ -256,8 +281,8 @@ std::string model_info_text(const ModelInfo& info) {
         for (const auto& [dev, why] : info.devices)
             if (!why.empty()) os << "  on " << dev << ": " << why << "\n";
     }
-    if (const std::string ex = example_shapes(info); !ex.empty() && info.import_error.empty())
-        os << "example: dynrt run " << info.file << " --shapes \"" << ex << "\"\n";
+    if (const std::string ex = example_command(info); !ex.empty() && info.import_error.empty())
+        os << "example: " << ex << "\n";
     return os.str();
 }
 
@@ -311,7 +336,10 @@ std::string model_info_json(const ModelInfo& info) {
         for (const std::string& d : s.where) w.value(d);
         w.end_array().end_object();
     }
-    w.end_array().field("example_shapes", example_shapes(info)).field("nodes", info.nodes).key("ops").begin_array();
+    w.end_array().field("example_shapes", example_shapes(info)).key("example_ranges").begin_array();
+    for (const std::string& r : example_ranges(info)) w.value(r);
+    w.end_array().field("example_command", example_command(info));
+    w.field("nodes", info.nodes).key("ops").begin_array();
     for (const ModelOpInfo& o : info.ops) {
         w.newline().begin_object().field("op_type", o.op_type).field("domain", o.domain).field("nodes", o.nodes);
         w.field("import_rule", o.import_rule).field("dynrt_op", o.dynrt_op).key("impls").begin_object();

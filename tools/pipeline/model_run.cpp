@@ -465,11 +465,11 @@ private:
         try {
             const ModelInfo info = describe_model(args_.file, registry_);
             listing = model_inputs_text(info);
-            example = example_shapes(info);
+            example = example_command(info);
         } catch (const Error&) {
         }
         if (!listing.empty()) msg += "\n" + listing;
-        if (!example.empty()) msg += "example: dynrt run " + args_.file + " --shapes \"" + example + "\"";
+        if (!example.empty()) msg += "example: " + example;
         throw ModelArgsError(msg, model());
     }
 
