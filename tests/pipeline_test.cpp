@@ -1142,12 +1142,15 @@ TEST(PipelineModel, RunModel_OneRunPerShapesAndErrorsNameTheInputAndDim) {
     // A static dim given another value, an unknown input, a malformed option.
     p = dynrt_cli("run " + kReluModel + " --device cpu --shapes \"x=[3,4,6]\"" + modules_arg());
     EXPECT_EQ(p.code, 1);
-    EXPECT_NE(p.out.find("input 'x' has shape [3,4,6], which does not fit the declared [3,4,5] at dim 2"),
+    EXPECT_NE(p.out.find(kReluModel + ": input 'x': run 0: --shapes gives [3,4,6], which does not fit the declared "
+                                      "[3,4,5] at dim 2"),
               std::string::npos)
         << p.out;
+    // A name the model lacks is a bad command line (exit 2) naming what it has.
     p = dynrt_cli("run " + kReluModel + " --device cpu --shapes \"y=[1]\"" + modules_arg());
-    EXPECT_EQ(p.code, 1);
-    EXPECT_NE(p.out.find("names 'y', which is not an input"), std::string::npos) << p.out;
+    EXPECT_EQ(p.code, 2);
+    for (const char* part : {"'y' is neither an input nor a dynamic dim of the model", "its inputs: x;"})
+        EXPECT_NE(p.out.find(part), std::string::npos) << p.out;
     EXPECT_EQ(dynrt_cli("run " + kReluModel + " --shapes \"x=3,4,5\"" + modules_arg()).code, 2);
     EXPECT_EQ(dynrt_cli("run " + kReluModel + " --input-range x=1" + modules_arg()).code, 2);
     EXPECT_EQ(dynrt_cli("run " + kSource + "/configs/shape_chain.yaml --shapes \"x=[1]\"" + modules_arg()).code, 2);

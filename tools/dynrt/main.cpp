@@ -1,9 +1,13 @@
 // dynrt: the command-line front end.
 //
 //   dynrt run PIPELINE.yaml [options]   run a YAML pipeline over its shape schedule
+//   dynrt run MODEL.onnx [options]      run an ONNX model (--shapes, --input per run)
+//   dynrt info MODEL.onnx [--json]      what a model takes and gives, what of it cannot run here
 //   dynrt ops [--json]                  list loaded modules, their ops and impls
 //
-// Exit codes: 0 success, 1 the pipeline or a run failed, 2 bad command line.
+// Exit codes: 0 success, 1 the pipeline or a run failed, 2 bad command line
+// (a model run that names what the model lacks or leaves a dim without a value
+// included).
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +28,7 @@
 #include "file_io.hpp"
 #include "harness.hpp"
 #include "int_range.hpp"
+#include "model_cli.hpp"
 #include "onnx_import.hpp"
 #include "pipeline.hpp"
 #include "trace.hpp"
@@ -45,6 +50,8 @@ void print_usage(std::ostream& os) {
     os << "usage: dynrt <command> [options]\n\n"
           "commands:\n"
           "  run PIPELINE.yaml   run a YAML pipeline over its shape schedule\n"
+          "  run MODEL.onnx      run an ONNX model (docs/onnx.md, \"Running a model\")\n"
+          "  info MODEL.onnx     a model's inputs, outputs, dynamic dims, ops and what of it cannot run here\n"
           "  ops                 list the loaded modules, their ops and impls\n"
           "  test-op OP          check an op on every impl over a shape sweep (docs/test-op.md)\n"
           "  onnx-test PATH...   run ONNX node-test folders (docs/conformance.md)\n\n"
@@ -183,107 +190,22 @@ size_t count_option(const po::variables_map& vm, const std::string& name, int64_
     return static_cast<size_t>(n);
 }
 
-// "name=VALUE" -> (name, VALUE); a usage error naming the option otherwise.
-std::pair<std::string, std::string> split_assignment(const std::string& item, const std::string& option) {
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
-        throw UsageError(option + " takes name=VALUE, got '" + item + "'");
-    return {item.substr(0, eq), item.substr(eq + 1)};
-}
-
-// A YAML double-quoted scalar that yaml-cpp reads back byte for byte: '"',
-// '\\' and control bytes escaped (\xNN, a byte below 0x80 is that code
-// point), every other byte as it is. Paths and names are bytes on Linux: a
-// file name with a byte that is no UTF-8 (0xFF) must reach the loader
-// unchanged, where json_quote would make it U+FFFD, a file that does not exist.
-std::string yaml_quote(const std::string& s) {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20 || c == 0x7f) {
-            static const char* hex = "0123456789abcdef";
-            out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
-}
-
-// The YAML pipeline `dynrt run MODEL.onnx` runs: the model, one schedule entry
-// per --shapes (or one run when none is given), every --input fed in each run.
-// Paths and names go in through yaml_quote, byte for byte.
-std::string model_pipeline_yaml(const std::string& file, const std::vector<std::string>& shapes,
-                                const std::vector<std::string>& feeds, const std::vector<std::string>& ranges) {
-    std::string y = "model: " + yaml_quote(std::filesystem::absolute(file).string()) + "\n";
-    if (!ranges.empty()) {
-        y += "inputs:\n";
-        for (const std::string& r : ranges) {
-            const auto [name, range] = split_assignment(r, "--input-range");
-            const size_t dots = range.find("..");
-            double lo = 0, hi = 0;
-            if (dots == std::string::npos || !parse_number(range.substr(0, dots), lo) ||
-                !parse_number(range.substr(dots + 2), hi))
-                throw UsageError("--input-range takes name=LOW..HIGH, got '" + r + "'");
-            std::ostringstream bounds;
-            bounds.precision(17);
-            bounds << "{random: {low: " << lo << ", high: " << hi << "}}";
-            y += "  " + yaml_quote(name) + ": " + bounds.str() + "\n";
-        }
-    }
-    std::string feed;
-    for (const std::string& f : feeds) {
-        const auto [name, path] = split_assignment(f, "--input");
-        feed +=
-            (feed.empty() ? "" : ", ") + yaml_quote(name) + ": " + yaml_quote(std::filesystem::absolute(path).string());
-    }
-    y += "schedule:\n";
-    const std::vector<std::string> runs = shapes.empty() ? std::vector<std::string>{""} : shapes;
-    for (const std::string& run : runs) {
-        std::string entry;
-        std::istringstream items(run);
-        std::string item;
-        while (std::getline(items, item, ';')) {
-            if (item.empty()) continue;
-            const auto [name, dims] = split_assignment(item, "--shapes");
-            if (dims.front() != '[' || dims.back() != ']')
-                throw UsageError("--shapes takes name=[d0,d1,...], got '" + item + "'");
-            std::string list;
-            std::istringstream ds(dims.substr(1, dims.size() - 2));
-            std::string d;
-            while (std::getline(ds, d, ',')) {
-                int64_t v = 0;
-                if (!tools::parse_int64(d, v) || v < 0)
-                    throw UsageError("--shapes: '" + item + "' has a dim that is no integer >= 0");
-                list += (list.empty() ? "" : ", ") + std::to_string(v);
-            }
-            entry += (entry.empty() ? "" : ", ") + yaml_quote(name) + ": [" + list + "]";
-        }
-        y += "  - {";
-        if (!entry.empty()) y += "shapes: {" + entry + "}";
-        if (!feed.empty()) y += std::string(entry.empty() ? "" : ", ") + "feed: {" + feed + "}";
-        y += "}\n";
-    }
-    return y;
-}
-
 int cmd_run(const std::vector<std::string>& args) {
     po::options_description desc(
         "usage: dynrt run PIPELINE.yaml [options]\n"
-        "       dynrt run MODEL.onnx [--shapes \"x=[1,7];y=[1,7]\"]... [--input x=x.npy]... [options]\n\n"
+        "       dynrt run MODEL.onnx [--shapes \"batch=1;seq=16\"]... [--input x=a.npy,b.npy]... [options]\n\n"
         "Runs a YAML pipeline (docs/yaml.md) once per schedule entry, or an ONNX\n"
-        "model once per --shapes (docs/onnx.md), on one infer request and prints a\n"
-        "summary table: per input shapes the first run apart, then min/p50/p90/p99/\n"
-        "max/mean of the steady runs, and throughput.\n\n"
+        "model once per --shapes or per --input file (docs/onnx.md), on one infer\n"
+        "request and prints a summary table: per input shapes the first run apart,\n"
+        "then min/p50/p90/p99/max/mean of the steady runs, and throughput. A model\n"
+        "with dynamic dims and no --shapes or data for them exits 2 listing its\n"
+        "inputs and an example (`dynrt info MODEL.onnx` lists them too).\n\n"
         "Benchmarking: --warmup N runs first (not measured); then --iterations N or\n"
         "--repeat K set the measured runs (default: run.iterations, else one pass of\n"
         "the schedule); --duration S makes that count a least and runs on until S\n"
-        "seconds are spent too. The schedule cycles from its first entry.\n\noptions");
+        "seconds are spent too. The schedule cycles from its first entry.\n\n"
+        "Profiling: --profile times every node's flow steps and kernels and prints\n"
+        "where the time goes; --trace FILE writes a Perfetto trace (docs/report.md).\n\noptions");
     std::vector<std::string> modules_dirs, shapes, feeds, ranges;
     desc.add_options()("help,h", "show this help")(
         "device", po::value<std::string>(),
@@ -315,9 +237,14 @@ int cmd_run(const std::vector<std::string>& args) {
         "switch passes off or on: \"-fusion,-views\", \"fusion=off\", \"none\", \"none,+fusion\" (applied over "
         "DYNRT_PASSES, which is applied over run.passes; docs/yaml.md)")(
         "shapes", po::value<std::vector<std::string>>(&shapes)->composing(),
-        "MODEL.onnx: one run with these input shapes, \"name=[d0,d1,...];...\" (repeatable: one run each)")(
+        "MODEL.onnx: one run with these shapes, by input \"x=[1,7]\" or by dim name \"batch=1;seq=16\" "
+        "(';' between items; an input name wins over a dim of the same name; repeatable: one run each)")(
         "input", po::value<std::vector<std::string>>(&feeds)->composing(),
-        "MODEL.onnx: name=FILE.npy, that input's data in every run (repeatable)")(
+        "MODEL.onnx: name=FILE (every run), name=F0,F1,... (one per run) or name=DIR (its files in name "
+        "order, one per run); .npy or .pb (ONNX TensorProto) (repeatable)")(
+        "inputs", po::value<std::string>(),
+        "MODEL.onnx: DIR/run_<k>/<input>.npy|.pb, one folder per run (the layout --save-outputs writes; "
+        "test_data_set_<k>/input_<K>.pb too)")(
         "input-range", po::value<std::vector<std::string>>(&ranges)->composing(),
         "MODEL.onnx: name=LOW..HIGH, the range of that input's random data (repeatable)")(
         "profile", "time every node's flow steps and kernels; print where the time goes (docs/report.md)")(
@@ -409,10 +336,11 @@ int cmd_run(const std::vector<std::string>& args) {
     auto registry = load_modules(modules_dirs, verbose, nullptr);
     const std::string file = vm["pipeline"].as<std::string>();
     const bool model = std::filesystem::path(file).extension() == ".onnx";
-    if (!model && (!shapes.empty() || !feeds.empty() || !ranges.empty()))
-        throw UsageError("--shapes, --input and --input-range are for ONNX models (MODEL.onnx)");
-    const auto p = model ? pipeline::load_pipeline_text(model_pipeline_yaml(file, shapes, feeds, ranges), file,
-                                                        std::filesystem::current_path().string(), registry, passes)
+    if (!model && (!shapes.empty() || !feeds.empty() || !ranges.empty() || vm.count("inputs")))
+        throw UsageError("--shapes, --input, --inputs and --input-range are for ONNX models (MODEL.onnx)");
+    const auto p = model ? pipeline::load_model_run(
+                               {file, shapes, feeds, vm.count("inputs") ? vm["inputs"].as<std::string>() : "", ranges},
+                               registry, passes)
                          : pipeline::load_pipeline(file, registry, passes);
     if (opt.repeat && !p.runs.empty() && *opt.repeat > pipeline::kMaxRuns / p.runs.size())
         throw UsageError("--repeat " + std::to_string(*opt.repeat) + " x " + std::to_string(p.runs.size()) +
@@ -544,6 +472,34 @@ void print_ops_text(const Registry& registry, const LoadReport& report) {
     }
 }
 
+int cmd_info(const std::vector<std::string>& args) {
+    po::options_description desc(
+        "usage: dynrt info MODEL.onnx [--json] [--modules-dir DIR]...\n\n"
+        "Describes an ONNX model: its inputs (dtype, dims, the names --shapes sets\n"
+        "its dynamic dims by), outputs, opset imports, IR version, producer, nodes\n"
+        "per op type, initializers, and what this build cannot run (ops no module\n"
+        "maps, ops without a cpu or ocl impl, the import's error), with an example\n"
+        "`dynrt run` command. Exit 0 when the file reads as a model, 1 otherwise\n"
+        "(docs/onnx.md).\n\noptions");
+    std::vector<std::string> modules_dirs;
+    desc.add_options()("help,h", "show this help")("json", "print one JSON object (docs/onnx.md)")(
+        "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+        "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
+        "verbose,v", "module folders on stderr")("model", po::value<std::string>(), "the ONNX model");
+    po::positional_options_description pos;
+    pos.add("model", 1);
+    const auto vm = parse(args, desc, &pos);
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return kOk;
+    }
+    if (!vm.count("model")) throw UsageError("dynrt info: missing MODEL.onnx");
+    auto registry = load_modules(modules_dirs, vm.count("verbose") != 0, nullptr);
+    const pipeline::ModelInfo info = pipeline::describe_model(vm["model"].as<std::string>(), registry);
+    std::cout << (vm.count("json") ? pipeline::model_info_json(info) : pipeline::model_info_text(info));
+    return kOk;
+}
+
 int cmd_ops(const std::vector<std::string>& args) {
     po::options_description desc(
         "usage: dynrt ops [--json] [--modules-dir DIR]...\n\n"
@@ -579,6 +535,7 @@ int main(int argc, char** argv) {
     try {
         if (cmd == "run") return cmd_run(args);
         if (cmd == "ops") return cmd_ops(args);
+        if (cmd == "info") return cmd_info(args);
         if (cmd == "test-op") return dynrt_test_op_main(argc - 1, argv + 1);
         if (cmd == "onnx-test") return dynrt_onnx_test_main(argc - 1, argv + 1);
         if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -589,6 +546,10 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
         std::cerr << "dynrt: " << e.what() << "\n\n";
         print_usage(std::cerr);
+        return kUsageError;
+    } catch (const pipeline::ModelArgsError& e) {
+        // A model run naming what the model lacks: the message lists what it has.
+        std::cerr << "dynrt: error: " << e.what() << "\n";
         return kUsageError;
     } catch (const std::exception& e) {
         std::cerr << "dynrt: error: " << e.what() << "\n";

@@ -72,6 +72,10 @@ inline constexpr int64_t kNewestOnnxOpset = 24;
 
 struct OnnxModel {
     std::string file;
+    // What the file says about itself (`dynrt info`): ModelProto.ir_version,
+    // producer_name, producer_version and the main graph's name.
+    int64_t ir_version = 0;
+    std::string producer_name, producer_version, graph_name;
     int64_t opset = 0;                       // of the default domain
     std::map<std::string, int64_t> opsets;   // every opset_import ("" = default domain)
     std::vector<OnnxNode> nodes;
@@ -209,6 +213,11 @@ private:
     std::vector<std::optional<Shape>> shapes_;   // per input: the shape last set
     std::vector<bool> set_since_infer_;
 };
+
+// Why some node of an imported program has no impl of `device` for its first
+// input's dtype ("node 'n': no ocl impl of dynrt op 'x'"); empty when every
+// node may run there (onnx_runner.cpp).
+std::string graph_no_impl(const Registry& registry, const std::string& device, const Program& program);
 
 // ---- node tests (onnx_runner.cpp) -------------------------------------------
 

@@ -297,6 +297,10 @@ OnnxModel parse_model(const std::string& bytes, const std::string& file) {
     if (!m.ParseFromString(bytes)) throw Error("not a serialized onnx.ModelProto", in_file(file));
     OnnxModel out;
     out.file = file;
+    out.ir_version = m.ir_version();
+    out.producer_name = m.producer_name();
+    out.producer_version = m.producer_version();
+    out.graph_name = m.graph().name();
     for (const auto& o : m.opset_import()) {
         const std::string domain = o.domain() == "ai.onnx" ? std::string() : o.domain();
         out.opsets[domain] = o.version();

@@ -204,8 +204,8 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
     r.status = "pass";
 }
 
-// Why some node of the imported graph has no impl for its input type on the
-// device; empty when every node may run.
+}   // namespace
+
 std::string graph_no_impl(const Registry& registry, const std::string& device, const Program& program) {
     for (size_t idx : program.order()) {
         const Node& n = program.nodes()[idx];
@@ -216,6 +216,8 @@ std::string graph_no_impl(const Registry& registry, const std::string& device, c
     }
     return {};
 }
+
+namespace {
 
 // A model of several nodes: every data set in order on one network per pass
 // (static: the declared input layouts; dynamic: every input dim dynamic). One

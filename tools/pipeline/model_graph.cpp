@@ -108,6 +108,7 @@ ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const
             in.dims.push_back(d);
         }
         out.inputs.push_back(std::move(in));
+        out.onnx_inputs.push_back(gi.name);
     }
     return out;
 #else

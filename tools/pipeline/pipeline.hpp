@@ -145,6 +145,9 @@ struct ModelGraph {
     std::shared_ptr<Program> program;
     std::vector<InputSpec> inputs;
     std::vector<std::string> outputs;
+    // Per input: its name in the model, where InputSpec::name is the
+    // program's (a ':' made '_': "input_1:0" is "input_1_0").
+    std::vector<std::string> onnx_inputs;
 };
 // `passes`: the import and program passes applied while it is built.
 ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const Registry>& registry,

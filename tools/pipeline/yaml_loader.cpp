@@ -130,6 +130,24 @@ void check_random_range(const Source& src, const YAML::Node& r, DataType t, doub
                  "high");
 }
 
+}   // namespace
+
+std::string detail::random_range_problem(DataType t, double low, double high) {
+    if (!(high > low))
+        return "random.high " + number_text(high) + " must be greater than random.low " + number_text(low);
+    if (t == DataType::boolean) return {};
+    const DtypeRange d = dtype_range(t);
+    if (!(low >= d.lo))
+        return "random.low " + number_text(low) + " is outside the range of " + to_string(t) + " (" + range_text(t) +
+               ")";
+    if (!(high <= (d.integral ? d.hi + 1 : d.hi)))
+        return "random.high " + number_text(high) + " is outside the range of " + to_string(t) + " (" + range_text(t) +
+               (d.integral ? ", high exclusive" : "") + ")";
+    return {};
+}
+
+namespace {
+
 // "1..8" (bounded), "2.." (lower bound only).
 bool parse_bounds(const std::string& text, Dimension& out) {
     const size_t dots = text.find("..");

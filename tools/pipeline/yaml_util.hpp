@@ -58,6 +58,11 @@ bool read_bool(const Source& src, const YAML::Node& n, const std::string& what);
 // booleans: half true) from `seed`; the same on every platform.
 void fill_random(HostTensor& t, uint64_t seed, double low, double high);
 
+// Why [low, high) cannot be the random range of an input of dtype `t`
+// ("random.low -1 is outside the range of u8 (0..255)"); empty when it can
+// (yaml_loader.cpp; `dynrt run MODEL.onnx --input-range` uses it too).
+std::string random_range_problem(DataType t, double low, double high);
+
 // Expands the `schedule:` list (schedule.cpp).
 std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedule,
                                      const std::vector<InputSpec>& inputs);
