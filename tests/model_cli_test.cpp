@@ -9,7 +9,6 @@
 #if defined(DYNRT_HAVE_ONNX)
 
 #include <onnx/onnx_pb.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include <fstream>
 #include <regex>
 
+#include "cli_support.hpp"
 #include "dynrt/error.hpp"
 #include "model_cli.hpp"
 #include "onnx_import.hpp"
@@ -31,20 +31,7 @@ namespace ox = ::onnx;
 
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("dynrt_model_cli_test_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using TempDir = test::ScratchDir;
 
 // A declared dim: a value (>= 0), a dim_param, or "?" (anonymous).
 struct Dim {
@@ -103,24 +90,9 @@ void write_pb(const std::string& path, const HostTensor& t) {
     std::ofstream(path, std::ios::binary) << p.SerializeAsString();
 }
 
-struct Proc {
-    int code = -1;
-    std::string out;   // stdout and stderr together
-};
+using Proc = test::CliResult;
 
-Proc dynrt_cli(const std::string& args) {
-    const std::string cmd =
-        std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " --modules-dir " + test::module_dir() + " 2>&1";
-    Proc p;
-    FILE* f = ::popen(cmd.c_str(), "r");
-    if (!f) return p;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) p.out.append(buf, n);
-    const int status = ::pclose(f);
-    p.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return p;
-}
+Proc dynrt_cli(const std::string& args) { return test::run_dynrt(args + " --modules-dir " + test::module_dir()); }
 
 void expect_has(const std::string& text, const std::vector<std::string>& parts) {
     for (const std::string& part : parts)
@@ -350,7 +322,7 @@ TEST(ModelRun, InputFilePerRun_EachRunGetsItsOwnData_NpyAndPb) {
     expect_relu_of(pipeline::read_npy(dir / "out/run_1/relu_x.npy"), b);
     EXPECT_EQ(pipeline::read_npy(dir / "out/run_1/relu_w.npy").shape(), (Shape{2, 2}));   // batch from b
     // name=DIR: its files in name order, one per run.
-    fs::create_directories(dir.path / "xs");
+    fs::create_directories(dir.path() / "xs");
     fs::copy_file(dir / "b.pb", dir / "xs/0.pb");
     fs::copy_file(dir / "a.npy", dir / "xs/1.npy");
     p = dynrt_cli("run " + model + " --device cpu --input x=" + (dir / "xs") + " --shapes \"w_1=2\" --save-outputs " +
@@ -372,8 +344,8 @@ TEST(ModelRun, InputsFolder_OneFolderPerRunAsSaveOutputsWritesThem_AndTheTestDat
     const HostTensor w0 = test::random_tensor(DataType::f32, Shape{1, 5}, 4);
     const HostTensor x1 = test::random_tensor(DataType::f32, Shape{3, 1, 4}, 5);
     const HostTensor w1 = test::random_tensor(DataType::f32, Shape{3, 2}, 6);
-    fs::create_directories(dir.path / "runs/run_0");
-    fs::create_directories(dir.path / "runs/run_1");
+    fs::create_directories(dir.path() / "runs/run_0");
+    fs::create_directories(dir.path() / "runs/run_1");
     pipeline::write_npy(dir / "runs/run_0/x.npy", x0);
     write_pb(dir / "runs/run_0/w.pb", w0);
     pipeline::write_npy(dir / "runs/run_1/x.npy", x1);
@@ -386,7 +358,7 @@ TEST(ModelRun, InputsFolder_OneFolderPerRunAsSaveOutputsWritesThem_AndTheTestDat
     expect_relu_of(pipeline::read_npy(dir / "out/run_1/relu_x.npy"), x1);
     expect_relu_of(pipeline::read_npy(dir / "out/run_1/relu_w.npy"), w1);
     // The ONNX test layout: test_data_set_<k>/input_<K>.pb, outputs left alone.
-    fs::create_directories(dir.path / "sets/test_data_set_0");
+    fs::create_directories(dir.path() / "sets/test_data_set_0");
     write_pb(dir / "sets/test_data_set_0/input_0.pb", x1);
     write_pb(dir / "sets/test_data_set_0/input_1.pb", w1);
     write_pb(dir / "sets/test_data_set_0/output_0.pb", x1);

@@ -757,7 +757,7 @@ TEST(PipelineCli, OclWithoutAnOclDevice_IsAClearError) {
 // On the OpenCL device, a node no OpenCL impl serves (nonzero) runs on the
 // host: `dynrt run` says so once for that node however many runs there are,
 // names no node that has an OpenCL impl, and the report lists it.
-TEST(PipelineCli, OclHostFallback_IsSaidOncePerNodeOnStderrAndInTheReport) {
+TEST(PipelineCli, OclHostFallback_IsOneLineWithCountsOrOncePerNodeWithVerboseAndInTheReport) {
     bool have_ocl = false;
     if (test::registry()->has_engine("ocl")) {
         try {
@@ -781,8 +781,13 @@ schedule:
 )";
     const Proc p = dynrt_cli("run " + yaml + " --device ocl --report " + report + modules_arg());
     ASSERT_EQ(p.code, 0) << p.out;
-    EXPECT_EQ(count_of(p.out, "node 'nz' (eltwise) has no impl on this device"), 1u) << p.out;
-    EXPECT_EQ(count_of(p.out, "node 'act'"), 0u) << p.out;
+    EXPECT_EQ(count_of(p.out, "1 node ran on the host: no impl on this device for their inputs (1 eltwise;"), 1u)
+        << p.out;
+    EXPECT_EQ(count_of(p.out, "node 'nz'"), 0u) << "without -v, no line per node\n" << p.out;
+    const Proc v = dynrt_cli("run " + yaml + " --device ocl -v" + modules_arg());
+    ASSERT_EQ(v.code, 0) << v.out;
+    EXPECT_EQ(count_of(v.out, "node 'nz' (eltwise) has no impl on this device"), 1u) << v.out;
+    EXPECT_EQ(count_of(v.out, "node 'act'"), 0u) << v.out;
     EXPECT_NE(slurp(report).find("\"host_fallback\": [\"nz\"]"), std::string::npos) << slurp(report);
     // On the cpu nothing is a fallback.
     const Proc cpu = dynrt_cli("run " + yaml + " --device cpu --report " + report + modules_arg());

@@ -4,7 +4,6 @@
 // what a run keeps per run, and the CLI options end to end (no timed
 // assertions: a duration only has to end).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "pipeline.hpp"
 #include "test_support.hpp"
 
@@ -282,46 +282,12 @@ TEST(RunStatsRunner, YamlWarmupAndIterations_AreUsedUnlessTheOptionsSayOtherwise
 
 // ---- the CLI ---------------------------------------------------------------------------
 
-struct Proc {
-    int code = -1;
-    std::string out;   // stdout and stderr together
-};
+using Proc = test::CliResult;
+using TempDir = test::ScratchDir;
 
-Proc dynrt_cli(const std::string& args) {
-    const std::string cmd = std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " 2>&1";
-    Proc p;
-    FILE* f = ::popen(cmd.c_str(), "r");
-    if (!f) return p;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) p.out.append(buf, n);
-    const int status = ::pclose(f);
-    p.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return p;
-}
+Proc dynrt_cli(const std::string& args) { return test::run_dynrt(args); }
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int counter = 0;
-        path = fs::temp_directory_path() /
-               ("dynrt_run_stats_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+std::string slurp(const std::string& path) { return test::read_text(path); }
 
 // The number after the first `"key": ` in `json` (-1 when absent).
 double number_after(const std::string& json, const std::string& key) {

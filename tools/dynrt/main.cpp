@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -361,11 +362,17 @@ int cmd_run(const std::vector<std::string>& args) {
         progress.update(done, rec);
     };
     // A node the device has no impl for runs on the host (correct, but it maps
-    // its buffers and waits for the device): said once per node.
-    opt.on_host_fallback = [](const std::string& node, const std::string& op, const std::string& impl) {
-        std::fprintf(
-            stderr, "dynrt: note: node '%s' (%s) has no impl on this device for its inputs; it runs on the host (%s)\n",
-            node.c_str(), op.c_str(), impl.c_str());
+    // its buffers and waits for the device): with -v a line per node as it is
+    // first seen, else one line at the end with the count per op.
+    std::map<std::string, size_t> fallback_ops;
+    opt.on_host_fallback = [&fallback_ops, verbose](const std::string& node, const std::string& op,
+                                                    const std::string& impl) {
+        ++fallback_ops[op];
+        if (verbose)
+            std::fprintf(stderr,
+                         "dynrt: note: node '%s' (%s) has no impl on this device for its inputs; it runs on the host "
+                         "(%s)\n",
+                         node.c_str(), op.c_str(), impl.c_str());
     };
     // The report is written once every run succeeded and before the saved
     // outputs are moved into place: when it cannot be written, no outputs are
@@ -383,6 +390,18 @@ int cmd_run(const std::vector<std::string>& args) {
         throw;
     }
     progress.finish();
+    if (!fallback_ops.empty() && !verbose) {
+        size_t nodes = 0;
+        std::string list;
+        for (const auto& [op, n] : fallback_ops) {
+            nodes += n;
+            list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + op;
+        }
+        std::fprintf(stderr,
+                     "dynrt: note: %zu node%s ran on the host: no impl on this device for their inputs (%s; -v names "
+                     "them)\n",
+                     nodes, nodes == 1 ? "" : "s", list.c_str());
+    }
     std::cout << pipeline::summary_table(result, verbose);
     if (opt.profile) std::cout << result.profile.table();
     if (trace)

@@ -244,13 +244,12 @@ struct RunOptions {
     ReportLevel report_level = ReportLevel::nodes;
     bool verbose = false;
     std::string save_outputs_dir;   // "" = none
-    size_t max_runs = 0;            // 0 = all (tests shorten schedules)
     // --profile: every run times its nodes' flow steps (RunStats::profile,
     // NodeStats::times), summed into RunResult::profile; on an OpenCL device
     // the queue records profiling events, read as each node's device time.
     bool profile = false;
-    size_t max_runs = 0;            // 0 = all measured runs (tests shorten schedules)
-    bool keep_outputs = false;      // fill RunRecord::outputs (tests); keeps the records
+    size_t max_runs = 0;         // 0 = all measured runs (tests shorten schedules)
+    bool keep_outputs = false;   // fill RunRecord::outputs (tests); keeps the records
     // Called after each run with (done, total, record); progress display.
     // `total` is 0 when a duration decides how many runs there are.
     std::function<void(size_t, size_t, const RunRecord&)> on_run;

@@ -433,8 +433,8 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
             request.infer();
             const auto t1 = Clock::now();
             rec.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-            rec.start_ns =
-                static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - schedule_start).count());
+            rec.start_ns = static_cast<uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - schedule_start).count());
             rec.stats = request.last_run();
             fallbacks.note(rec.stats, result, options);
             stage = "reading its outputs";
