@@ -287,7 +287,8 @@ void kernel(dynrt::HostCall& call) {
 
 // ---- cpu: vectorised f32 loops over the engine's threads -------------------
 //
-// Two f32 inputs in the modes models use, broadcast as rows
+// Two f32 inputs in the modes models use (pow through double, as the
+// reference), broadcast as rows
 // (dynrt/cpu_broadcast_rows.hpp): the output is split into rows over the
 // longest run of trailing dims along which each input either follows the
 // output element by element or holds one value, so every row is a contiguous
@@ -303,6 +304,7 @@ bool has_fast_loop(Mode m) {
         case Mode::min:
         case Mode::max:
         case Mode::squared_diff:
+        case Mode::pow:
         case Mode::prelu: return true;
         default: return false;
     }
@@ -336,6 +338,18 @@ DYNRT_CPU_CLONES void row_loop(Mode m, const float* a, bool a_one, const float* 
         case Mode::max: return row([](float x, float z) { return z > x ? z : x; }, a, a_one, b, b_one, y, n);
         case Mode::squared_diff:
             return row([](float x, float z) { return (x - z) * (x - z); }, a, a_one, b, b_one, y, n);
+        case Mode::pow:
+            // Through double, as the reference. A scalar exponent of 2 or 3
+            // (GELU's x^3, squares) is products: exact in double but the last
+            // rounding, and a loop the compiler vectorises.
+            if (b_one && b[0] == 2.0f)
+                return row([](float x, float) { return static_cast<float>(double{x} * double{x}); }, a, a_one, b, b_one,
+                           y, n);
+            if (b_one && b[0] == 3.0f)
+                return row([](float x, float) { return static_cast<float>(double{x} * double{x} * double{x}); }, a,
+                           a_one, b, b_one, y, n);
+            return row([](float x, float z) { return static_cast<float>(std::pow(double{x}, double{z})); }, a, a_one, b,
+                       b_one, y, n);
         default: return row([](float x, float z) { return x < 0.0f ? x * z : x; }, a, a_one, b, b_one, y, n);
     }
 }

@@ -124,9 +124,11 @@ void summary_json(tools::JsonWriter& j, const LatencySummary& s) {
     j.end_object();
 }
 
+// A space before every cell: a first run of 52 s (cold OpenCL builds) or a
+// max past 100 s stays apart from its neighbour.
 std::string ms_cell(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%10.4f", v);
+    char buf[40];
+    std::snprintf(buf, sizeof buf, " %10.4f", v);
     return buf;
 }
 
@@ -140,8 +142,8 @@ std::string pad_left(const std::string& s, size_t width) {
 
 // "   runs  first ms    min ms ..." cells after the shape column.
 std::string stat_cells(size_t runs, const std::string& first, const LatencySummary& s) {
-    std::string out = pad_left(std::to_string(runs), 7) + pad_left(first, 11);
-    if (!s.count) return out + pad_left("-", 10) + "  (no steady runs)";
+    std::string out = pad_left(std::to_string(runs), 7) + " " + pad_left(first, 12);
+    if (!s.count) return out + pad_left("-", 11) + "  (no steady runs)";
     for (double v : {s.min, s.p50, s.p90, s.p99, s.max, s.mean}) out += ms_cell(v);
     return out;
 }
@@ -183,8 +185,8 @@ std::string statistics_table(const RunStatistics& s, bool all_shapes) {
     size_t width = 12;
     for (const auto& sh : shapes) width = std::max(width, sh.key.size());
     width = std::min<size_t>(width, 160);
-    std::string out = "  " + pad_right("input shapes", width) + pad_left("runs", 7) + pad_left("first ms", 11);
-    for (const char* h : {"min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms"}) out += pad_left(h, 10);
+    std::string out = "  " + pad_right("input shapes", width) + pad_left("runs", 7) + " " + pad_left("first ms", 12);
+    for (const char* h : {"min ms", "p50 ms", "p90 ms", "p99 ms", "max ms", "mean ms"}) out += pad_left(h, 11);
     out += "\n";
     bool warm_firsts = false;
     const size_t keep = 10;
