@@ -105,7 +105,11 @@ TEST(IsNanInfImpls, EveryImplMatchesTheReference) {
         for (const Attributes& a : {nan_mode(), inf_mode(), inf_mode(true, false), inf_mode(false, true)}) {
             SCOPED_TRACE(a.to_string() + " " + to_string(t));
             const test::OpSetup s{"is_nan_inf", a, {Layout({Dimension(), 3}, t)}, {}};
-            test::expect_impls_match_reference(s, runs_of(t, {{1, 3}, {257, 3}, {2, 3}, {0, 3}}));
+            // The cpu's loop takes f32 (f16 stays on the reference).
+            const std::vector<std::string> skip =
+                t == DataType::f32 ? std::vector<std::string>{} : test::kOptimisedCpuImpls;
+            test::expect_impls_match_reference(s, runs_of(t, {{1, 3}, {257, 3}, {2, 3}, {0, 3}, {6000, 3}}),
+                                               std::nullopt, skip);
         }
 }
 
