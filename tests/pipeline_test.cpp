@@ -628,8 +628,8 @@ struct Proc {
     std::string out;   // stdout and stderr together
 };
 
-Proc dynrt_cli(const std::string& args) {
-    const std::string cmd = std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " 2>&1";
+Proc dynrt_cli_env(const std::string& env, const std::string& args) {
+    const std::string cmd = env + std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " 2>&1";
     Proc p;
     FILE* f = ::popen(cmd.c_str(), "r");
     if (!f) return p;
@@ -640,6 +640,8 @@ Proc dynrt_cli(const std::string& args) {
     p.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return p;
 }
+
+Proc dynrt_cli(const std::string& args) { return dynrt_cli_env("", args); }
 
 std::string modules_arg() { return " --modules-dir " + test::module_dir(); }
 
@@ -794,6 +796,44 @@ schedule:
     ASSERT_EQ(cpu.code, 0) << cpu.out;
     EXPECT_EQ(count_of(cpu.out, "runs on the host"), 0u) << cpu.out;
     EXPECT_NE(slurp(report).find("\"host_fallback\": []"), std::string::npos) << slurp(report);
+}
+
+// The summary and the report count the OpenCL programs built from source
+// and loaded from dynrt's disk cache: a fresh cache folder builds, the same
+// folder again loads them all.
+TEST(PipelineCli, OclProgramBuilds_AreCountedInTheSummaryAndTheReport) {
+    bool have_ocl = false;
+    if (test::registry()->has_engine("ocl")) {
+        try {
+            have_ocl = test::registry()->create_engine("ocl", EngineConfig{"ocl", false}) != nullptr;
+        } catch (const std::exception&) {
+        }
+    }
+    if (!have_ocl) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir;
+    const std::string report = dir / "report.json";
+    // dynrt's binary cache on, also on PoCL (which has a cache of its own).
+    const std::string env =
+        "DYNRT_OCL_BINARY_CACHE=on DYNRT_CACHE_DIR=" + (dir / "cache") + " POCL_CACHE_DIR=" + (dir / "pocl") + " ";
+    const std::string cmd = "run " + kSource + "/configs/shape_chain.yaml --device ocl --report " + report;
+    const Proc cold = dynrt_cli_env(env, cmd + modules_arg());
+    ASSERT_EQ(cold.code, 0) << cold.out;
+    const size_t at = cold.out.find("OpenCL programs");
+    ASSERT_NE(at, std::string::npos) << cold.out;
+    EXPECT_EQ(cold.out.find(" 0 built from source", at), std::string::npos) << cold.out;
+    EXPECT_NE(slurp(report).find("\"ocl_programs\": {\"source_builds\": "), std::string::npos) << slurp(report);
+    EXPECT_EQ(slurp(report).find("\"source_builds\": 0,"), std::string::npos) << slurp(report);
+    const Proc warm = dynrt_cli_env(env, cmd + modules_arg());
+    ASSERT_EQ(warm.code, 0) << warm.out;
+    const size_t warm_at = warm.out.find("OpenCL programs");
+    ASSERT_NE(warm_at, std::string::npos) << warm.out;
+    EXPECT_EQ(warm.out.find(" 0 built from source, ", warm_at), warm.out.find(" 0 built", warm_at)) << warm.out;
+    EXPECT_NE(warm.out.find(" 0 built from source, ", warm_at), std::string::npos) << warm.out;
+    EXPECT_NE(slurp(report).find("\"source_builds\": 0,"), std::string::npos) << slurp(report);
+    // On the cpu there are none.
+    const Proc cpu = dynrt_cli_env(env, "run " + kSource + "/configs/shape_chain.yaml --device cpu" + modules_arg());
+    ASSERT_EQ(cpu.code, 0) << cpu.out;
+    EXPECT_EQ(cpu.out.find("OpenCL programs"), std::string::npos) << cpu.out;
 }
 
 TEST(PipelineCli, MissingModuleFolder_WarnsThenFailsOnTheUnknownOp) {

@@ -317,6 +317,7 @@ int cmd_run(const std::vector<std::string>& args) {
     // cannot be written is not found out after the runs.
     if (vm.count("report")) check_writable_file(vm["report"].as<std::string>(), "--report");
     opt.profile = vm.count("profile") || vm.count("trace");
+    opt.show_builds = true;
     uint64_t trace_first = 0, trace_last = UINT64_MAX;
     if (vm.count("trace-runs")) {
         if (!vm.count("trace")) throw UsageError("--trace-runs needs --trace FILE");

@@ -111,8 +111,8 @@ public:
                                              in_file(args_.file));
                     feeds[i] = f;
                 }
-            static const ShapesSpec none;
-            p_.runs.push_back(make_run(k, specs.empty() ? none : specs[specs.size() == 1 ? 0 : k], feeds));
+            static const ShapesSpec kNoShapes;
+            p_.runs.push_back(make_run(k, specs.empty() ? kNoShapes : specs[specs.size() == 1 ? 0 : k], feeds));
         }
         p_.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         return std::move(p_);

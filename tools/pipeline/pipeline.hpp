@@ -22,6 +22,7 @@
 #include "dynrt/error.hpp"
 #include "dynrt/host_tensor.hpp"
 #include "dynrt/network.hpp"
+#include "dynrt/ocl_api.hpp"
 #include "dynrt/passes.hpp"
 #include "dynrt/program.hpp"
 #include "dynrt/registry.hpp"
@@ -244,6 +245,9 @@ struct RunOptions {
     ReportLevel report_level = ReportLevel::nodes;
     bool verbose = false;
     std::string save_outputs_dir;   // "" = none
+    // A line on stderr while OpenCL programs build for more than a second
+    // (build_watch.hpp); the CLI turns it on.
+    bool show_builds = false;
     // --profile: every run times its nodes' flow steps (RunStats::profile,
     // NodeStats::times), summed into RunResult::profile; on an OpenCL device
     // the queue records profiling events, read as each node's device time.
@@ -297,6 +301,9 @@ struct RunResult {
     // first seen (RunOptions::on_host_fallback).
     std::vector<std::string> host_fallback;
     Profile profile;   // RunOptions::profile
+    // The OpenCL engine's program builds over the whole execution (network
+    // build included); absent on the cpu.
+    std::optional<OclBuildStats> ocl_programs;
 };
 
 // Runs the pipeline's schedule. `--save-outputs` files are written into a

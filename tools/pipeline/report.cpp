@@ -152,6 +152,18 @@ std::string report_json(const RunResult& r) {
         j.key("profile");
         r.profile.json(j);
     }
+    if (r.ocl_programs) {
+        const OclBuildStats& o = *r.ocl_programs;
+        j.key("ocl_programs").begin_object();
+        j.field("source_builds", static_cast<uint64_t>(o.source_builds));
+        j.field("disk_cache_hits", static_cast<uint64_t>(o.disk_cache_hits));
+        j.field("disk_cache_rejects", static_cast<uint64_t>(o.disk_cache_rejects));
+        j.field("disk_cache_writes", static_cast<uint64_t>(o.disk_cache_writes));
+        j.field("memory_cache_hits", static_cast<uint64_t>(o.memory_cache_hits));
+        j.field("memory_cache_evictions", static_cast<uint64_t>(o.memory_cache_evictions));
+        j.field("disk_cache_evictions", static_cast<uint64_t>(o.disk_cache_evictions));
+        j.end_object();
+    }
     j.key("engine").begin_object();
     j.field("allocations", r.engine_allocations).field("bytes_allocated", r.engine_bytes_allocated);
     j.field("peak_bytes", r.engine_peak_bytes);
@@ -199,6 +211,10 @@ std::string summary_table(const RunResult& r, bool all_shapes) {
     row("static builds", std::to_string(t.static_builds));
     row("async builds",
         std::to_string(t.async_builds_queued) + " queued, " + std::to_string(t.async_builds_picked) + " picked");
+    if (r.ocl_programs)
+        row("OpenCL programs", std::to_string(r.ocl_programs->source_builds) + " built from source, " +
+                                   std::to_string(r.ocl_programs->disk_cache_hits) + " from the disk cache, " +
+                                   std::to_string(r.ocl_programs->memory_cache_hits) + " reused in memory");
     row("shape changes", std::to_string(t.shape_changes));
     row("executions", std::to_string(t.executions) + " (" + std::to_string(t.dynamic_impl_runs) + " on dynamic impls)");
     const auto& kinds = r.impls;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "build_watch.hpp"
 #include "dynrt/checked_math.hpp"
 #include "dynrt/compilation_context.hpp"
 #include "dynrt/ocl_api.hpp"
@@ -374,6 +375,10 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     nopt.memory_budget_bytes = p.run.memory_budget_bytes;
     nopt.max_tensor_bytes = p.run.max_tensor_bytes;
 
+    // A line on stderr while OpenCL programs build for more than a second
+    // (the network's build and the runs).
+    std::optional<OclBuildWatch> build_watch;
+    build_watch.emplace(OclDevice::from(*engine), !options.show_builds);
     std::shared_ptr<Network> network;
     const auto compile_start = std::chrono::steady_clock::now();
     try {
@@ -489,6 +494,8 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
     // come back) and let the running ones finish.
     if (CompilationContext* cc = network->compilation_context()) cc->cancel_pending();
     network->wait_for_background_builds();
+    build_watch.reset();
+    if (OclDevice* dev = OclDevice::from(*engine)) result.ocl_programs = dev->build_stats();
     result.engine_allocations = engine->allocation_count();
     result.engine_bytes_allocated = engine->bytes_allocated();
     result.engine_peak_bytes = engine->peak_bytes();
