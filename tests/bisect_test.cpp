@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli_support.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_loader.hpp"
 #include "dynrt/passes.hpp"
@@ -120,23 +121,12 @@ std::shared_ptr<const Registry> bisect_registry() {
     return r;
 }
 
-struct Proc {
-    int code = -1;
-    std::string out;
-};
+using Proc = test::CliResult;
 
 Proc onnx_test_cli(const std::string& args) {
-    const std::string cmd = std::string("env -u DYNRT_PASSES " DYNRT_BINARY_DIR "/bin/dynrt onnx-test ") + args +
-                            " --modules-dir " + test::module_dir() + " --modules-dir " + kBisectModules + " 2>&1";
-    Proc p;
-    FILE* f = ::popen(cmd.c_str(), "r");
-    if (!f) return p;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) p.out.append(buf, n);
-    const int status = ::pclose(f);
-    p.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return p;
+    return test::run_dynrt(
+        "onnx-test " + args + " --modules-dir " + test::module_dir() + " --modules-dir " + kBisectModules,
+        "env -u DYNRT_PASSES ");
 }
 
 }   // namespace

@@ -21,6 +21,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "dynrt/error.hpp"
 #include "onnx_import.hpp"
 #include "pipeline.hpp"
@@ -150,31 +151,11 @@ void run_relus(const std::string& path, const std::vector<std::pair<std::string,
     for (size_t k = 0; k < xs.size(); ++k) expect_relu_of(run.output(k), xs[k]);
 }
 
-struct Proc {
-    int code = -1;
-    std::string out;   // stdout and stderr together
-};
+using Proc = test::CliResult;
 
-Proc dynrt_cli(const std::string& args) {
-    const std::string cmd =
-        std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " --modules-dir " + test::module_dir() + " 2>&1";
-    Proc p;
-    FILE* f = ::popen(cmd.c_str(), "r");
-    if (!f) return p;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) p.out.append(buf, n);
-    const int status = ::pclose(f);
-    p.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return p;
-}
+Proc dynrt_cli(const std::string& args) { return test::run_dynrt(args + " --modules-dir " + test::module_dir()); }
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+std::string slurp(const std::string& path) { return test::read_text(path); }
 
 }   // namespace
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "dynrt/passes.hpp"
 #include "pipeline.hpp"
 #include "test_support.hpp"
@@ -54,24 +55,11 @@ const NodeStats& node_stats(const RunRecord& r, const std::string& node) {
     throw Error("no node '" + node + "' in the run's stats");
 }
 
-struct Proc {
-    int code = -1;
-    std::string out;   // stdout and stderr together
-};
+using Proc = test::CliResult;
 
+// The caller's DYNRT_PASSES never leaks in: each case sets its own.
 Proc dynrt_cli(const std::string& env, const std::string& args) {
-    // The caller's DYNRT_PASSES never leaks in: each case sets its own.
-    const std::string cmd = "env -u DYNRT_PASSES " + env + " " + DYNRT_BINARY_DIR "/bin/dynrt " + args +
-                            " --modules-dir " + test::module_dir() + " 2>&1";
-    Proc p;
-    FILE* f = ::popen(cmd.c_str(), "r");
-    if (!f) return p;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) p.out.append(buf, n);
-    const int status = ::pclose(f);
-    p.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return p;
+    return test::run_dynrt(args + " --modules-dir " + test::module_dir(), "env -u DYNRT_PASSES " + env + " ");
 }
 
 // A fully_connected with a fused relu, over three sequence lengths.

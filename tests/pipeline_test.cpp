@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli_support.hpp"
 #include "dynrt/module_loader.hpp"
 #include "pipeline.hpp"
 #include "test_support.hpp"
@@ -623,23 +624,9 @@ TEST(PipelineErrors, CloseNames_FindTyposAndPrefixes) {
 
 namespace {
 
-struct Proc {
-    int code = -1;
-    std::string out;   // stdout and stderr together
-};
+using Proc = test::CliResult;
 
-Proc dynrt_cli_env(const std::string& env, const std::string& args) {
-    const std::string cmd = env + std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " 2>&1";
-    Proc p;
-    FILE* f = ::popen(cmd.c_str(), "r");
-    if (!f) return p;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) p.out.append(buf, n);
-    const int status = ::pclose(f);
-    p.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return p;
-}
+Proc dynrt_cli_env(const std::string& env, const std::string& args) { return test::run_dynrt(args, env); }
 
 Proc dynrt_cli(const std::string& args) { return dynrt_cli_env("", args); }
 

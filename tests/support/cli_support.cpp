@@ -12,8 +12,8 @@
 
 namespace dynrt::test {
 
-CliResult run_dynrt(const std::string& args) {
-    const std::string cmd = std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " 2>&1";
+CliResult run_dynrt(const std::string& args, const std::string& env) {
+    const std::string cmd = env + std::string(DYNRT_BINARY_DIR "/bin/dynrt ") + args + " 2>&1";
     CliResult r;
     FILE* f = ::popen(cmd.c_str(), "r");
     if (!f) return r;

@@ -19,8 +19,9 @@ struct CliResult {
     std::string out;   // stdout and stderr together
 };
 
-// Runs `<build>/bin/dynrt ARGS` through the shell (ARGS as written there).
-CliResult run_dynrt(const std::string& args);
+// Runs `ENV<build>/bin/dynrt ARGS` through the shell (ARGS as written
+// there; ENV e.g. "DYNRT_PASSES=none " or "env -u DYNRT_PASSES ").
+CliResult run_dynrt(const std::string& args, const std::string& env = "");
 
 // A fresh folder under the system's temporary folder, removed with its
 // contents when the object goes.
