@@ -32,16 +32,7 @@ namespace {
 
 const std::string kBisectModules = std::string(DYNRT_TEST_MODULES_DIR) + "/bisect";
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("dynrt_bisect_test_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+using TempDir = test::ScratchDir;
 
 void write(const fs::path& p, const google::protobuf::MessageLite& m) {
     fs::create_directories(p.parent_path());
@@ -137,12 +128,12 @@ Proc onnx_test_cli(const std::string& args) {
 // with it off: the test module's bug is what the bisect tests look for.
 TEST(BisectModule, BrokenFusedPath_FailsOnlyWithFusionOn) {
     TempDir dir;
-    write_double_relu(dir.path);
+    write_double_relu(dir.path());
     di::TestOptions opt;
-    di::TestReport r = di::run_tests(bisect_registry(), {dir.path.string()}, opt);
+    di::TestReport r = di::run_tests(bisect_registry(), {dir.path().string()}, opt);
     EXPECT_EQ(r.failed, 2u);
     opt.passes = PassSet::parse("-fusion");
-    r = di::run_tests(bisect_registry(), {dir.path.string()}, opt);
+    r = di::run_tests(bisect_registry(), {dir.path().string()}, opt);
     EXPECT_EQ(r.passed, 2u);
     EXPECT_EQ(r.failed, 0u);
 }
@@ -151,8 +142,8 @@ TEST(BisectModule, BrokenFusedPath_FailsOnlyWithFusionOn) {
 
 TEST(Bisect, BrokenFusion_NamesTheFusedConsumerAndTheFusionPass) {
     TempDir dir;
-    write_double_relu(dir.path);
-    const di::BisectReport r = di::bisect(bisect_registry(), dir.path.string(), di::BisectOptions{});
+    write_double_relu(dir.path());
+    const di::BisectReport r = di::bisect(bisect_registry(), dir.path().string(), di::BisectOptions{});
     EXPECT_TRUE(r.failed());
     EXPECT_TRUE(r.reference_note.empty()) << r.reference_note;
     ASSERT_EQ(r.sets.size(), 4u);   // two data sets, static and dynamic
@@ -187,10 +178,10 @@ TEST(Bisect, BrokenFusion_NamesTheFusedConsumerAndTheFusionPass) {
 
 TEST(Bisect, WithoutTheBrokenPass_FindsNoDifference) {
     TempDir dir;
-    write_double_relu(dir.path);
+    write_double_relu(dir.path());
     di::BisectOptions opt;
     opt.passes = PassSet::parse("-fusion");
-    const di::BisectReport r = di::bisect(bisect_registry(), dir.path.string(), opt);
+    const di::BisectReport r = di::bisect(bisect_registry(), dir.path().string(), opt);
     EXPECT_FALSE(r.failed()) << di::bisect_text(r);
     for (const di::BisectSet& s : r.sets) {
         SCOPED_TRACE(s.data_set + " " + s.mode);
@@ -204,7 +195,7 @@ TEST(Bisect, WithoutTheBrokenPass_FindsNoDifference) {
 
 TEST(Bisect, Cli_ExitsWith1NamingTheNodeAndThePass) {
     TempDir dir;
-    const fs::path model = write_double_relu(dir.path / "double_relu");
+    const fs::path model = write_double_relu(dir.path() / "double_relu");
     Proc p = onnx_test_cli(model.string() + " --bisect --no-dynamic");
     EXPECT_EQ(p.code, 1) << p.out;
     EXPECT_NE(p.out.find("first difference: tensor 'r' of node 'relu' (Relu)"), std::string::npos) << p.out;
@@ -212,7 +203,7 @@ TEST(Bisect, Cli_ExitsWith1NamingTheNodeAndThePass) {
     EXPECT_NE(p.out.find("d: fusion: computed inside 'double'"), std::string::npos) << p.out;
     EXPECT_EQ(p.out.find("(dynamic)"), std::string::npos) << p.out;
     // A folder of model folders is walked too.
-    p = onnx_test_cli(dir.path.string() + " --bisect --passes -fusion");
+    p = onnx_test_cli(dir.path().string() + " --bisect --passes -fusion");
     EXPECT_EQ(p.code, 0) << p.out;
     EXPECT_NE(p.out.find("bisect " + model.string()), std::string::npos) << p.out;
     EXPECT_NE(p.out.find("bisect: no difference"), std::string::npos) << p.out;
@@ -226,7 +217,7 @@ TEST(Bisect, Cli_ExitsWith1NamingTheNodeAndThePass) {
 // failing run names the Relu. With fusion off from the start, nothing fails.
 TEST(EachPassOff, Cli_RunsEveryPassOffAloneAndBisectsTheFailures) {
     TempDir dir;
-    const fs::path model = write_double_relu(dir.path / "double_relu");
+    const fs::path model = write_double_relu(dir.path() / "double_relu");
     Proc p = onnx_test_cli(model.string() + " --each-pass-off --no-dynamic");
     EXPECT_EQ(p.code, 1) << p.out;
     EXPECT_NE(p.out.find("passes as configured (all): 0 passed, 2 failed"), std::string::npos) << p.out;
@@ -284,7 +275,7 @@ TEST(Bisect, ProgramFolds_MapTheirTensorsAndFindNoDifference) {
     add_value(m.mutable_graph()->add_input(), "X", {"1", "2", "2", "2"});
     add_value(m.mutable_graph()->add_output(), "P", {"2", "4"});
     add_value(m.mutable_graph()->add_output(), "Q", {"1", "2", "2", "2"});
-    write(dir.path / "model.onnx", m);
+    write(dir.path() / "model.onnx", m);
     const std::vector<float> a = {1, 2, 3, -1, 0.5f, 2}, b = {1, 0, -1, 2, 1, 0, 0.5f, 0.5f, 0.5f, -3, 1, 2},
                              x = {1, -1, 2, 0.5f, -2, 3, 0.25f, 1};
     std::vector<float> p, q;
@@ -299,7 +290,7 @@ TEST(Bisect, ProgramFolds_MapTheirTensorsAndFindNoDifference) {
             const double c = double(w[o * 2]) * x[px] + double(w[o * 2 + 1]) * x[4 + px];
             q.push_back(static_cast<float>((c - mean[o]) / std::sqrt(var[o] + 1e-5) * scale[o] + shift[o]));
         }
-    const fs::path ds = dir.path / "test_data_set_0";
+    const fs::path ds = dir.path() / "test_data_set_0";
     write(ds / "input_0.pb", floats({2, 3}, a));
     write(ds / "input_1.pb", floats({4, 3}, b));
     write(ds / "input_2.pb", floats({1, 2, 2, 2}, x));
@@ -308,7 +299,7 @@ TEST(Bisect, ProgramFolds_MapTheirTensorsAndFindNoDifference) {
 
     di::BisectOptions opt;
     opt.atol = 1e-5;
-    const di::BisectReport r = di::bisect(bisect_registry(), dir.path.string(), opt);
+    const di::BisectReport r = di::bisect(bisect_registry(), dir.path().string(), opt);
     EXPECT_FALSE(r.failed()) << di::bisect_text(r);
     ASSERT_EQ(r.sets.size(), 2u);
     for (const di::BisectSet& s : r.sets) {
@@ -323,7 +314,7 @@ TEST(Bisect, ProgramFolds_MapTheirTensorsAndFindNoDifference) {
     }
     // With the folds off every tensor is compared.
     opt.passes = PassSet::parse("-fold_permutations,-fold_channel_affine");
-    const di::BisectReport all = di::bisect(bisect_registry(), dir.path.string(), opt);
+    const di::BisectReport all = di::bisect(bisect_registry(), dir.path().string(), opt);
     EXPECT_FALSE(all.failed()) << di::bisect_text(all);
     for (const di::BisectSet& s : all.sets) {
         EXPECT_EQ(s.compared, 4u);
@@ -342,8 +333,8 @@ size_t op_nodes(const Program& p) {
 }
 
 di::OnnxModel load(const TempDir& dir, const ox::ModelProto& m) {
-    write(dir.path / "model.onnx", m);
-    return di::load_model((dir.path / "model.onnx").string());
+    write(dir.path() / "model.onnx", m);
+    return di::load_model((dir.path() / "model.onnx").string());
 }
 
 di::ImportedGraph import_with(const di::OnnxModel& model, const std::string& spec) {

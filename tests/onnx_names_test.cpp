@@ -24,6 +24,7 @@
 #include "cli_support.hpp"
 #include "dynrt/error.hpp"
 #include "onnx_import.hpp"
+#include "op_test.hpp"
 #include "pipeline.hpp"
 #include "test_support.hpp"
 
@@ -34,20 +35,7 @@ namespace di = dynrt::onnx;
 
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("dynrt_onnx_names_test_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using TempDir = test::ScratchDir;
 
 // One declared dim: a dim_value, a dim_param, or neither.
 struct Dim {
@@ -120,14 +108,7 @@ std::string save(const TempDir& dir, const ox::ModelProto& m, const std::string&
     return path;
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
+using test::error_of;
 
 void expect_relu_of(const HostTensor& y, const HostTensor& x) {
     ASSERT_EQ(y.shape(), x.shape());
@@ -246,7 +227,7 @@ TEST(OnnxModelSymbols, AnonymousDimsGetSymbolsOfTheirOwn_AndRunWithUnequalDims) 
 
     const pipeline::Pipeline p = pipeline::load_pipeline_text(
         "model: " + path + "\nschedule:\n  - {shapes: {image: [1, 3, 48, 192], tokens: [2, 9]}}\n", "pipe.yaml",
-        dir.path.string(), test::registry());
+        dir.path().string(), test::registry());
     pipeline::RunOptions opt;
     opt.device = "cpu";
     opt.keep_outputs = true;
@@ -291,7 +272,7 @@ TEST(OnnxModelSymbols, DimParamsDifferingInCharactersASymbolCannotHold_StayDisti
 
 TEST(OnnxOutputFiles, OutputNamesThatArePaths_LandInsideTheFolderWithAnIndex) {
     TempDir dir;
-    fs::create_directories(dir.path / "a" / "b");
+    fs::create_directories(dir.path() / "a" / "b");
     const std::string absolute = dir / "abs/x";   // an output named by an absolute path
     const std::vector<std::string> names = {"../../x", absolute, "a:b", "a_b", "model/dense/BiasAdd:0", ".."};
     std::vector<std::pair<std::string, std::vector<Dim>>> inputs;
@@ -308,7 +289,7 @@ TEST(OnnxOutputFiles, OutputNamesThatArePaths_LandInsideTheFolderWithAnIndex) {
         ASSERT_EQ(p.code, 0) << p.out;
     }
     // Every file written lies inside the folder.
-    for (const auto& e : fs::recursive_directory_iterator(dir.path)) {
+    for (const auto& e : fs::recursive_directory_iterator(dir.path())) {
         if (!e.is_regular_file()) continue;
         const std::string f = e.path().string();
         if (f == path) continue;

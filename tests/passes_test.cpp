@@ -19,6 +19,7 @@
 
 #include "cli_support.hpp"
 #include "dynrt/passes.hpp"
+#include "op_test.hpp"
 #include "pipeline.hpp"
 #include "test_support.hpp"
 
@@ -28,14 +29,7 @@ using namespace dynrt::pipeline;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
+using test::error_of;
 
 Pipeline load_text(const std::string& text, const PassOverrides& overrides = {}) {
     return load_pipeline_text(text, "pipe.yaml", {}, test::registry(), overrides);

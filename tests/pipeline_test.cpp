@@ -15,6 +15,7 @@
 
 #include "cli_support.hpp"
 #include "dynrt/module_loader.hpp"
+#include "op_test.hpp"
 #include "pipeline.hpp"
 #include "test_support.hpp"
 
@@ -747,14 +748,7 @@ TEST(PipelineCli, OclWithoutAnOclDevice_IsAClearError) {
 // host: `dynrt run` says so once for that node however many runs there are,
 // names no node that has an OpenCL impl, and the report lists it.
 TEST(PipelineCli, OclHostFallback_IsOneLineWithCountsOrOncePerNodeWithVerboseAndInTheReport) {
-    bool have_ocl = false;
-    if (test::registry()->has_engine("ocl")) {
-        try {
-            have_ocl = test::registry()->create_engine("ocl", EngineConfig{"ocl", false}) != nullptr;
-        } catch (const std::exception&) {
-        }
-    }
-    if (!have_ocl) GTEST_SKIP() << "no OpenCL device";
+    if (!test::ocl_engine()) GTEST_SKIP() << "no OpenCL device";
     TempDir dir;
     const std::string yaml = dir / "fallback.yaml", report = dir / "report.json";
     // Integer pow stays on the host impl (saturating double math no kernel promises).
@@ -789,14 +783,7 @@ schedule:
 // and loaded from dynrt's disk cache: a fresh cache folder builds, the same
 // folder again loads them all.
 TEST(PipelineCli, OclProgramBuilds_AreCountedInTheSummaryAndTheReport) {
-    bool have_ocl = false;
-    if (test::registry()->has_engine("ocl")) {
-        try {
-            have_ocl = test::registry()->create_engine("ocl", EngineConfig{"ocl", false}) != nullptr;
-        } catch (const std::exception&) {
-        }
-    }
-    if (!have_ocl) GTEST_SKIP() << "no OpenCL device";
+    if (!test::ocl_engine()) GTEST_SKIP() << "no OpenCL device";
     TempDir dir;
     const std::string report = dir / "report.json";
     // dynrt's binary cache on, also on PoCL (which has a cache of its own).

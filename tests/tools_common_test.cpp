@@ -14,10 +14,12 @@
 #include <sstream>
 #include <utility>
 
+#include "cli_support.hpp"
 #include "dynrt/error.hpp"
 #include "file_io.hpp"
 #include "int_range.hpp"
 #include "json_writer.hpp"
+#include "op_test.hpp"
 #include "single_node.hpp"
 #include "tensor_compare.hpp"
 #include "test_support.hpp"
@@ -164,39 +166,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A temporary folder, removed at the end of the test.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("dynrt_tools_common_test_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using TempDir = test::ScratchDir;
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+std::string slurp(const std::string& path) { return test::read_text(path); }
 
 void put(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-std::string message_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "no error";
-}
 
 bool is_fifo(const std::string& path) {
     struct stat st {};
@@ -225,7 +199,7 @@ TEST(ToolsOutputFiles, DestinationsThatAreNoRegularFile_AreRefusedWithTheOptionA
                                                          {"folder", "a directory"},
                                                          {"folder_link", "a symbolic link"}};
     for (const auto& [name, kind] : files) {
-        const std::string m = message_of([&, n = name] { check_output_file(dir / n, "--report"); });
+        const std::string m = test::error_of([&, n = name] { check_output_file(dir / n, "--report"); });
         EXPECT_NE(m.find("--report: the path is " + kind + ", not a regular file"), std::string::npos) << m;
         EXPECT_NE(m.find(dir / name), std::string::npos) << m;
     }
@@ -235,7 +209,7 @@ TEST(ToolsOutputFiles, DestinationsThatAreNoRegularFile_AreRefusedWithTheOptionA
                                                            {"fifo", "a FIFO"},
                                                            {"file", "a regular file"}};
     for (const auto& [name, kind] : folders) {
-        const std::string m = message_of([&, n = name] { check_output_folder(dir / n, "--save-outputs"); });
+        const std::string m = test::error_of([&, n = name] { check_output_folder(dir / n, "--save-outputs"); });
         EXPECT_NE(m.find("--save-outputs: the path exists and is " + kind + ", not a directory"), std::string::npos)
             << m;
     }
@@ -247,7 +221,7 @@ TEST(ToolsOutputFiles, WriteFileReplacing_ReplacesRegularFilesAndLeavesLinksAndF
     fs::create_symlink(dir / "victim", dir / "link");
     ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
     for (const std::string name : {"link", "fifo"}) {
-        const std::string m = message_of([&] { write_file_replacing(dir / name, "new", "--report"); });
+        const std::string m = test::error_of([&] { write_file_replacing(dir / name, "new", "--report"); });
         EXPECT_NE(m.find("not a regular file"), std::string::npos) << name << ": " << m;
     }
     EXPECT_TRUE(fs::is_symlink(dir / "link"));
@@ -266,7 +240,7 @@ TEST(ToolsOutputFiles, WriteFileReplacing_ReplacesRegularFilesAndLeavesLinksAndF
     EXPECT_EQ(fs::file_size(dir / "fresh.json"), 0u);
     // No temporary file of ours is left (the planted link stays).
     size_t entries = 0;
-    for (const auto& e : fs::directory_iterator(dir.path)) {
+    for (const auto& e : fs::directory_iterator(dir.path())) {
         ++entries;
         const std::string n = e.path().filename().string();
         if (n.find(".tmp-") != std::string::npos) {
