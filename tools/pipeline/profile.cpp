@@ -51,6 +51,18 @@ void add_group(ProfileGroup& g, const RunRecord& run) {
     }
 }
 
+// Per op type: (nodes, nanoseconds) of a group, by op name.
+std::map<std::string, std::pair<uint64_t, uint64_t>> op_totals(const ProfileGroup& g,
+                                                               const std::vector<std::string>& node_ops) {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> ops;
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+        auto& o = ops[node_ops[k]];
+        ++o.first;
+        o.second += g.nodes[k].total();
+    }
+    return ops;
+}
+
 void group_json(tools::JsonWriter& j, const ProfileGroup& g, const Profile& p) {
     const double runs = g.runs ? static_cast<double>(g.runs) : 1.0;
     j.begin_object();
@@ -89,14 +101,8 @@ void group_json(tools::JsonWriter& j, const ProfileGroup& g, const Profile& p) {
     }
     j.end_array();
 
-    std::map<std::string, std::pair<uint64_t, uint64_t>> ops;   // op -> (nodes, ns)
-    for (size_t k = 0; k < g.nodes.size(); ++k) {
-        auto& o = ops[p.node_ops()[k]];
-        ++o.first;
-        o.second += g.nodes[k].total();
-    }
     j.key("ops").begin_array();
-    for (const auto& [op, v] : ops) {
+    for (const auto& [op, v] : op_totals(g, p.node_ops())) {
         j.begin_object();
         j.field("op", op)
             .field("nodes", v.first)
@@ -194,12 +200,7 @@ std::string Profile::table(size_t top) const {
         else put("  %s\n", impls_[k].c_str());
     }
 
-    std::map<std::string, std::pair<uint64_t, uint64_t>> ops;   // op -> (nodes, ns)
-    for (size_t k = 0; k < g.nodes.size(); ++k) {
-        auto& o = ops[ops_[k]];
-        ++o.first;
-        o.second += g.nodes[k].total();
-    }
+    const auto ops = op_totals(g, ops_);
     std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> by_time(ops.begin(), ops.end());
     std::stable_sort(by_time.begin(), by_time.end(),
                      [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
