@@ -467,7 +467,6 @@ void InferRequest::infer() {
     const auto end = std::chrono::steady_clock::now();
     if (profiling_) {
         last_.profile.on = true;
-        for (const NodeStats& n : last_.nodes) last_.profile.nodes_ns += n.times.total();
         last_.profile.inputs_ns = ns_between(t0, nodes_start);
         last_.profile.finish_ns = ns_between(submit_end, finished);
         last_.profile.outputs_ns = ns_between(finished, copied);
@@ -510,6 +509,7 @@ void InferRequest::update_report() {
         ns.counters = inst.counters();
         ns.times = inst.times();
         last_.totals += ns.counters;
+        last_.profile.nodes_ns += ns.times.total();   // 0 unless profiled
     }
     last_.nodes = std::move(nodes);
 }
