@@ -2,6 +2,7 @@
 // optimised impls' place next to the references.
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sched.h>
 
 #include <atomic>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/memory.hpp"
@@ -41,6 +43,36 @@ TEST(CpuEngine, DynrtCpuThreadsSetsTheDefaultAndABadValueIsAnError) {
     ::setenv("DYNRT_CPU_THREADS", "2x", 1);
     EXPECT_THROW(cpu_engine(0), Error);
     ::unsetenv("DYNRT_CPU_THREADS");
+}
+
+TEST(CpuEngine, TheDefaultThreadsAreTheCoresOfTheAffinityMask) {
+    ::unsetenv("DYNRT_CPU_THREADS");
+    cpu_set_t saved;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+    int first = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE && first < 0; ++cpu)
+        if (CPU_ISSET(cpu, &saved)) first = cpu;
+    ASSERT_GE(first, 0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);   // as `taskset -c N` would
+    const unsigned threads = cpu_engine(0)->info().threads;
+    ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
+    EXPECT_EQ(threads, 1u) << "one allowed CPU: more threads would only take turns on it";
+}
+
+// The CLI loads the cpu engine before anything brings OpenMP in, so its
+// choice of wait takes effect; the environment's policy wins.
+TEST(CpuEngine, OpenMpWaitsPassivelyUnlessTheEnvironmentSetsAPolicy) {
+    const std::string model = std::string(DYNRT_SOURCE_DIR) + "/tests/models/decoder_prefill/model.onnx";
+    const std::string args = "run " + model + " --shapes 'input_ids=[1,4]' --threads 2";
+    const test::CliResult plain = test::run_dynrt(args, "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT ");
+    ASSERT_EQ(plain.code, 0) << plain.out;
+    EXPECT_NE(plain.out.find("host (2 threads, passive wait)"), std::string::npos) << plain.out;
+    const test::CliResult active = test::run_dynrt(args, "env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active ");
+    ASSERT_EQ(active.code, 0) << active.out;
+    EXPECT_NE(active.out.find("host (2 threads, OMP_WAIT_POLICY=active)"), std::string::npos) << active.out;
 }
 
 TEST(CpuThreads, OneCallTakesTheWholeBudgetAndNestedScopesKeepIt) {

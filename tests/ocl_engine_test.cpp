@@ -433,6 +433,33 @@ TEST_F(OclEngineTest, KernelThatFailsToCompile_ThrowsWithBuildLogAndKernelName) 
     EXPECT_TRUE(contains(missing, "CL_INVALID_KERNEL_NAME")) << missing;
 }
 
+// A build's warnings (here a #warning) reach stderr only from a verbose
+// engine, as its build log; otherwise nothing is printed, not even a
+// driver's own "N warnings generated." line.
+TEST_F(OclEngineTest, BuildWarnings_ShowOnlyWhenVerbose) {
+    // The process id keeps a driver's own program cache from answering.
+    const std::string src =
+        "#warning dynrt_test_warning_77\n__kernel void warned(__global float* x) { x[0] = 1.0f; }\n"
+        "// " +
+        std::to_string(getpid()) + "\n";
+    ::testing::internal::CaptureStderr();
+    dev_->build_kernel(src, "warned", {});
+    const std::string quiet = ::testing::internal::GetCapturedStderr();
+    EXPECT_FALSE(contains(quiet, "warning")) << quiet;
+
+    EngineConfig cfg;
+    cfg.device = "ocl";
+    cfg.verbose = true;
+    const EnginePtr loud_engine = ocl_registry()->create_engine("ocl", cfg);
+    OclDevice* loud = OclDevice::from(*loud_engine);
+    ASSERT_NE(loud, nullptr);
+    ::testing::internal::CaptureStderr();
+    loud->build_kernel(src + "// another program\n", "warned", {});
+    const std::string shown = ::testing::internal::GetCapturedStderr();
+    EXPECT_TRUE(contains(shown, "build log of kernel 'warned'")) << shown;
+    EXPECT_TRUE(contains(shown, "dynrt_test_warning_77")) << shown;
+}
+
 TEST_F(OclEngineTest, VectorAddStatic_MatchesHostOverTailSizes) {
     for (size_t n : kTailSizes) check_static_vector_add(*engine_, n);
     EXPECT_EQ(dev_->build_stats().source_builds, kTailSizes.size());

@@ -387,6 +387,27 @@ std::shared_ptr<Program> ProgramCache::load_binary(const std::string& path, cons
     return p;
 }
 
+namespace {
+
+// The driver's build log of `program` ("" when it has none).
+std::string build_log(cl_program program, cl_device_id device) {
+    size_t size = 0;
+    std::string log;
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS || size <= 1)
+        return log;
+    log.resize(size);
+    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, &log[0], nullptr);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    return log;
+}
+
+}   // namespace
+
+// Warnings are the kernels' authors' business, not the user's: a build
+// passes -w (which changes no code, so the cache key leaves it out) unless
+// the engine is verbose, when the build log of each program built is shown.
+// Some drivers print a warning count to stderr themselves ("10 warnings
+// generated.") however the program is built; -w silences that too.
 std::shared_ptr<Program> ProgramCache::build_source(const std::string& source, const std::string& options,
                                                     const std::string& kernel_name) {
     const char* src = source.c_str();
@@ -395,19 +416,17 @@ std::shared_ptr<Program> ProgramCache::build_source(const std::string& source, c
     auto p = std::make_shared<Program>();
     p->program = clCreateProgramWithSource(ctx_->context, 1, &src, &len, &err);
     check(err, "cannot create the OpenCL program of kernel '" + kernel_name + "'");
-    err = clBuildProgram(p->program, 1, &ctx_->device, options.c_str(), nullptr, nullptr);
+    const std::string build_options = ctx_->verbose ? options : options + " -w";
+    err = clBuildProgram(p->program, 1, &ctx_->device, build_options.c_str(), nullptr, nullptr);
     if (err != CL_SUCCESS) {
-        size_t log_size = 0;
-        std::string log;
-        if (clGetProgramBuildInfo(p->program, ctx_->device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) ==
-                CL_SUCCESS &&
-            log_size > 1) {
-            log.resize(log_size);
-            clGetProgramBuildInfo(p->program, ctx_->device, CL_PROGRAM_BUILD_LOG, log_size, &log[0], nullptr);
-            while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-        }
+        const std::string log = build_log(p->program, ctx_->device);
         throw Error("OpenCL build of kernel '" + kernel_name + "' failed on " + ctx_->name + " (" + cl_error_name(err) +
-                    ", options \"" + options + "\"); build log:\n" + (log.empty() ? std::string("(empty)") : log));
+                    ", options \"" + build_options + "\"); build log:\n" +
+                    (log.empty() ? std::string("(empty)") : log));
+    }
+    if (ctx_->verbose) {
+        const std::string log = build_log(p->program, ctx_->device);
+        if (!log.empty()) std::cerr << "ocl: build log of kernel '" << kernel_name << "':\n" << log << "\n";
     }
     ++source_builds_;
     return p;
