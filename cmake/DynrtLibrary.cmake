@@ -20,7 +20,9 @@ function(dynrt_add_library name src_dir include_dir)
   endif()
   target_link_libraries(dynrt_${name} PUBLIC ${ARGN})
   set_target_properties(dynrt_${name} PROPERTIES EXPORT_NAME ${name} OUTPUT_NAME dynrt_${name}
-    VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+    VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+    # Installed, the libraries find each other in their own folder.
+    INSTALL_RPATH "$ORIGIN")
 endfunction()
 
 # dynrt_add_subdirectories(): every folder of the current source folder that

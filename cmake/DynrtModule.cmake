@@ -35,6 +35,14 @@ function(dynrt_add_module target)
     target_compile_options(${target} PRIVATE -fno-gnu-unique)
   endif()
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  # Installed, a module finds the SDK libraries it links from any prefix: an
+  # in-tree one sits in <libdir>/dynrt, one level below them; an out-of-tree
+  # one keeps the folder of the SDK it was built against.
+  if(TARGET dynrt_registry)
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/..")
+  else()
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+  endif()
   # Out of tree (the SDK's config set DYNRT_SDK_CXX_COMPILER_ID): say now, not at
   # load time, when this compiler gives a fingerprint the runtime will refuse.
   if(DEFINED DYNRT_SDK_CXX_COMPILER_ID AND NOT TARGET dynrt_registry)

@@ -6,8 +6,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
+#include "cli_support.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/module_loader.hpp"
@@ -137,6 +140,32 @@ TEST(ModuleLoader, UnresolvedSymbol_FailsAtLoadNotAtFirstCall) {
     EXPECT_NE(msg.find("tm_symbol_defined_nowhere"), std::string::npos) << msg;
     EXPECT_NE(msg.find("rebuild"), std::string::npos) << msg;
     EXPECT_EQ(msg.find("Bad file descriptor"), std::string::npos) << msg;
+    expect_usable(reg);
+}
+
+// A module whose library is not found (an install without RUNPATHs, a
+// library removed) is told apart from a bad module: the message names the
+// library and what to do, not "rebuild the module".
+TEST(ModuleLoader, MissingLibrary_NamesItAndTheSearchPath) {
+    const std::string gemm = std::string(DYNRT_TEST_MODULE_DIR) + "/libdynrt_op_gemm.so";
+    std::ifstream in(gemm, std::ios::binary);
+    ASSERT_TRUE(in) << gemm;
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // The same length, so the ELF stays well-formed: the module now needs a
+    // library that exists nowhere.
+    const std::string needed = "libdynrt_cpu_sdk.so.0", gone = "libdynrt_no_such.so.0";
+    const size_t at = bytes.find(needed);
+    ASSERT_NE(at, std::string::npos) << "the gemm module no longer links the cpu SDK: pick another module";
+    for (size_t k = at; k != std::string::npos; k = bytes.find(needed, k)) bytes.replace(k, needed.size(), gone);
+    test::ScratchDir dir("dynrt_missing_lib");
+    const std::string path = dir / "libdynrt_op_gemm.so";
+    std::ofstream(path, std::ios::binary) << bytes;
+    Registry reg;
+    const std::string msg = load_error(reg, path);
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("it needs " + gone), std::string::npos) << msg;
+    EXPECT_NE(msg.find("LD_LIBRARY_PATH"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("rebuild"), std::string::npos) << msg;
     expect_usable(reg);
 }
 

@@ -139,8 +139,18 @@ void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
     try {
         library->load(path, boost::dll::load_mode::rtld_now);
     } catch (const std::system_error& e) {
-        throw Error("cannot be loaded: " + dlerror_text(e, p) +
-                        ". A module must link only against symbols of dynrt and its own dependencies: " + kRebuild +
+        const std::string why = dlerror_text(e, p);
+        // A library the module needs is not found ("libX.so.0: cannot open
+        // shared object file"): a search-path problem, not a bad module.
+        const size_t missing = why.find(": cannot open shared object file");
+        if (missing != std::string::npos)
+            throw Error("cannot be loaded: it needs " + why.substr(0, missing) +
+                            ", which is not found in the module's RUNPATH, LD_LIBRARY_PATH or the system's library "
+                            "folders (" +
+                            why + "). Install that library, or add its folder to LD_LIBRARY_PATH",
+                        where);
+        throw Error("cannot be loaded: " + why + ". A module must link only against symbols of dynrt and its own " +
+                        "dependencies: " + kRebuild +
                         " (dynrt_add_module links with --no-undefined to catch this at build time)",
                     where);
     }

@@ -9,6 +9,9 @@
         OUT_DIR/run_<k>/c.npy exist for k = 0..len(SHAPES)-1 (SHAPES like
         "1x3,1x17,1x3,1x10") and no more; every value lies in [LO, HI]; the last
         run, fed INPUT.npy, equals clip(INPUT, LO, HI) computed here.
+    check_outputs.py installed OPS.json MODULE_DIR COUNT
+        `dynrt ops --json` of the installed CLI loaded every module of its own
+        folder MODULE_DIR (COUNT of them, the build tree's count) and none failed.
     check_outputs.py refused OPS.json MODULE OP
         `dynrt ops --json` lists MODULE under "failed" with a fingerprint
         mismatch telling to rebuild, no loaded module registers OP, and the
@@ -144,9 +147,30 @@ def check_clip(out_dir, input_npy, lo, hi, shapes):
           (len(want_shapes), lo, hi, len(x)))
 
 
+def check_installed(ops_json, module_dir, count):
+    try:
+        with open(ops_json) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        fail("`dynrt ops --json` output %s is not JSON: %s" % (ops_json, e))
+    failed = doc.get("failed") or []
+    if failed:
+        fail("the installed CLI could not load %d modules, e.g. %s" % (len(failed), failed[0]))
+    module_dir = os.path.realpath(module_dir)
+    paths = [os.path.realpath(m.get("path", "")) for m in doc.get("modules") or []]
+    outside = [p for p in paths if os.path.dirname(p) != module_dir]
+    if outside:
+        fail("the installed CLI loaded modules from outside %s: %s" % (module_dir, outside[:3]))
+    if len(paths) != int(count):
+        fail("the installed CLI loaded %d modules from %s, the build tree has %s" % (len(paths), module_dir, count))
+    print("ok: the installed CLI loaded all %d modules of %s" % (len(paths), module_dir))
+
+
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "ops" and len(sys.argv) == 5:
         check_ops(*sys.argv[2:])
+    elif len(sys.argv) >= 2 and sys.argv[1] == "installed" and len(sys.argv) == 5:
+        check_installed(*sys.argv[2:])
     elif len(sys.argv) >= 2 and sys.argv[1] == "refused" and len(sys.argv) == 5:
         check_refused(*sys.argv[2:])
     elif len(sys.argv) >= 2 and sys.argv[1] == "clip" and len(sys.argv) == 7:

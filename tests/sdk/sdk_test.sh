@@ -63,6 +63,22 @@ config="$(find "$sdk" -name dynrtConfig.cmake -print -quit)"
 [[ -f "$(dirname "$config")/DynrtModule.cmake" ]] || fail "the install lacks DynrtModule.cmake next to $config"
 [[ -n "$(find "$sdk" -name 'libdynrt_core.so*' -print -quit)" ]] || fail "the install lacks libdynrt_core.so"
 
+# 1b. The installed CLI, with no library path set, loads every module of its
+# own module folder (their RUNPATHs find the SDK libraries in the prefix) and
+# runs a model.
+installed_modules="$(find "$sdk" -path '*/dynrt/libdynrt_*.so' | wc -l)"
+build_modules="$(find "$build_dir/lib/dynrt" -maxdepth 1 -name 'libdynrt_*.so' | wc -l)"
+[[ "$installed_modules" -eq "$build_modules" ]] ||
+    fail "the install has $installed_modules modules, the build tree $build_modules"
+installed_dir="$(dirname "$(find "$sdk" -path '*/dynrt/libdynrt_cpu.so' -print -quit)")"
+echo "== installed dynrt ops --json"
+env -u LD_LIBRARY_PATH -u DYNRT_MODULE_PATH "$sdk/bin/dynrt" ops --json > "$tmp/installed-ops.json" \
+    2> "$tmp/installed-ops.err" || { cat "$tmp/installed-ops.err" >&2; fail "the installed dynrt ops exited with $?"; }
+"$python" "$source_dir/tests/sdk/check_outputs.py" installed "$tmp/installed-ops.json" "$installed_dir" \
+    "$build_modules" || fail "installed module check"
+step "the installed dynrt runs a model" env -u LD_LIBRARY_PATH -u DYNRT_MODULE_PATH "$sdk/bin/dynrt" run \
+    "$source_dir/tests/models/cnn/model.onnx" --device cpu --shapes "batch=1;height=16;width=16"
+
 # 2. The example, configured against the installed package only.
 configure_example() {   # configure_example BUILD_DIR EXTRA_CXX_FLAGS
     local cmd=(cmake -S "$source_dir/examples/clip_op" -B "$1" -DCMAKE_CXX_COMPILER="$cxx"
