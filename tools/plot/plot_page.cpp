@@ -25,7 +25,7 @@ svg.chart{display:block;width:100%;height:auto;margin:6px 0;font-family:inherit}
 .gridline{stroke:#ececec} .axisline{stroke:#999} .tick{font-size:10.5px;fill:#555} .axislabel{font-size:11.5px;fill:#333}
 .legendtext{font-size:11.5px;fill:#333} .note{font-size:11px;fill:#777} .rowlabel{font-size:11px;fill:#222} .value{font-size:10.5px;fill:#444}
 .pt.steady{fill:#1f77b4} .pt.first{fill:#ff7f0e} .pt.warmup{fill:#fff;stroke-width:1.5} .pt.steady.warmup{stroke:#1f77b4} .pt.first.warmup{stroke:#ff7f0e}
-.range{fill:#1f77b4} .range.first{fill:#ff7f0e} .warmup-zone{fill:#f3f3f3}
+.rangebar{fill:#9ec5e6} .range.first .rangebar{fill:#ffbf80} .rangemid{fill:#174a7c} .warmup-zone{fill:#f3f3f3}
 .shape-change{stroke:#a05bc8;stroke-width:1;stroke-dasharray:3 3}
 .bandbg{fill:#fafafa;stroke:#eee} .dimline{fill:none;stroke:#2a9d8f;stroke-width:2} .dimvalue{font-size:9.5px;fill:#22716a} .bandname{font-size:11px;fill:#333}
 .bar.alloc{fill:#a6cde6} .bar.device-alloc{fill:#2f7dbf}
@@ -55,7 +55,9 @@ std::string header(const Report& r) {
     if (!r.host_fallback.empty()) device += ", " + std::to_string(r.host_fallback.size()) + " nodes on the host";
     std::string runs = std::to_string(r.measured_runs) + " measured";
     if (r.warmup_runs) runs += " + " + std::to_string(r.warmup_runs) + " warm-up";
-    std::string rate = count_text(std::round(r.runs_per_s * 10) / 10) + " runs/s";
+    char per_s[64];
+    std::snprintf(per_s, sizeof per_s, "%.1f runs/s", r.runs_per_s);
+    std::string rate = per_s;
     if (r.tokens_per_s.present) rate += ", " + count_text(std::round(r.tokens_per_s.value)) + " tokens/s";
     out +=
         "<table class=\"meta\">\n" + row({"device", device}) + row({"runs", runs}) +

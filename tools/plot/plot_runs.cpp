@@ -110,19 +110,23 @@ std::string run_mark(const RunPoint& p, double x, double y, double r) {
     return circle(x, y, r, cls, run_tip(p));
 }
 
-// Several runs under one mark: a bar from their least to their most.
+// Several runs under one mark: a bar from their least to their most, and
+// their median.
 std::string range_mark(const std::vector<RunPoint>& runs, const Group& g, const Axis& y, double x) {
-    double lo = runs[g.first].host_ms, hi = lo;
+    std::vector<double> ms;
     bool first = false;
     for (size_t i = g.first; i <= g.last; ++i) {
-        lo = std::min(lo, runs[i].host_ms), hi = std::max(hi, runs[i].host_ms);
+        ms.push_back(runs[i].host_ms);
         first = first || runs[i].first_at_shape;
     }
+    std::sort(ms.begin(), ms.end());
+    const double lo = ms.front(), hi = ms.back(), mid = ms[(ms.size() - 1) / 2];
     const std::string tip = "runs " + std::to_string(runs[g.first].index) + ".." + std::to_string(runs[g.last].index) +
-                            ": " + ms_text(lo) + " .. " + ms_text(hi) + " ms" +
-                            (first ? " (a first run at a shape among them)" : "");
-    return rect(x - 1, y.at(hi) - 1, 2, y.at(lo) - y.at(hi) + 2, std::string("mark range") + (first ? " first" : ""),
-                tip);
+                            ": " + ms_text(lo) + " .. " + ms_text(hi) + " ms, median " + ms_text(mid) +
+                            (first ? "\na first run at a shape among them" : "");
+    return "<g class=\"mark range" + std::string(first ? " first" : "") + "\"><title>" + esc(tip) + "</title>" +
+           rect(x - 1, y.at(hi) - 1, 2, y.at(lo) - y.at(hi) + 2, "rangebar") +
+           rect(x - 1.5, y.at(mid) - 1.5, 3, 3, "rangemid") + "</g>";
 }
 
 // Run indices along the bottom at [y].
@@ -175,7 +179,33 @@ std::string legend(double y, const std::vector<std::pair<std::string, std::strin
     return out + "</g>";
 }
 
-std::string band(const DimBand& b, const std::vector<RunPoint>& runs, const RunX& rx, double top, double h) {
+// A band's step line: flat over runs (or groups of runs) of one value, a
+// vertical bar over a group whose values differ.
+std::string band_line(const DimBand& b, const std::vector<Group>& groups, const RunX& rx, const Axis& y) {
+    std::string d;
+    bool pen = false;   // the line goes on from the previous group
+    for (const Group& g : groups) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (size_t i = g.first; i <= g.last; ++i)
+            if (b.values[i] != kNoDim) lo = std::min(lo, b.values[i]), hi = std::max(hi, b.values[i]);
+        const double x0 = rx.left(g.first), x1 = rx.left(g.last + 1);
+        if (lo > hi) {
+            pen = false;
+        } else if (lo == hi) {
+            const std::string at = px(y.at(static_cast<double>(lo)));
+            d += (pen ? "V" + at : "M" + px(x0) + " " + at) + "H" + px(x1);
+            pen = true;
+        } else {
+            d += "M" + px((x0 + x1) / 2) + " " + px(y.at(static_cast<double>(lo))) + "V" +
+                 px(y.at(static_cast<double>(hi)));
+            pen = false;
+        }
+    }
+    return path(d, "dimline", b.name);
+}
+
+std::string band(const DimBand& b, const std::vector<RunPoint>& runs, const std::vector<Group>& groups, const RunX& rx,
+                 double top, double h) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (const int64_t v : b.values)
         if (v != kNoDim) lo = std::min(lo, v), hi = std::max(hi, v);
@@ -187,13 +217,7 @@ std::string band(const DimBand& b, const std::vector<RunPoint>& runs, const RunX
     const std::string dims = colon == std::string::npos ? "" : b.name.substr(colon + 2);
     out += text(kLeft - 6, top + 13, symbol + " " + std::to_string(lo) + ".." + std::to_string(hi), "bandname", "end");
     if (!dims.empty()) out += text(kLeft - 6, top + h - 6, dims, "tick", "end");
-    std::vector<double> xy;
-    for (size_t i = 0; i < runs.size(); ++i) {
-        if (b.values[i] == kNoDim) continue;
-        const double v = y.at(static_cast<double>(b.values[i]));
-        xy.insert(xy.end(), {rx.left(i), v, rx.left(i + 1), v});
-    }
-    out += polyline(xy, "dimline", b.name);
+    out += band_line(b, groups, rx, y);
     for (size_t i = 0; i < runs.size();) {   // each stretch's value where it fits
         size_t j = i;
         while (j + 1 < runs.size() && b.values[j + 1] == b.values[i]) ++j;
@@ -204,6 +228,17 @@ std::string band(const DimBand& b, const std::vector<RunPoint>& runs, const RunX
         i = j + 1;
     }
     return out + "</g>";
+}
+
+std::string latency_legend(bool grouped, size_t changes) {
+    std::vector<std::pair<std::string, std::string>> items;
+    if (grouped) items.emplace_back("rangebar", "runs under a mark: least to most, median");
+    else items.emplace_back("steady", "measured run");
+    items.emplace_back("first", grouped ? "orange: a first run at a shape among them" : "first run at a shape");
+    if (!grouped) items.emplace_back("warmup", "warm-up run");
+    items.emplace_back(
+        "change", std::to_string(changes) + " shape changes" + (changes > kMaxShapeLines ? " (too many to draw)" : ""));
+    return legend(16, items);
 }
 
 }   // namespace
@@ -227,12 +262,7 @@ std::string latency_chart(const Report& r) {
     out += y_grid(y, kLeft, kLeft + kPlotWidth, tick_text);
     out += vertical_text(kLeft - 58, top + plot_h / 2, y.log ? "host ms (log scale)" : "host ms", "axislabel");
     out += shape_changes(runs, rx, top, bottom - band_gap, &changes);
-    out +=
-        legend(16, {{"steady", "measured run"},
-                    {"first", "first run at a shape"},
-                    {"warmup", "warm-up run"},
-                    {"change", changes > kMaxShapeLines ? std::to_string(changes) + " shape changes (too many to draw)"
-                                                        : std::to_string(changes) + " shape changes"}});
+    out += latency_legend(groups.size() < runs.size(), changes);
     const double r_pt = runs.size() <= 200 ? 3.5 : runs.size() <= 1000 ? 2.5 : 1.7;
     out += "<g class=\"marks\">";
     for (const Group& g : groups)
@@ -240,7 +270,7 @@ std::string latency_chart(const Report& r) {
                                  : range_mark(runs, g, y, rx.mid(g));
     out += "</g>";
     for (size_t b = 0; b < bands.size(); ++b)
-        out += band(bands[b], runs, rx, bands_top + static_cast<double>(b) * (band_h + band_gap), band_h);
+        out += band(bands[b], runs, groups, rx, bands_top + static_cast<double>(b) * (band_h + band_gap), band_h);
     if (dropped) out += text(kLeft, bottom - 2, std::to_string(dropped) + " more changing dims not drawn", "note");
     out += x_ticks(runs, rx, bottom);
     return out + "</svg>";
@@ -308,9 +338,10 @@ std::string allocation_chart(const Report& r) {
         const Figure d = group_max(runs, g, &RunPoint::device_allocations);
         const std::string tip = group_name(runs, g) + ": " + count_text(a.value) + " allocations" +
                                 (d.present ? ", " + count_text(d.value) + " on the device" : "");
-        out += rect(x, y.at(a.value), w, y.at(0) - y.at(a.value), "mark bar alloc", tip);
-        if (d.present && d.value > 0)
-            out += rect(x, y.at(d.value), w, y.at(0) - y.at(d.value), "bar device-alloc", tip);
+        out += "<g class=\"mark alloc\"><title>" + esc(tip) + "</title>" +
+               rect(x, y.at(a.value), w, y.at(0) - y.at(a.value), "bar alloc");
+        if (d.present && d.value > 0) out += rect(x, y.at(d.value), w, y.at(0) - y.at(d.value), "bar device-alloc");
+        out += "</g>";
     }
     out += "</g>" + x_ticks(runs, rx, top + h);
     return out + "</svg>";

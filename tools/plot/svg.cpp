@@ -199,6 +199,10 @@ std::string polyline(const std::vector<double>& xy, const std::string& cls, cons
     return element("polyline", "points=\"" + points + "\"", cls, tip);
 }
 
+std::string path(const std::string& d, const std::string& cls, const std::string& tip) {
+    return element("path", "d=\"" + d + "\"", cls, tip);
+}
+
 std::string y_grid(const Axis& y, double x0, double x1, std::string (*label)(double)) {
     std::string out = "<g class=\"grid\">";
     for (const double v : y.ticks(5)) {

@@ -63,6 +63,8 @@ std::string text(double x, double y, const std::string& s, const std::string& cl
 // Text read bottom to top, centred on (x, y): a vertical axis' label.
 std::string vertical_text(double x, double y, const std::string& s, const std::string& cls);
 std::string polyline(const std::vector<double>& xy, const std::string& cls, const std::string& tip = "");
+// A <path> of the path data `d` ("M10 20H30V5").
+std::string path(const std::string& d, const std::string& cls, const std::string& tip = "");
 
 // Horizontal grid lines and labels of `y` (a vertical axis) across
 // [x0, x1], each label made by `label`.
