@@ -54,7 +54,7 @@ std::string part(const std::string& text, const std::string& open, const std::st
 
 // Writes a report of conv_net at `level` (and `extra` options) into `dir`.
 std::string make_report(const dynrt::test::ScratchDir& dir, const std::string& level, const std::string& extra = "") {
-    const std::string path = dir / ("report_" + level + ".json");
+    std::string path = dir / ("report_" + level + ".json");
     const auto r = dynrt::test::run_dynrt("run " + kConvNet + " --device cpu --report " + path + " --report-level " +
                                           level + " " + extra);
     EXPECT_EQ(r.code, 0) << r.out;
