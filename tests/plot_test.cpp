@@ -166,6 +166,26 @@ TEST(PlotCli, SummaryLevel_SaysWhatIsMissingAndWhichOptionAddsIt) {
     expect_self_contained(html);
 }
 
+#if defined(DYNRT_HAVE_ONNX)
+TEST(PlotCli, OnnxModelRun_BandsAreNamedByTheModelsDims) {
+    dynrt::test::ScratchDir dir("dynrt_plot_test");
+    const std::string report = dir / "model.json";
+    const auto run = dynrt::test::run_dynrt("run " + std::string(DYNRT_SOURCE_DIR) +
+                                            "/tests/models/cnn/model.onnx --device cpu --shapes "
+                                            "'batch=1;height=32;width=32' --shapes 'batch=2;height=16;width=24' "
+                                            "--shapes 'batch=1;height=32;width=32' --report " +
+                                            report);
+    ASSERT_EQ(run.code, 0) << run.out;
+    const std::string latency = chart(plot_page(report, dir / "page.html"), "latency");
+    EXPECT_EQ(count(latency, "class=\"mark pt "), 3u);
+    EXPECT_EQ(count(latency, "class=\"mark pt first"), 2u);
+    EXPECT_NE(latency.find("2 shape changes"), std::string::npos);
+    for (const char* name : {">batch 1..2</text>", ">image[0]</text>", ">height 16..32</text>", ">image[2]</text>",
+                             ">width 24..32</text>", ">image[3]</text>", "\nimage[2,3,16,24]\n"})
+        EXPECT_NE(latency.find(name), std::string::npos) << name;
+}
+#endif
+
 TEST(PlotCli, Help_AndTheCommandList) {
     const auto help = dynrt::test::run_dynrt("plot --help");
     EXPECT_EQ(help.code, 0);
