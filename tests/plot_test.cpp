@@ -114,6 +114,10 @@ TEST(PlotCli, RunsLevel_OneMarkPerRunWithTheShapesAndTheirChanges) {
     EXPECT_EQ(count(chart(html, "memory"), "class=\"mark series "), 4u) << "peak, pool, tensors, in use";
     EXPECT_EQ(html.find("id=\"missing-runs\""), std::string::npos);
     EXPECT_NE(html.find("id=\"missing-profile\""), std::string::npos);
+    for (const char* section : {"runs", "memory", "profile", "statistics", "totals"}) {
+        EXPECT_NE(html.find(std::string("href=\"#") + section + "\""), std::string::npos) << section;
+        EXPECT_NE(html.find(std::string("id=\"") + section + "\""), std::string::npos) << section;
+    }
     expect_self_contained(html);
 }
 
@@ -149,6 +153,7 @@ TEST(PlotCli, SummaryLevel_SaysWhatIsMissingAndWhichOptionAddsIt) {
     EXPECT_EQ(chart(html, "latency"), "");
     EXPECT_EQ(chart(html, "memory"), "");
     EXPECT_EQ(chart(html, "nodes"), "");
+    EXPECT_EQ(html.find("href=\"#memory\""), std::string::npos) << "no link to a section the page lacks";
     const std::string runs_note = part(html, "id=\"missing-runs\"", "</p>");
     EXPECT_NE(runs_note.find("--report-level runs"), std::string::npos) << runs_note;
     EXPECT_NE(runs_note.find("summary"), std::string::npos) << runs_note;

@@ -99,7 +99,7 @@ struct Report {
 };
 
 // Reports read are at most this large (the whole file is parsed in memory,
-// about seven times its size).
+// about ten times its size: a 20,000-run report of 19 MB took 180 MB).
 inline constexpr size_t kMaxReportBytes = size_t{256} << 20;
 
 // Parses `text` as the report read from `path` (named in errors). Throws

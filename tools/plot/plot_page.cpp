@@ -16,7 +16,7 @@ const char* const kStyle = R"(
 body{font-family:system-ui,"DejaVu Sans","Segoe UI",Roboto,sans-serif;color:#222;max-width:1000px;margin:20px auto;padding:0 14px;line-height:1.4}
 h1{font-size:22px;margin:0 0 6px} h2{font-size:17px;margin:28px 0 4px;border-bottom:1px solid #ddd;padding-bottom:3px}
 h3{font-size:14px;margin:16px 0 2px} p{margin:4px 0 8px;font-size:14px} .sub{color:#555;font-size:13px}
-code{background:#f2f2f2;padding:1px 4px;border-radius:3px;font-size:12px}
+code{background:#f2f2f2;padding:1px 4px;border-radius:3px;font-size:12px;white-space:nowrap}
 table{border-collapse:collapse;font-size:12.5px;margin:6px 0} th,td{padding:3px 9px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
 th{background:#f7f7f7} td:first-child,th:first-child{text-align:left} tr.all td{font-weight:600;border-top:1px solid #bbb}
 .meta td{text-align:left} .meta td:first-child{color:#555}
@@ -178,10 +178,11 @@ std::string render_html(const Report& r) {
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>dynrt: " + esc(r.pipeline) +
         "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
     out += header(r);
-    out +=
-        "<p class=\"sub\"><a href=\"#runs\">latency per run</a> &middot; <a href=\"#memory\">memory</a> &middot; "
-        "<a href=\"#profile\">where the time goes</a> &middot; <a href=\"#statistics\">per shape</a> &middot; "
-        "<a href=\"#totals\">totals</a></p>\n";
+    const bool per_run = r.has_runs && !r.runs.empty();   // else no #memory section
+    out += std::string("<p class=\"sub\"><a href=\"#runs\">latency per run</a> &middot; ") +
+           (per_run ? "<a href=\"#memory\">memory</a> &middot; " : "") +
+           "<a href=\"#profile\">where the time goes</a> &middot; <a href=\"#statistics\">per shape</a> &middot; "
+           "<a href=\"#totals\">totals</a></p>\n";
     out += runs_section(r) + profile_section(r) + statistics_section(r) + totals_section(r);
     return out +
            "<p class=\"sub\">Made by <code>dynrt plot</code> (docs/report.md, \"Plots\").</p>\n</body>\n</html>\n";
