@@ -7,6 +7,11 @@ DYNRT_PACKAGES=(g++ clang clang-tidy clang-format cmake make pkg-config python3
   libgtest-dev libbenchmark-dev libclblast-dev
   libonnx-dev libprotobuf-dev libonnx-testdata protobuf-compiler
   libdnnl-dev libomp-dev)
+# More packages for one job, space-separated: .ci/run sets "chromium", in
+# which tests/plot_test.cpp draws the pages of `dynrt plot` (without it that
+# test is skipped, so a developer's machine does not need a browser).
+read -r -a _dynrt_extra <<< "${DYNRT_EXTRA_PACKAGES:-}"
+DYNRT_PACKAGES+=("${_dynrt_extra[@]}")
 
 dynrt_install_packages() {
   local missing=()

@@ -1,4 +1,4 @@
-// tools/common: range parsing, JSON escaping and writing, tensor comparison,
+// tools/common: range parsing, JSON escaping, writing and reading, tensor comparison,
 // output files (destinations and names) and the one-node program builder that
 // the harness, pipeline and ONNX tools share.
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 #include "dynrt/error.hpp"
 #include "file_io.hpp"
 #include "int_range.hpp"
+#include "json_reader.hpp"
 #include "json_writer.hpp"
 #include "op_test.hpp"
 #include "single_node.hpp"
@@ -125,6 +126,106 @@ TEST(ToolsJson, Writer_NewlinesKeepTheDocumentValid) {
 }
 
 // ---- comparison -----------------------------------------------------------------
+
+// ---- JSON reader ----------------------------------------------------------------
+
+// What parse_json throws for `text` ("" when it parses).
+std::string json_error(const std::string& text) {
+    try {
+        parse_json(text);
+    } catch (const JsonSyntaxError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(ToolsJsonReader, EveryTypeParses_MembersKeepFileOrder) {
+    const JsonValue v = parse_json(
+        " {\"z\": [1, -2.5e3, 0], \"a\": {\"t\": true, \"f\": false, \"n\": null},\n"
+        "  \"s\": \"x\\\"\\\\\\/\\b\\f\\n\\r\\t\", \"e\": [], \"o\": {}} ");
+    ASSERT_TRUE(v.is(JsonValue::Type::object));
+    ASSERT_EQ(v.object.size(), 5u);
+    EXPECT_EQ(v.object[0].first, "z");
+    EXPECT_EQ(v.object[1].first, "a");
+    const JsonValue* z = v.find("z");
+    ASSERT_TRUE(z && z->is(JsonValue::Type::array) && z->array.size() == 3u);
+    EXPECT_EQ(z->array[1].number, -2500);
+    EXPECT_TRUE(v.find("a")->find("t")->boolean);
+    EXPECT_TRUE(v.find("a")->find("f")->is(JsonValue::Type::boolean));
+    EXPECT_FALSE(v.find("a")->find("f")->boolean);
+    EXPECT_TRUE(v.find("a")->find("n")->is(JsonValue::Type::null));
+    EXPECT_EQ(v.find("s")->string, "x\"\\/\b\f\n\r\t");
+    EXPECT_TRUE(v.find("e")->array.empty());
+    EXPECT_TRUE(v.find("o")->is(JsonValue::Type::object));
+    EXPECT_EQ(v.find("missing"), nullptr);
+    EXPECT_EQ(z->find("z"), nullptr) << "find on an array";
+}
+
+TEST(ToolsJsonReader, UnicodeEscapes_AreDecodedToUtf8) {
+    EXPECT_EQ(parse_json("\"caf\\u00e9 \\u20ac\"").string, "caf\xc3\xa9 \xe2\x82\xac");
+    EXPECT_EQ(parse_json("\"\\ud83d\\ude00\"").string, "\xf0\x9f\x98\x80") << "a surrogate pair";
+    EXPECT_EQ(parse_json("\"\\u0000\"").string, std::string(1, '\0'));
+    // A lone surrogate has no UTF-8 form: the replacement character, as the
+    // writer writes for a byte that is not UTF-8.
+    EXPECT_EQ(parse_json("\"a\\ud800b\"").string,
+              "a\xef\xbf\xbd"
+              "b");
+    EXPECT_EQ(parse_json("\"\\udc00\"").string, "\xef\xbf\xbd");
+    EXPECT_EQ(parse_json("\"\\ud800\\u0041\"").string,
+              "\xef\xbf\xbd"
+              "A")
+        << "the next escape stands alone";
+    EXPECT_EQ(parse_json("\"\xf0\x9f\x98\x80\"").string, "\xf0\x9f\x98\x80") << "UTF-8 as is";
+}
+
+TEST(ToolsJsonReader, WhatTheWriterWrites_ReadsBackAsWritten) {
+    JsonWriter j;
+    const std::string name = "node \"1\"\n\t\x01 caf\xc3\xa9 \xf0\x9f\x98\x80";
+    j.begin_object().field("name", name).field("ms", 0.125).field("n", static_cast<uint64_t>(1) << 52);
+    j.key("list").begin_array().newline().value(true).null().end_array().end_object();
+    const JsonValue v = parse_json(j.str());
+    EXPECT_EQ(v.find("name")->string, name);
+    EXPECT_EQ(v.find("ms")->number, 0.125);
+    EXPECT_EQ(v.find("n")->number, 4503599627370496.0);
+    EXPECT_EQ(v.find("list")->array.size(), 2u);
+    // An invalid byte is written as U+FFFD and read back as it.
+    JsonWriter bad;
+    bad.begin_array().value(std::string("a\xff")).end_array();
+    EXPECT_EQ(parse_json(bad.str()).array[0].string, "a\xef\xbf\xbd");
+}
+
+TEST(ToolsJsonReader, WhatIsNotStrictJson_IsRefused) {
+    for (const char* text :
+         {"",         " ",          "[1,]",    "{\"a\": 1,}", "[1 2]",        "{\"a\" 1}",   "{a: 1}",    "{'a': 1}",
+          "NaN",      "[Infinity]", "-",       "01",          "1.",           ".5",          "1e",        "+1",
+          "[1e999]",  "tru",        "nul",     "\"abc",       "\"a\\x\"",     "\"\\u12g4\"", "\"\\u12\"", "\"a\nb\"",
+          "\"\xff\"", "\"\xc3\"",   "// c\n1", "1 2",         "{\"a\": 1} x", "[",           "{",         "{\"a\":}"})
+        EXPECT_NE(json_error(text), "") << "parsed: " << text;
+    EXPECT_EQ(json_error("[-0, 0.5e-3, 1E+2, -12]"), "");
+    std::string deep(kMaxJsonDepth + 1, '[');
+    deep += std::string(kMaxJsonDepth + 1, ']');
+    EXPECT_NE(json_error(deep).find("nested deeper"), std::string::npos) << json_error(deep);
+    std::string ok(kMaxJsonDepth, '[');
+    ok += std::string(kMaxJsonDepth, ']');
+    EXPECT_EQ(json_error(ok), "");
+}
+
+TEST(ToolsJsonReader, Errors_NameLineColumnAndByte) {
+    try {
+        parse_json("{\n  \"a\": 1,\n  \"b\": [1, 2,]\n}");
+        FAIL() << "parsed";
+    } catch (const JsonSyntaxError& e) {
+        EXPECT_EQ(e.line(), 3u);
+        EXPECT_EQ(e.column(), 14u) << "the ']' where a value is due";
+        EXPECT_EQ(e.offset(), 25u);
+        EXPECT_NE(std::string(e.what()).find("not JSON at line 3, column 14 (byte 25): expected a value"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_NE(json_error("{\"a\": 1} x").find("text after the value"), std::string::npos);
+    EXPECT_NE(json_error("[1e999]").find("out of the range of a double"), std::string::npos);
+    EXPECT_NE(json_error("\"\\q\"").find("unknown escape '\\q'"), std::string::npos) << json_error("\"\\q\"");
+}
 
 TEST(ToolsCompare, WithinTolerance_PassesAndReportsTheDifference) {
     const HostTensor ref = HostTensor::from_floats({3}, {1.f, 2.f, 0.f});

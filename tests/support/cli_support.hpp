@@ -1,8 +1,8 @@
 // Running the `dynrt` command line from tests, and the files it writes: the
 // binary of this build with its output and exit code, a temporary folder
-// removed at the end of the test, a whole file as a string, and a strict
-// JSON reader (RFC 8259: no trailing commas, no NaN, escapes checked) for
-// the reports and traces the CLI writes.
+// removed at the end of the test, a whole file as a string, and the tools'
+// strict JSON reader (RFC 8259: no trailing commas, no NaN, escapes checked)
+// for the reports and traces the CLI writes.
 #pragma once
 
 #include <filesystem>
@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "json_reader.hpp"
 
 namespace dynrt::test {
 
@@ -41,22 +43,8 @@ private:
 // The whole of a file ("" when it cannot be read).
 std::string read_text(const std::string& path);
 
-// A parsed JSON value.
-struct JsonValue {
-    enum class Type { null, boolean, number, string, array, object } type = Type::null;
-    bool boolean = false;
-    double number = 0;
-    std::string string;
-    std::vector<JsonValue> array;
-    std::vector<std::pair<std::string, JsonValue>> object;   // in file order
-
-    bool is(Type t) const { return type == t; }
-    // The member `key` of an object (nullptr: absent, or not an object).
-    const JsonValue* find(const std::string& key) const;
-};
-
-// Parses `text`; throws std::runtime_error naming the byte offset of the
-// first thing that is not JSON.
-JsonValue parse_json(const std::string& text);
+// The strict JSON reader of the tools (tools/common/json_reader.hpp).
+using tools::JsonValue;
+using tools::parse_json;
 
 }   // namespace dynrt::test

@@ -7,11 +7,6 @@
 
 namespace dynrt::tools {
 
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when the byte
-// there does not start one (stray continuation byte, overlong form, surrogate,
-// code point above U+10FFFF, truncated sequence).
 size_t utf8_length(const std::string& s, size_t i) {
     const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
     const unsigned char c = byte(i);
@@ -31,8 +26,6 @@ size_t utf8_length(const std::string& s, size_t i) {
     if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
     return n;
 }
-
-}   // namespace
 
 std::string json_quote(const std::string& s) {
     std::string out = "\"";

@@ -8,11 +8,18 @@
 // whatever bytes a node name or an error message holds.
 #pragma once
 
+#include <cstddef>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace dynrt::tools {
+
+// Length of the valid UTF-8 sequence starting at s[i] (i < s.size()), or 0
+// when the byte there does not start one (stray continuation byte, overlong
+// form, surrogate, code point above U+10FFFF, truncated sequence). The JSON
+// reader and the HTML writer of `dynrt plot` check text with it too.
+size_t utf8_length(const std::string& s, size_t i);
 
 // `s` as a JSON string literal, quotes included.
 std::string json_quote(const std::string& s);

@@ -4,6 +4,7 @@
 //   dynrt run MODEL.onnx [options]      run an ONNX model (--shapes, --input per run)
 //   dynrt info MODEL.onnx [--json]      what a model takes and gives, what of it cannot run here
 //   dynrt ops [--json]                  list loaded modules, their ops and impls
+//   dynrt plot REPORT.json -o OUT.html  a run report as an HTML page of charts
 //
 // Exit codes: 0 success, 1 the pipeline or a run failed, 2 bad command line
 // (a model run that names what the model lacks or leaves a dim without a value
@@ -32,6 +33,7 @@
 #include "model_cli.hpp"
 #include "onnx_import.hpp"
 #include "pipeline.hpp"
+#include "plot.hpp"
 #include "trace.hpp"
 
 namespace po = boost::program_options;
@@ -54,6 +56,7 @@ void print_usage(std::ostream& os) {
           "  run MODEL.onnx      run an ONNX model (docs/onnx.md, \"Running a model\")\n"
           "  info MODEL.onnx     a model's inputs, outputs, dynamic dims, ops and what of it cannot run here\n"
           "  ops                 list the loaded modules, their ops and impls\n"
+          "  plot REPORT.json    a `dynrt run --report` file as an HTML page of charts (-o OUT.html)\n"
           "  test-op OP          check an op on every impl over a shape sweep (docs/test-op.md)\n"
           "  onnx-test PATH...   run ONNX node-test folders (docs/conformance.md)\n\n"
           "`dynrt <command> --help` describes each command's options.\n";
@@ -542,6 +545,36 @@ int cmd_ops(const std::vector<std::string>& args) {
     return kOk;
 }
 
+int cmd_plot(const std::vector<std::string>& args) {
+    po::options_description desc(
+        "usage: dynrt plot REPORT.json -o OUT.html\n\n"
+        "Draws a `dynrt run --report` file as one self-contained HTML page (inline\n"
+        "SVG: no script, no network): latency per run with the input dims that\n"
+        "change, the first run at each shape and warm-up runs apart; allocations\n"
+        "and bytes per run; with --profile, the top nodes by flow step and the op\n"
+        "types; the statistics per input shape. A report without per-run records\n"
+        "(--report-level summary) or without a profile says so on the page. Exit\n"
+        "1 when the report cannot be read or is not a dynrt run report (the\n"
+        "message names the file and field) or OUT.html cannot be written, 2 for a\n"
+        "bad command line (docs/report.md, \"Plots\").\n\noptions");
+    desc.add_options()("help,h", "show this help")("output,o", po::value<std::string>(),
+                                                   "the HTML file to write (replaced whole, never half-written)")(
+        "report", po::value<std::string>(), "the JSON report of `dynrt run --report`");
+    po::positional_options_description pos;
+    pos.add("report", 1);
+    const auto vm = parse(args, desc, &pos);
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return kOk;
+    }
+    if (!vm.count("report")) throw UsageError("dynrt plot: missing REPORT.json");
+    if (!vm.count("output")) throw UsageError("dynrt plot: missing -o OUT.html");
+    const std::string out = vm["output"].as<std::string>();
+    check_writable_file(out, "--output");
+    plot::write_plot(vm["report"].as<std::string>(), out);
+    return kOk;
+}
+
 }   // namespace
 
 int main(int argc, char** argv) {
@@ -556,6 +589,7 @@ int main(int argc, char** argv) {
         if (cmd == "run") return cmd_run(args);
         if (cmd == "ops") return cmd_ops(args);
         if (cmd == "info") return cmd_info(args);
+        if (cmd == "plot") return cmd_plot(args);
         if (cmd == "test-op") return dynrt_test_op_main(argc - 1, argv + 1);
         if (cmd == "onnx-test") return dynrt_onnx_test_main(argc - 1, argv + 1);
         if (cmd == "--help" || cmd == "-h" || cmd == "help") {
