@@ -15,6 +15,7 @@
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
 #include "sdpa_call.hpp"
+#include "sdpa_impls.hpp"
 
 namespace {
 
@@ -261,6 +262,7 @@ void register_sdpa(ModuleRegistrar& reg) {
     reg.add_op(def);
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};
     add_host_impls(reg, "sdpa", reference, host_options(dtypes));
+    sdpa::register_cpu_impls(reg);
 }
 
 }   // namespace

@@ -185,6 +185,43 @@ TEST(SdpaImpls, EveryImplMatchesTheReferenceOverShapesMasksAndCausalModes) {
     }
 }
 
+// The whole matrix, Sq 1/7/64 x Sk 1/13/130 x D 32/64/80, under every
+// attribute set, on the cpu impls (the OpenCL ones take it in
+// SdpaDynamic.OclKernelFollowsTheWholeMatrixOnOneInstance).
+std::vector<Case> matrix(MaskShape m) {
+    std::vector<Case> out;
+    for (int64_t sq : {1, 7, 64})
+        for (int64_t sk : {1, 13, 130})
+            for (int64_t d : {32, 64, 80}) out.push_back(make_case(2, 4, 2, sq, sk, d, d == 80 ? 48 : d, m));
+    return out;
+}
+
+TEST(SdpaImpls, CpuImplsMatchTheReferenceOverTheWholeMatrix) {
+    uint64_t seed = 5000;
+    for (const Variant& v : variants()) {
+        SCOPED_TRACE(describe(v));
+        const size_t rank = v.shape == MaskShape::square ? 2 : 4;
+        test::expect_impls_match_reference(setup(sdpa_attrs(v.causal, v.zero), v.mask, DataType::f32, rank),
+                                           make_runs(DataType::f32, matrix(v.shape), v.mask, seed += 100),
+                                           tol(DataType::f32), {}, {"cpu"});
+    }
+}
+
+// The cpu loop's blocks: 32 query rows (a tail of one row scores by dot
+// products, full blocks through the transposed keys), 64 keys (tails, one
+// block exactly, thousands of keys), causal limits inside a block.
+TEST(SdpaImpls, CpuLoopMatchesTheReferenceFromOneKeyToThousands) {
+    std::vector<Case> cs;
+    for (int64_t sk : {1, 63, 64, 65, 1000, 3000})
+        for (int64_t sq : {1, 3, 33}) cs.push_back(make_case(1, 2, 1, sq, sk, 64, 64, MaskShape::square));
+    for (int64_t causal : {0, 2}) {
+        SCOPED_TRACE("causal " + std::to_string(causal));
+        test::expect_impls_match_reference(setup(sdpa_attrs(causal, 1), MaskKind::additive, DataType::f32, 2),
+                                           make_runs(DataType::f32, cs, MaskKind::additive, 77), tol(DataType::f32), {},
+                                           {"cpu"});
+    }
+}
+
 // ---- 3. one instance, changing shapes ---------------------------------------------
 
 // A decode: one query over a key sequence that grows by one each step (a
