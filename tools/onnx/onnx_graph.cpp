@@ -59,7 +59,7 @@ class Importer {
 public:
     Importer(std::shared_ptr<const Registry> registry, const OnnxModel& model, const ImportOptions& options)
         : registry_(std::move(registry)), model_(model), options_(options) {
-        FusedGraph f = fuse_known_subgraphs(*registry_, model, options.passes);
+        FusedGraph f = fuse_known_subgraphs(*registry_, model, options.passes, options.device);
         nodes_ = std::move(f.nodes);
         dormant_.assign(nodes_.size(), false);
         out_.fused = f.fused;

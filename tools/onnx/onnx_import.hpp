@@ -142,6 +142,10 @@ struct ImportOptions {
     // ProgramOptions. The network passes are the caller's (apply_passes on
     // its NetworkOptions).
     PassSet passes;
+    // The device the program is for ("cpu", "ocl"; empty: any). A pattern
+    // whose op has no impl there is not applied (FusedGraph::declined says
+    // so): the nodes it would replace run on the device, the op would not.
+    std::string device;
 };
 
 // One tensor that a node of the ONNX graph produces, and what the import
@@ -204,9 +208,10 @@ struct FusedGraph {
 // The model's nodes with each subgraph that spells an ONNX op in several
 // nodes (the Erf form of Gelu, attention as MatMul, Softmax, MatMul) replaced
 // by that op's node, where a loaded module maps that op (onnx_patterns.cpp)
-// and its pass is on in `passes`.
+// and its pass is on in `passes`, and, where `device` is given, has an impl
+// there.
 FusedGraph fuse_known_subgraphs(const Registry& registry, const OnnxModel& model,
-                                const PassSet& passes = PassSet::all());
+                                const PassSet& passes = PassSet::all(), const std::string& device = {});
 
 // Every node of the main graph: initializers and Constant nodes become
 // constants, Identity outputs alias their input, nodes are wired by tensor name.

@@ -214,15 +214,17 @@ private:
         if (g_.is(*p, "Add", 2)) {
             for (size_t i : {0, 1}) {
                 const std::optional<size_t> from = g_.producer(n.inputs[i]);
-                if (!g_.internal(n.inputs[i]) || !from) continue;
+                if (!from) continue;
                 const std::string& op = g_.node(*from).op_type;
                 if (op != "MatMul" && op != "Mul" && op != "Div") continue;
+                if (!internal(n.inputs[i], "the scores", d)) continue;
                 a.nodes.push_back(*p);
                 scores = n.inputs[i];
                 a.mask = a.mask_source = n.inputs[1 - i];
+                d.why.clear();
                 return true;
             }
-            d.why = "neither operand of the Add before the Softmax is scores read only there";
+            if (d.why.empty()) d.why = "neither operand of the Add before the Softmax is a MatMul's scores";
             return false;
         }
         if (!g_.is(*p, "Where", 3)) return true;

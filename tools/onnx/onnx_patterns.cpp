@@ -198,13 +198,19 @@ bool overlaps(const Match& m, const std::vector<bool>& gone) {
 
 }   // namespace
 
-FusedGraph fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, const PassSet& passes) {
+FusedGraph fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, const PassSet& passes,
+                                const std::string& device) {
     GraphIndex index(model);
     FusedGraph out;
     std::vector<OnnxNode> nodes = model.nodes;
     std::vector<bool> gone(nodes.size(), false);
-    const bool gelu = passes.on("pattern_gelu") && !target_op(registry, "Gelu").empty();
-    const bool swish = passes.on("pattern_swish") && !target_op(registry, "Swish").empty();
+    // A module maps the op, and it has an impl on the device.
+    const auto runs = [&](const char* onnx_op) {
+        const std::string op = target_op(registry, onnx_op);
+        return !op.empty() && (device.empty() || !registry.impls(op, device).empty());
+    };
+    const bool gelu = passes.on("pattern_gelu") && runs("Gelu");
+    const bool swish = passes.on("pattern_swish") && runs("Swish");
     for (size_t k = 0; k < nodes.size(); ++k) {
         std::optional<Match> g;
         const char* pass = "";
@@ -232,8 +238,19 @@ FusedGraph fuse_known_subgraphs(const Registry& registry, const OnnxModel& model
         ++out.fused;
         ++out.matched[pass];
     }
-    if (passes.on("pattern_attention") && !target_op(registry, "DynrtSdpa").empty())
+    if (passes.on("pattern_attention") && runs("DynrtSdpa")) {
         fuse_attention(index, registry, nodes, gone, out);
+    } else if (passes.on("pattern_attention") && !target_op(registry, "DynrtSdpa").empty()) {
+        // What the pass would take, said and left as it is.
+        std::vector<OnnxNode> scratch_nodes = nodes;
+        std::vector<bool> scratch_gone = gone;
+        FusedGraph scratch;
+        fuse_attention(index, registry, scratch_nodes, scratch_gone, scratch);
+        if (scratch.fused)
+            out.declined.push_back("pattern_attention: " + std::to_string(scratch.fused) +
+                                   " matches left as they are: dynrt op '" + target_op(registry, "DynrtSdpa") +
+                                   "' has no " + device + " impl");
+    }
     std::vector<size_t> renumber(nodes.size(), 0);
     for (size_t k = 0; k < nodes.size(); ++k)
         if (!gone[k]) {
