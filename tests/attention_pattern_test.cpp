@@ -61,6 +61,7 @@ struct Spelling {
     int64_t softmax_axis = -1;        // kNoAxis: no attribute
     bool scores_read_twice = false;   // an Identity reads the MatMul's scores too (a graph output)
     bool rank3 = false;               // q, k, v [B*H, S, D] (the dynamo K^T works on any rank)
+    bool f64 = false;                 // q, k, v and the output f64
 };
 constexpr int64_t kNoAxis = -100;
 
@@ -140,7 +141,7 @@ public:
     ox::ModelProto build() {
         const Spelling& s = s_;
         auto* g = m_.mutable_graph();
-        const int f = ox::TensorProto::FLOAT;
+        const int f = s.f64 ? ox::TensorProto::DOUBLE : ox::TensorProto::FLOAT;
         const std::string h = std::to_string(kHeads), d = std::to_string(kD), dv = std::to_string(kDv);
         std::vector<std::string> lead = {"B", h};
         if (s.rank3) lead = {"BH"};
@@ -556,6 +557,20 @@ TEST(AttentionPattern, ImportForADeviceWithoutSdpa_KeepsTheNodesAndSaysWhy) {
     ASSERT_EQ(g.declined.size(), 1u) << declines(g);
     EXPECT_EQ(g.declined[0], "pattern_attention: 1 matches left as they are: dynrt op 'sdpa' has no ocl impl");
     EXPECT_TRUE(di::graph_no_impl(*test::registry(), "ocl", *g.program).empty());
+}
+
+TEST(AttentionPattern, QkvOfADtypeSdpaLacks_DeclineWhenMapped) {
+    Spelling s;
+    s.f64 = true;
+    s.scale = Scale::none;
+    s.mask = Mask::none;
+    test::ScratchDir dir("dynrt_attention_pattern");
+    const Imported g = import_both(dir, s);
+    ASSERT_TRUE(g.on.program && g.off.program);
+    EXPECT_EQ(sdpa_nodes(*g.on.program), 0u);
+    EXPECT_EQ(op_nodes(*g.on.program), op_nodes(*g.off.program));
+    ASSERT_EQ(g.on.declined.size(), 1u) << declines(g.on);
+    EXPECT_NE(g.on.declined[0].find("q 'Q' is f64 (sdpa takes f32 and f16)"), std::string::npos) << g.on.declined[0];
 }
 
 TEST(AttentionPattern, PassOff_KeepsEveryNodeAndSaysNothing) {

@@ -379,6 +379,16 @@ private:
                 return std::string(i < 3 ? kNames[i] : "input") + " '" + c.rank4[i] + "' is rank " +
                        std::to_string(rank) + " (sdpa takes rank 4)";
         }
+        if (!c.rank4.empty()) {
+            // q, K and v of one dtype that sdpa computes in.
+            const DataType q = tensors_.at(c.rank4[0]).layout.dtype;
+            if (q != DataType::f32 && q != DataType::f16)
+                return "q '" + c.rank4[0] + "' is " + to_string(q) + " (sdpa takes f32 and f16)";
+            for (size_t i = 1; i < c.rank4.size(); ++i)
+                if (tensors_.at(c.rank4[i]).layout.dtype != q)
+                    return std::string(i < 3 ? kNames[i] : "input") + " '" + c.rank4[i] + "' is " +
+                           to_string(tensors_.at(c.rank4[i]).layout.dtype) + ", q is " + to_string(q);
+        }
         if (!c.mask.empty()) {
             const size_t rank = tensors_.at(c.mask).layout.shape.rank();
             if (rank > 4)

@@ -191,7 +191,7 @@ struct PatternCheck {
     std::vector<OnnxNode> helpers;       // nodes only the fused node reads (a Transpose of K), mapped right before it
     std::vector<OnnxNode> original;      // the model's nodes it replaces, in an order that maps them
     std::vector<std::string> needs;      // tensors helpers and originals read from outside them
-    std::vector<std::string> rank4;      // tensors that must be rank 4 ("q", "k", "v" in that order)
+    std::vector<std::string> rank4;      // q, K, v: rank 4, one dtype, f32 or f16
     std::string mask;                    // the mask the fused node reads ("" none): rank 4 at most
     std::vector<std::string> absorbed;   // tensors that leave with the match
 };

@@ -29,7 +29,8 @@
 //
 // Every intermediate tensor is read inside the pattern only and is no graph
 // output. The importer checks what only mapping knows (PatternCheck): q, K
-// and v rank 4 and the mask rank 4 at most, else it maps the original nodes.
+// and v rank 4 of one dtype, f32 or f16, and the mask rank 4 at most, else
+// it maps the original nodes.
 // Not matched: the head split and the construction of causal masks (the mask
 // subgraph stays and feeds the sdpa's mask input), a scale applied after the
 // mask. Equivalence holds for finite scores of magnitude below 1e22 (what a
@@ -409,7 +410,9 @@ private:
         if (!c || !g_.is_op(*c, "Concat", pieces.size())) return false;
         const OnnxNode& n = g_.node(*c);
         auto axis = n.attrs.find("axis");
-        if (n.attrs.size() != 1 || axis == n.attrs.end() || axis->second.i != 0) return false;
+        if (n.attrs.size() != 1 || axis == n.attrs.end() || axis->second.kind != OnnxAttr::Kind::Int ||
+            axis->second.i != 0)
+            return false;
         for (size_t i = 0; i < pieces.size(); ++i)
             if (!piece(n.inputs[i], k, pieces[i])) return false;
         return true;
@@ -427,7 +430,7 @@ private:
         const std::optional<size_t> shape = g_.producer(sl.inputs[0]);
         if (!start || !end || !shape || !g_.is_op(*shape, "Shape", 1) || g_.node(*shape).inputs[0] != k) return false;
         for (const auto& [name, attr] : g_.node(*shape).attrs)
-            if (name != "start" || attr.i != 0) return false;
+            if (name != "start" || attr.kind != OnnxAttr::Kind::Int || attr.i != 0) return false;
         constexpr int64_t kToEnd = int64_t{1} << 31;   // an end at or past the rank: clamped to it
         switch (want) {
             case Piece::lead: return (*start == 0 || *start <= -kToEnd) && *end == -2;
