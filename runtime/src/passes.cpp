@@ -20,6 +20,9 @@ std::vector<PassInfo> make_table() {
         {"pattern_gelu", S::import,
          "the Erf form of Gelu (Div or Mul, Erf, Add, Mul, Mul) is imported as one Gelu node", nullptr, nullptr},
         {"pattern_swish", S::import, "Mul(x, Sigmoid(x)) is imported as one Swish node", nullptr, nullptr},
+        {"pattern_attention", S::import,
+         "MatMul(q, K^T), scale, mask, Softmax, [NaN guard], MatMul(p, v) is imported as one sdpa node", nullptr,
+         nullptr},
         {"fold_permutations", S::program,
          "a permutation (transpose) feeding only a consumer that reads its input permuted (gemm) leaves; the "
          "consumer takes new attributes",

@@ -497,7 +497,7 @@ void print_ops_text(const Registry& registry, const LoadReport& report) {
 
 int cmd_info(const std::vector<std::string>& args) {
     po::options_description desc(
-        "usage: dynrt info MODEL.onnx [--json] [--modules-dir DIR]...\n\n"
+        "usage: dynrt info MODEL.onnx [--json] [--passes SPEC] [--modules-dir DIR]...\n\n"
         "Describes an ONNX model: its inputs (dtype, dims, the names --shapes sets\n"
         "its dynamic dims by), outputs, opset imports, IR version, producer, nodes\n"
         "per op type, initializers, and what this build cannot run (ops no module\n"
@@ -506,6 +506,9 @@ int cmd_info(const std::vector<std::string>& args) {
         "(docs/onnx.md).\n\noptions");
     std::vector<std::string> modules_dirs;
     desc.add_options()("help,h", "show this help")("json", "print one JSON object (docs/onnx.md)")(
+        "passes", po::value<std::string>(),
+        "the import and program passes, as for run (over DYNRT_PASSES): the program's node count and the "
+        "patterns matched follow them")(
         "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
         "verbose,v", "module folders on stderr")("model", po::value<std::string>(), "the ONNX model");
@@ -517,8 +520,11 @@ int cmd_info(const std::vector<std::string>& args) {
         return kOk;
     }
     if (!vm.count("model")) throw UsageError("dynrt info: missing MODEL.onnx");
+    PassSet passes;
+    if (const auto env = pipeline::env_passes()) passes.apply(*env, "DYNRT_PASSES");
+    if (vm.count("passes")) passes.apply(vm["passes"].as<std::string>(), "--passes");
     auto registry = load_modules(modules_dirs, vm.count("verbose") != 0, nullptr);
-    const pipeline::ModelInfo info = pipeline::describe_model(vm["model"].as<std::string>(), registry);
+    const pipeline::ModelInfo info = pipeline::describe_model(vm["model"].as<std::string>(), registry, passes);
     std::cout << (vm.count("json") ? pipeline::model_info_json(info) : pipeline::model_info_text(info));
     return kOk;
 }

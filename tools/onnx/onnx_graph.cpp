@@ -58,8 +58,29 @@ std::shared_ptr<const HostTensor> constant_value(const OnnxNode& node, std::stri
 class Importer {
 public:
     Importer(std::shared_ptr<const Registry> registry, const OnnxModel& model, const ImportOptions& options)
-        : registry_(std::move(registry)), model_(model), options_(options),
-          nodes_(fuse_known_subgraphs(*registry_, model, out_.fused, options.passes, &absorbed_)) {}
+        : registry_(std::move(registry)), model_(model), options_(options) {
+        FusedGraph f = fuse_known_subgraphs(*registry_, model, options.passes, options.device);
+        nodes_ = std::move(f.nodes);
+        dormant_.assign(nodes_.size(), false);
+        out_.fused = f.fused;
+        out_.matched = std::move(f.matched);
+        out_.declined = std::move(f.declined);
+        absorbed_ = std::move(f.absorbed);
+        checks_ = std::move(f.checks);
+        // A match's helpers and original nodes wait at the end of the list,
+        // mapped only when the match is (helpers) or is not (originals).
+        for (size_t c = 0; c < checks_.size(); ++c) {
+            check_of_[checks_[c].node] = c;
+            for (auto* list : {&checks_[c].helpers, &checks_[c].original}) {
+                std::vector<size_t>& at = list == &checks_[c].helpers ? helper_nodes_[c] : original_nodes_[c];
+                for (const OnnxNode& n : *list) {
+                    at.push_back(nodes_.size());
+                    nodes_.push_back(n);
+                    dormant_.push_back(true);
+                }
+            }
+        }
+    }
 
     ImportedGraph run() {
         ProgramOptions program_options;
@@ -176,6 +197,7 @@ private:
     // Each tensor name is produced once: by one node, or as a graph input or initializer.
     void register_node_outputs() {
         for (size_t k = 0; k < nodes_.size(); ++k) {
+            if (dormant_[k]) continue;
             for (const std::string& o : nodes_[k].outputs) {
                 if (o.empty()) continue;
                 auto src = tensors_.find(o);
@@ -198,6 +220,7 @@ private:
         std::vector<std::vector<size_t>> users(n);
         std::vector<size_t> indeg(n, 0);
         for (size_t k = 0; k < n; ++k) {
+            if (dormant_[k]) continue;
             const OnnxNode& node = nodes_[k];
             const std::string domain = node.domain == "ai.onnx" ? std::string() : node.domain;
             const bool built_in = domain.empty() && node.op_type == "Constant";   // no dynrt op: a constant
@@ -211,7 +234,10 @@ private:
                     throw e.with_context(at_node(k));
                 }
             }
-            for (const std::string& in : node.inputs) {
+            // A match the mapping may still undo waits for everything its
+            // original nodes read.
+            auto check = check_of_.find(k);
+            for (const std::string& in : check == check_of_.end() ? node.inputs : checks_[check->second].needs) {
                 if (in.empty()) continue;
                 auto p = producer_.find(in);
                 if (p != producer_.end()) {
@@ -226,7 +252,7 @@ private:
         }
         std::set<size_t> ready;
         for (size_t k = 0; k < n; ++k)
-            if (indeg[k] == 0) ready.insert(k);
+            if (indeg[k] == 0 && !dormant_[k]) ready.insert(k);
         std::vector<size_t> order;
         while (!ready.empty()) {
             const size_t k = *ready.begin();
@@ -235,7 +261,7 @@ private:
             for (size_t u : users[k])
                 if (--indeg[u] == 0) ready.insert(u);
         }
-        if (order.size() != n) {
+        if (order.size() != n - static_cast<size_t>(std::count(dormant_.begin(), dormant_.end(), true))) {
             std::vector<std::string> cyc;
             size_t first = n;
             for (size_t k = 0; k < n; ++k)
@@ -339,6 +365,58 @@ private:
     }
 
     bool map_one(size_t k) {
+        auto check = check_of_.find(k);
+        return check == check_of_.end() ? map_node_at(k) : map_checked(k, check->second);
+    }
+
+    // What a pattern could not know before mapping (PatternCheck): the
+    // ranks of the tensors its node reads. Empty when they hold.
+    std::string check_ranks(const PatternCheck& c) const {
+        static const char* const kNames[] = {"q", "K", "v"};
+        for (size_t i = 0; i < c.rank4.size(); ++i) {
+            const size_t rank = tensors_.at(c.rank4[i]).layout.shape.rank();
+            if (rank != 4)
+                return std::string(i < 3 ? kNames[i] : "input") + " '" + c.rank4[i] + "' is rank " +
+                       std::to_string(rank) + " (sdpa takes rank 4)";
+        }
+        if (!c.rank4.empty()) {
+            // q, K and v of one dtype that sdpa computes in.
+            const DataType q = tensors_.at(c.rank4[0]).layout.dtype;
+            if (q != DataType::f32 && q != DataType::f16)
+                return "q '" + c.rank4[0] + "' is " + to_string(q) + " (sdpa takes f32 and f16)";
+            for (size_t i = 1; i < c.rank4.size(); ++i)
+                if (tensors_.at(c.rank4[i]).layout.dtype != q)
+                    return std::string(i < 3 ? kNames[i] : "input") + " '" + c.rank4[i] + "' is " +
+                           to_string(tensors_.at(c.rank4[i]).layout.dtype) + ", q is " + to_string(q);
+        }
+        if (!c.mask.empty()) {
+            const size_t rank = tensors_.at(c.mask).layout.shape.rank();
+            if (rank > 4)
+                return "the mask '" + c.mask + "' is rank " + std::to_string(rank) + " (sdpa takes rank 4 at most)";
+        }
+        return {};
+    }
+
+    // A pattern's node: mapped with its helpers when the checks hold, else
+    // the nodes it replaced are mapped and the match counts as declined.
+    bool map_checked(size_t k, size_t c) {
+        const PatternCheck& check = checks_[c];
+        const std::string why = check_ranks(check);
+        if (why.empty()) {
+            for (size_t h : helper_nodes_[c])
+                if (!map_node_at(h)) return false;
+            return map_node_at(k);
+        }
+        out_.declined.push_back(check.pass + ": " + node_text(k) + ": " + why);
+        --out_.fused;
+        if (--out_.matched[check.pass] == 0) out_.matched.erase(check.pass);
+        for (const std::string& t : check.absorbed) absorbed_.erase(t);
+        for (size_t o : original_nodes_[c])
+            if (!map_node_at(o)) return false;
+        return true;
+    }
+
+    bool map_node_at(size_t k) {
         const OnnxNode& node = nodes_[k];
         if (node.op_type == "Identity") {
             if (node.inputs.size() != 1 || node.outputs.size() != 1 || node.inputs[0].empty() || !node.attrs.empty())
@@ -471,6 +549,10 @@ private:
     ImportedGraph out_;
     std::map<std::string, std::string> absorbed_;   // tensors gone with a fused subgraph -> why
     std::vector<OnnxNode> nodes_;                   // the model's, recognised subgraphs fused (fuse_known_subgraphs)
+    std::vector<bool> dormant_;                     // a match's helpers and originals: mapped only through it
+    std::vector<PatternCheck> checks_;              // matches the mapping checks
+    std::map<size_t, size_t> check_of_;             // fused node -> its check
+    std::map<size_t, std::vector<size_t>> helper_nodes_, original_nodes_;   // per check: their nodes_ indices
     std::string unsupported_;
     std::vector<std::string> labels_;
     std::map<std::string, TensorInfo> tensors_;

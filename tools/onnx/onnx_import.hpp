@@ -142,6 +142,10 @@ struct ImportOptions {
     // ProgramOptions. The network passes are the caller's (apply_passes on
     // its NetworkOptions).
     PassSet passes;
+    // The device the program is for ("cpu", "ocl"; empty: any). A pattern
+    // whose op has no impl there is not applied (FusedGraph::declined says
+    // so): the nodes it would replace run on the device, the op would not.
+    std::string device;
 };
 
 // One tensor that a node of the ONNX graph produces, and what the import
@@ -162,25 +166,52 @@ struct ImportedGraph {
     // Non-empty: a node the importer knows cannot be mapped with these
     // attributes or inputs ("node 'n' (Softmax): ..."); nothing else is set.
     std::string unsupported;
-    std::shared_ptr<Program> program;   // built
-    std::vector<GraphInput> inputs;     // in model order
-    std::vector<std::string> outputs;   // ONNX names; program output k is outputs[k]
-    std::vector<std::string> ops;       // ONNX op types of the nodes, in model order
-    size_t folded = 0;                  // nodes computed at import (constant folding)
-    size_t fused = 0;                   // subgraphs imported as one op (fuse_known_subgraphs)
+    std::shared_ptr<Program> program;        // built
+    std::vector<GraphInput> inputs;          // in model order
+    std::vector<std::string> outputs;        // ONNX names; program output k is outputs[k]
+    std::vector<std::string> ops;            // ONNX op types of the nodes, in model order
+    size_t folded = 0;                       // nodes computed at import (constant folding)
+    size_t fused = 0;                        // subgraphs imported as one op (fuse_known_subgraphs)
+    std::map<std::string, size_t> matched;   // of them, per pattern pass
+    // Candidates a pattern pass did not take, and why ("pattern_attention:
+    // Softmax node 'sm': the Softmax is not on the last axis").
+    std::vector<std::string> declined;
     // Every tensor a node of the model produces, by ONNX name (the bisect
     // tool reads them through the program).
     std::map<std::string, ImportedTensor> tensors;
 };
 
+// A match whose proof needs what only mapping knows: the ranks of the
+// tensors it reads (layouts come from the dynrt ops mapped before it). The
+// importer checks them when it reaches the fused node; where they fail it
+// maps `original` in its place and the match counts as declined.
+struct PatternCheck {
+    std::string pass;                    // "pattern_attention"
+    size_t node = 0;                     // the fused node, an index into FusedGraph::nodes
+    std::vector<OnnxNode> helpers;       // nodes only the fused node reads (a Transpose of K), mapped right before it
+    std::vector<OnnxNode> original;      // the model's nodes it replaces, in an order that maps them
+    std::vector<std::string> needs;      // tensors helpers and originals read from outside them
+    std::vector<std::string> rank4;      // q, K, v: rank 4, one dtype, f32 or f16
+    std::string mask;                    // the mask the fused node reads ("" none): rank 4 at most
+    std::vector<std::string> absorbed;   // tensors that leave with the match
+};
+
+struct FusedGraph {
+    std::vector<OnnxNode> nodes;                   // the model's, with each match replaced by one node
+    size_t fused = 0;                              // matches (for those in `checks`: before the mapping checks)
+    std::map<std::string, size_t> matched;         // matches per pass
+    std::vector<std::string> declined;             // "<pass>: <node>: why" for candidates that are no match
+    std::map<std::string, std::string> absorbed;   // tensor that left -> "<pass>: inside <op> node '<name>'"
+    std::vector<PatternCheck> checks;
+};
+
 // The model's nodes with each subgraph that spells an ONNX op in several
-// nodes (the Erf form of Gelu) replaced by that op's node, where a loaded
-// module maps that op (onnx_patterns.cpp) and its pass is on in `passes`;
-// `fused` counts them. `absorbed` (optional) receives, for each tensor that
-// left with its subgraph, "<pass>: inside <op> node '<name>'".
-std::vector<OnnxNode> fuse_known_subgraphs(const Registry& registry, const OnnxModel& model, size_t& fused,
-                                           const PassSet& passes = PassSet::all(),
-                                           std::map<std::string, std::string>* absorbed = nullptr);
+// nodes (the Erf form of Gelu, attention as MatMul, Softmax, MatMul) replaced
+// by that op's node, where a loaded module maps that op (onnx_patterns.cpp)
+// and its pass is on in `passes`, and, where `device` is given, has an impl
+// there.
+FusedGraph fuse_known_subgraphs(const Registry& registry, const OnnxModel& model,
+                                const PassSet& passes = PassSet::all(), const std::string& device = {});
 
 // Every node of the main graph: initializers and Constant nodes become
 // constants, Identity outputs alias their input, nodes are wired by tensor name.

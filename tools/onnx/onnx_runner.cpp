@@ -250,6 +250,7 @@ void run_graph_cases(const std::shared_ptr<const Registry>& registry, const Engi
         ImportOptions io;
         io.dynamic_inputs = dynamic;
         io.passes = opt.passes;
+        io.device = opt.device;
         ImportedGraph g;
         try {
             g = import_graph(registry, model, io);

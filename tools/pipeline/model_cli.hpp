@@ -74,6 +74,11 @@ struct ModelInfo {
     std::vector<ModelTensorInfo> inputs, outputs;
     std::vector<ModelSymbolInfo> symbols;   // in the order the inputs use them
     size_t nodes = 0;
+    // When the graph imports: its op nodes in the program, what the import
+    // patterns took (per pass) and the candidates they declined, with why.
+    size_t program_nodes = 0;
+    std::map<std::string, size_t> pattern_matches;
+    std::vector<std::string> pattern_declines;
     std::vector<ModelOpInfo> ops;   // by op type, in the order first used
     size_t initializers = 0;
     uint64_t initializer_bytes = 0;
@@ -90,10 +95,12 @@ struct ModelInfo {
     std::vector<std::string> unsupported;
 };
 
-// Reads `path` and describes it against the loaded modules. Throws
+// Reads `path` and describes it against the loaded modules, imported with
+// `passes` (ModelInfo::program_nodes and the patterns follow them). Throws
 // dynrt::Error (file = path) only when the file cannot be read as an ONNX
 // model; what this build cannot run is described, not thrown.
-ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Registry>& registry);
+ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Registry>& registry,
+                         const PassSet& passes = PassSet::all());
 // The whole description, for a terminal (`dynrt info`).
 std::string model_info_text(const ModelInfo& info);
 // The same as one JSON object (`dynrt info --json`; docs/onnx.md).

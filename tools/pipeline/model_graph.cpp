@@ -70,6 +70,9 @@ ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const
     ModelGraph out;
     out.program = g.program;
     out.outputs = g.outputs;
+    for (const Node& n : g.program->nodes()) out.program_nodes += n.is_op() ? 1 : 0;
+    out.pattern_matches = g.matched;
+    out.pattern_declines = g.declined;
     // Named dynamic dims first, in model order: those that are symbols as
     // they are, then the others; anonymous dims get theirs below.
     const auto named = [](const onnx::GraphInput& gi, size_t k) {
@@ -117,6 +120,17 @@ ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const
     throw Error("this dynrt was built without ONNX support (install libonnx-dev and libprotobuf-dev, then reconfigure)",
                 in_file(path, "model"));
 #endif
+}
+
+std::vector<std::string> import_notes(const ModelGraph& g) {
+    std::vector<std::string> out;
+    std::string matched;
+    for (const auto& [pass, n] : g.pattern_matches)
+        matched += (matched.empty() ? "" : ", ") + pass + " " + std::to_string(n);
+    out.push_back("imported: " + std::to_string(g.program_nodes) +
+                  " program nodes; patterns matched: " + (matched.empty() ? std::string("none") : matched));
+    for (const std::string& d : g.pattern_declines) out.push_back("declined by " + d);
+    return out;
 }
 
 }   // namespace dynrt::pipeline

@@ -77,7 +77,8 @@ ModelTensorInfo tensor_info(const onnx::ValueInfo& v) {
 
 }   // namespace
 
-ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Registry>& registry) {
+ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Registry>& registry,
+                         const PassSet& passes) {
 #ifdef DYNRT_HAVE_ONNX
     const onnx::OnnxModel model = onnx::load_model(path);
     ModelInfo info;
@@ -137,12 +138,17 @@ ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Re
     // and whether every node maps.
     ModelGraph graph;
     try {
-        graph = load_model_graph(path, registry);
+        graph = load_model_graph(path, registry, passes);
     } catch (const Error& e) {
         info.import_error = e.what();
         info.unsupported.push_back("the import: " + info.import_error);
     }
     const bool imported = graph.program && graph.inputs.size() == model.inputs.size();
+    if (imported) {
+        info.program_nodes = graph.program_nodes;
+        info.pattern_matches = graph.pattern_matches;
+        info.pattern_declines = graph.pattern_declines;
+    }
     for (size_t k = 0; k < model.inputs.size(); ++k) {
         ModelTensorInfo t = tensor_info(model.inputs[k]);
         if (imported) {
@@ -179,6 +185,7 @@ ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Re
     return info;
 #else
     (void)registry;
+    (void)passes;
     throw Error("this dynrt was built without ONNX support (install libonnx-dev and libprotobuf-dev, then reconfigure)",
                 in_file(path, "model"));
 #endif
@@ -269,6 +276,11 @@ std::string model_info_text(const ModelInfo& info) {
     }
     os << "initializers: " << info.initializers << " (" << info.initializer_bytes << " bytes)\n";
     if (info.import_error.empty()) {
+        os << "imported: " << info.program_nodes << " program nodes; patterns matched:";
+        if (info.pattern_matches.empty()) os << " none";
+        for (const auto& [pass, n] : info.pattern_matches) os << " " << pass << " " << n;
+        os << "\n";
+        for (const std::string& d : info.pattern_declines) os << "  declined by " << d << "\n";
         os << "runs on:";
         for (const auto& [dev, why] : info.devices) os << " " << dev << (why.empty() ? "" : " (partly on the host)");
         os << "\n";
@@ -348,6 +360,11 @@ std::string model_info_json(const ModelInfo& info) {
     }
     w.end_array().key("initializers").begin_object().field("count", info.initializers);
     w.field("bytes", info.initializer_bytes).end_object();
+    w.field("program_nodes", info.program_nodes).key("pattern_matches").begin_object();
+    for (const auto& [pass, n] : info.pattern_matches) w.field(pass, n);
+    w.end_object().key("pattern_declines").begin_array();
+    for (const std::string& d : info.pattern_declines) w.newline().value(d);
+    w.end_array();
     w.field("imports", info.import_error.empty())
         .field("import_error", info.import_error)
         .key("devices")

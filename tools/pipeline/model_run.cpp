@@ -66,6 +66,7 @@ public:
         // Errors about an input name the model and the input, not a node.
         for (InputSpec& in : p_.inputs) in.where = model();
         p_.outputs = g.outputs;
+        p_.import_notes = import_notes(g);
         std::set<std::string> symbols;
         for (const InputSpec& in : p_.inputs)
             for (const DimSpec& d : in.dims)

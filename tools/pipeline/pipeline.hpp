@@ -123,6 +123,9 @@ struct Pipeline {
     std::vector<RunSpec> runs;          // the expanded schedule
     RunSettings run;
     double load_ms = 0;   // parsing and building the program (a model: import included)
+    // A model: its program's node count and what the import patterns did
+    // (import_notes()); `dynrt run -v` prints them.
+    std::vector<std::string> import_notes;
 };
 
 // The most runs one pipeline expands to (its schedule, every entry's values,
@@ -149,7 +152,16 @@ struct ModelGraph {
     // Per input: its name in the model, where InputSpec::name is the
     // program's (a ':' made '_': "input_1:0" is "input_1_0").
     std::vector<std::string> onnx_inputs;
+    size_t program_nodes = 0;   // the program's op nodes (inputs and constants not counted)
+    // Subgraphs the import patterns took, per pass, and the candidates they
+    // declined ("pattern_attention: Softmax 'sm': why").
+    std::map<std::string, size_t> pattern_matches;
+    std::vector<std::string> pattern_declines;
 };
+// ModelGraph::program_nodes, pattern_matches and pattern_declines as lines
+// of text: "imported: 153 program nodes; patterns matched: pattern_attention
+// 2", then "declined by pattern_attention: Softmax 'sm': why" per decline.
+std::vector<std::string> import_notes(const ModelGraph& g);
 // `passes`: the import and program passes applied while it is built.
 ModelGraph load_model_graph(const std::string& path, const std::shared_ptr<const Registry>& registry,
                             const PassSet& passes = PassSet::all());

@@ -1,0 +1,14 @@
+// sdpa: the impls besides the reference, each registered from its own file
+// by sdpa_op.cpp's register function (kept in the op folder).
+#pragma once
+
+#include "dynrt/module_abi.hpp"
+
+namespace sdpa {
+
+// cpu_opt_dynamic, cpu_opt_static (f32): the flash-attention loop (sdpa_cpu.cpp).
+void register_cpu_impls(dynrt::ModuleRegistrar& reg);
+// ocl_dynamic, ocl_static (f32, f16): sdpa.cl (sdpa_ocl.cpp).
+void register_ocl_impls(dynrt::ModuleRegistrar& reg);
+
+}   // namespace sdpa
