@@ -370,7 +370,7 @@ RunResult run_pipeline(const Pipeline& p, const RunOptions& options) {
         for (const PassInfo& info : passes())
             std::fprintf(stderr, "dynrt:   %-20s %-3s  %s\n", info.name, p.run.passes.on(info.name) ? "on" : "off",
                          to_string(info.stage));
-        for (const std::string& note : p.import_notes) std::fprintf(stderr, "dynrt: %s\n", note.c_str());
+        for (const std::string& line : p.import_notes) std::fprintf(stderr, "dynrt: %s\n", line.c_str());
     }
     nopt.weights_cache_capacity = p.run.weights_cache_capacity;
     nopt.memory_budget_bytes = p.run.memory_budget_bytes;
