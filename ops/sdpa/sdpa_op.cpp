@@ -263,6 +263,7 @@ void register_sdpa(ModuleRegistrar& reg) {
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};
     add_host_impls(reg, "sdpa", reference, host_options(dtypes));
     sdpa::register_cpu_impls(reg);
+    sdpa::register_ocl_impls(reg);
 }
 
 }   // namespace
