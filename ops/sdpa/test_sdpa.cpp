@@ -455,7 +455,7 @@ TEST(SdpaImport, AttentionMapsScaleCausalAndTheMask) {
     EXPECT_EQ(r.out.op, "sdpa");
     EXPECT_EQ(r.out.attrs.get_int("causal"), 1);
     EXPECT_DOUBLE_EQ(r.out.attrs.get_float("scale"), 0.125);
-    EXPECT_EQ(r.out.attrs.get_int("zero_masked_rows"), 0);
+    EXPECT_EQ(r.out.attrs.get_int("zero_masked_rows"), 1);   // ONNX's reference: a fully masked row is 0
     EXPECT_EQ(r.out.inputs, (std::vector<size_t>{0, 1, 2, 3}));
     // Defaults: no mask (an empty input name), scale 1/sqrt(D), not causal;
     // opset 24, head counts that agree with the 4-D shapes, float softmax.
