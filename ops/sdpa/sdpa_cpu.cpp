@@ -11,14 +11,18 @@
 // sums. Keys past a row's causal limit are never scored. A row whose maximum
 // is still -inf at the end saw no key: 0 or NaN (zero_masked_rows).
 //
-// Scores of a block of several rows run over the key block transposed
-// ([D, kKeys]: the inner loop runs along keys, no reduction); a block of
-// fewer rows (a decode) takes dot products along D instead, in kLanes float
-// lanes. Tasks go over the engine's threads (dynrt/cpu_parallel.hpp); exp is
-// dynrt/cpu_vec_math.hpp's.
+// A block of kTile rows or more scores its keys from the key block
+// transposed ([D, kKeys]) and its rows scaled once: kTile rows x 16 keys of
+// sums stay in registers over the whole of D, so two loads of a key row feed
+// 2 x kTile vector multiply-adds; the weighted sums add the v rows kTile
+// query rows x kTileLanes columns at a time the same way. A block of fewer
+// rows (a decode) takes dot products along D in kLanes float lanes, and adds
+// v rows one by one. Tasks go over the engine's threads
+// (dynrt/cpu_parallel.hpp); exp is dynrt/cpu_vec_math.hpp's.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -35,11 +39,13 @@ namespace {
 
 using dynrt::DataType;
 
-constexpr size_t kRows = 32;    // query rows per task
-constexpr size_t kKeys = 64;    // keys per block
-constexpr size_t kLanes = 16;   // float lanes of a dot product or a sum
+constexpr size_t kRows = 32;       // query rows per task
+constexpr size_t kKeys = 64;       // keys per block
+constexpr size_t kLanes = 16;      // float lanes of a dot product or a sum
+constexpr size_t kTile = 4;        // query rows whose sums share each load of a key or v row
+constexpr size_t kTileLanes = 8;   // floats of one register of a tile's sums (AVX2)
 // Fewer rows than this score a block by dot products (no transposed copy).
-constexpr size_t kTransposeRows = 4;
+constexpr size_t kTransposeRows = kTile;
 
 // What every task reads: the call's pointers and geometry.
 struct Call {
@@ -56,8 +62,9 @@ struct Call {
 
 // A task's buffers, made once per chunk of tasks.
 struct Scratch {
-    std::vector<float> kt, s, acc, m, l;
-    explicit Scratch(const Dims& g) : kt(g.d * kKeys), s(kRows * kKeys), acc(kRows * g.dv), m(kRows), l(kRows) {}
+    std::vector<float> qs, kt, s, acc, m, l;
+    explicit Scratch(const Dims& g)
+        : qs(kRows * g.d), kt(g.d * kKeys), s(kRows * kKeys), acc(kRows * g.dv), m(kRows), l(kRows) {}
 };
 
 DYNRT_CPU_CLONES float dot(const float* a, const float* b, size_t n) {
@@ -71,14 +78,52 @@ DYNRT_CPU_CLONES float dot(const float* a, const float* b, size_t n) {
     return sum;
 }
 
-// s[c] = scale * q . k(c) for the block's first `cols` keys, from the
-// transposed block kt [d, kKeys].
-DYNRT_CPU_CLONES void scores_transposed(const float* q, const float* kt, size_t d, size_t cols, float scale, float* s) {
-    for (size_t c = 0; c < cols; ++c) s[c] = 0.0f;
-    for (size_t t = 0; t < d; ++t) {
-        const float qt = q[t] * scale;
-        const float* row = kt + t * kKeys;
-        for (size_t c = 0; c < cols; ++c) s[c] += qt * row[c];
+// kTileLanes floats as one value (GCC's vector extension): a tile's sums
+// are a few such values, which the compiler keeps in registers. Left to
+// the auto-vectoriser, the tile loops were vectorised along D instead, with
+// gathers, and ran 6 times slower than plain loops. (Loaded and stored
+// through references: a function returning one would change the ABI of the
+// baseline clone.)
+using Lanes = float __attribute__((vector_size(kTileLanes * sizeof(float))));
+
+DYNRT_VEC_INLINE void load(Lanes& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+DYNRT_VEC_INLINE void store(float* p, const Lanes& v) { std::memcpy(p, &v, sizeof v); }
+
+// Scores of kTile rows at once: s[r][c] = qs_r . k(c) (qs: the rows scaled)
+// for the block's first `cols` keys (rounded up to 2 x kTileLanes; the extra
+// ones are never read), from the transposed block kt [d, kKeys]. The tile's
+// sums stay in registers over the whole of D: per step two loads of a key
+// row and kTile broadcasts feed 2 x kTile vector multiply-adds.
+DYNRT_CPU_CLONES void scores_tile(const float* qs, size_t d, const float* kt, size_t cols, float* s) {
+    const float* q1 = qs + d;
+    const float* q2 = qs + 2 * d;
+    const float* q3 = qs + 3 * d;
+    for (size_t c0 = 0; c0 < cols; c0 += 2 * kTileLanes) {
+        Lanes a0 = {}, a1 = {}, a2 = {}, a3 = {}, b0 = {}, b1 = {}, b2 = {}, b3 = {}, ra, rb;
+        for (size_t t = 0; t < d; ++t) {
+            load(ra, kt + t * kKeys + c0);
+            load(rb, kt + t * kKeys + c0 + kTileLanes);
+            a0 += ra * qs[t], b0 += rb * qs[t];
+            a1 += ra * q1[t], b1 += rb * q1[t];
+            a2 += ra * q2[t], b2 += rb * q2[t];
+            a3 += ra * q3[t], b3 += rb * q3[t];
+        }
+        store(s + c0, a0), store(s + c0 + kTileLanes, b0);
+        store(s + kKeys + c0, a1), store(s + kKeys + c0 + kTileLanes, b1);
+        store(s + 2 * kKeys + c0, a2), store(s + 2 * kKeys + c0 + kTileLanes, b2);
+        store(s + 3 * kKeys + c0, a3), store(s + 3 * kKeys + c0 + kTileLanes, b3);
+    }
+}
+
+// The same for one row.
+DYNRT_CPU_CLONES void scores_row(const float* qs, size_t d, const float* kt, size_t cols, float* s) {
+    for (size_t c0 = 0; c0 < cols; c0 += kTileLanes) {
+        Lanes x = {}, r;
+        for (size_t t = 0; t < d; ++t) {
+            load(r, kt + t * kKeys + c0);
+            x += r * qs[t];
+        }
+        store(s + c0, x);
     }
 }
 
@@ -96,14 +141,17 @@ void apply_mask(const Call& c, size_t mask_at, size_t cols, float* s) {
     }
 }
 
-// The online-softmax step of one row over `cols` scores: turns them into
-// weights exp(s - m_new), updates m and l, rescales acc and adds the
-// weighted v rows.
-DYNRT_CPU_CLONES void absorb(float* s, size_t cols, const float* v, size_t dv, float& m, float& l, float* acc) {
+// The online-softmax step of one row over its `cols` scores of a block of
+// `nb` keys: turns the scores into weights exp(s - m_new) (0 for the keys
+// past `cols`, and for all while every score so far is -inf), updates m and
+// l and rescales acc by exp(m_old - m_new).
+DYNRT_CPU_CLONES void softmax_step(float* s, size_t cols, size_t nb, size_t dv, float& m, float& l, float* acc) {
     float mx = m;
     for (size_t c = 0; c < cols; ++c) mx = s[c] > mx ? s[c] : mx;
-    if (mx == -std::numeric_limits<float>::infinity()) return;   // nothing seen yet
-    const float corr = dynrt::vec::exp(m - mx);                  // 0 when m was -inf
+    if (mx == -std::numeric_limits<float>::infinity()) cols = 0;   // nothing seen yet: no weight
+    for (size_t c = cols; c < nb; ++c) s[c] = 0.0f;
+    if (cols == 0) return;
+    const float corr = dynrt::vec::exp(m - mx);   // 0 when m was -inf
     float lanes[kLanes] = {};
     size_t c = 0;
     for (; c + kLanes <= cols; c += kLanes)
@@ -119,10 +167,41 @@ DYNRT_CPU_CLONES void absorb(float* s, size_t cols, const float* v, size_t dv, f
     m = mx;
     if (corr != 1.0f)
         for (size_t t = 0; t < dv; ++t) acc[t] *= corr;
-    for (c = 0; c < cols; ++c) {
-        const float p = s[c];
-        const float* vr = v + c * dv;
-        for (size_t t = 0; t < dv; ++t) acc[t] += p * vr[t];
+}
+
+// acc[r] += sum over the block's nb keys of weight s[r][c] * v row c, for
+// rows [0, rows): kTile rows at once, kLanes columns of v in registers over
+// the whole block (one load of a v row per kTile multiply-adds).
+DYNRT_CPU_CLONES void add_weighted(const float* s, size_t rows, size_t nb, const float* v, size_t dv, float* acc) {
+    size_t r = 0;
+    for (; r + kTile <= rows; r += kTile) {
+        const float* p0 = s + r * kKeys;
+        const float* p1 = p0 + kKeys;
+        const float* p2 = p0 + 2 * kKeys;
+        const float* p3 = p0 + 3 * kKeys;
+        float* a = acc + r * dv;
+        size_t t0 = 0;
+        for (; t0 + kTileLanes <= dv; t0 += kTileLanes) {
+            Lanes x0, x1, x2, x3, vr;
+            load(x0, a + t0), load(x1, a + dv + t0), load(x2, a + 2 * dv + t0), load(x3, a + 3 * dv + t0);
+            for (size_t c = 0; c < nb; ++c) {
+                load(vr, v + c * dv + t0);
+                x0 += vr * p0[c], x1 += vr * p1[c], x2 += vr * p2[c], x3 += vr * p3[c];
+            }
+            store(a + t0, x0), store(a + dv + t0, x1), store(a + 2 * dv + t0, x2), store(a + 3 * dv + t0, x3);
+        }
+        for (; t0 < dv; ++t0)
+            for (size_t i = 0; i < kTile; ++i)
+                for (size_t c = 0; c < nb; ++c) a[i * dv + t0] += p0[i * kKeys + c] * v[c * dv + t0];
+    }
+    for (; r < rows; ++r) {
+        const float* p = s + r * kKeys;
+        float* a = acc + r * dv;
+        for (size_t c = 0; c < nb; ++c) {
+            const float w = p[c];
+            const float* vr = v + c * dv;
+            for (size_t t = 0; t < dv; ++t) a[t] += w * vr[t];
+        }
     }
 }
 
@@ -135,27 +214,39 @@ void run_task(const Call& c, size_t b, size_t h, size_t i0, size_t i1, Scratch& 
     std::fill(w.acc.begin(), w.acc.begin() + static_cast<std::ptrdiff_t>(rows * g.dv), 0.0f);
     const size_t keys = visible_end(c.causal, i1 - 1, g.sq, g.sk);   // the last row sees the most
     const bool transpose = rows >= kTransposeRows;
+    const float* q = c.q + g.q_row(b, h, i0);
+    if (transpose)   // the rows scaled once, read by every key block
+        for (size_t x = 0; x < rows * g.d; ++x) w.qs[x] = q[x] * c.scale;
     for (size_t j0 = 0; j0 < keys; j0 += kKeys) {
         const size_t nb = std::min(kKeys, keys - j0);
         const float* kb = c.k + g.k_row(b, h, j0);
-        if (transpose)
+        // The keys a row sees in this block: none past its causal limit.
+        auto cols_of = [&](size_t r) {
+            const size_t end = visible_end(c.causal, i0 + r, g.sq, g.sk);
+            return end > j0 ? std::min(nb, end - j0) : size_t{0};
+        };
+        if (transpose) {
             for (size_t j = 0; j < nb; ++j)
                 for (size_t t = 0; t < g.d; ++t) w.kt[t * kKeys + j] = kb[j * g.d + t];
-        for (size_t r = 0; r < rows; ++r) {
-            const size_t i = i0 + r;
-            const size_t end = visible_end(c.causal, i, g.sq, g.sk);
-            if (end <= j0) continue;   // past this row's causal limit
-            const size_t cols = std::min(nb, end - j0);
-            float* s = w.s.data() + r * kKeys;
-            const float* q = c.q + g.q_row(b, h, i);
-            if (transpose) {
-                scores_transposed(q, w.kt.data(), g.d, cols, c.scale, s);
-            } else {
-                for (size_t j = 0; j < cols; ++j) s[j] = c.scale * dot(q, kb + j * g.d, g.d);
-            }
-            if (g.has_mask) apply_mask(c, g.mask_row(b, h, i) + j0 * g.mask_stride[3], cols, s);
-            absorb(s, cols, c.v + g.v_row(b, h, j0), g.dv, w.m[r], w.l[r], w.acc.data() + r * g.dv);
+            size_t r = 0;
+            for (; r + kTile <= rows; r += kTile)   // the tile's last row sees the most
+                if (const size_t cols = cols_of(r + kTile - 1))
+                    scores_tile(w.qs.data() + r * g.d, g.d, w.kt.data(), cols, w.s.data() + r * kKeys);
+            for (; r < rows; ++r)
+                if (const size_t cols = cols_of(r))
+                    scores_row(w.qs.data() + r * g.d, g.d, w.kt.data(), cols, w.s.data() + r * kKeys);
+        } else {
+            for (size_t r = 0; r < rows; ++r)
+                for (size_t j = 0, cols = cols_of(r); j < cols; ++j)
+                    w.s[r * kKeys + j] = c.scale * dot(q + r * g.d, kb + j * g.d, g.d);
         }
+        for (size_t r = 0; r < rows; ++r) {
+            const size_t cols = cols_of(r);
+            float* s = w.s.data() + r * kKeys;
+            if (g.has_mask && cols) apply_mask(c, g.mask_row(b, h, i0 + r) + j0 * g.mask_stride[3], cols, s);
+            softmax_step(s, cols, nb, g.dv, w.m[r], w.l[r], w.acc.data() + r * g.dv);
+        }
+        add_weighted(w.s.data(), rows, nb, c.v + g.v_row(b, h, j0), g.dv, w.acc.data());
     }
     for (size_t r = 0; r < rows; ++r) {
         float* y = c.out + g.out_row(b, h, i0 + r);

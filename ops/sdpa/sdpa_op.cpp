@@ -181,7 +181,8 @@ bool float_precision(int64_t type) { return type == 1 || type == 10 || type == 1
 
 // The standard Attention (opset 23 on) in its 4-D form: q [B, Hq, Sq, D],
 // k and v [B, Hk, Sk, .], an optional attn_mask; is_causal is upper-left
-// aligned (no past). What sdpa cannot express is unsupported, with the reason.
+// aligned (no past); a fully masked row is 0. What sdpa cannot express is
+// unsupported, with the reason.
 bool onnx_attention(ImportContext& c) {
     if (c.opset() < 23) return c.unsupported("Attention is an ai.onnx op from opset 23 on");
     if (!c.only_attrs({"scale", "is_causal", "q_num_heads", "kv_num_heads", "softcap", "qk_matmul_output_mode",
@@ -230,7 +231,11 @@ bool onnx_attention(ImportContext& c) {
     }
     c.set("scale", c.f("scale", 0.0));
     c.set("causal", c.i("is_causal", 0) != 0 ? int64_t{1} : int64_t{0});
-    c.set("zero_masked_rows", int64_t{0});
+    // ONNX's reference (onnx >= 1.20, for opsets 23 and 24: the node tests
+    // test_attention_23_boolmask_fullymasked_row_nan_robustness and
+    // test_attention_causal_boolmask_nan_robustness) gives 0 for a row whose
+    // every key is masked.
+    c.set("zero_masked_rows", int64_t{1});
     c.use_inputs({0, 1, 2, 3});
     return true;
 }
@@ -255,14 +260,15 @@ void register_sdpa(ModuleRegistrar& reg) {
     def.cost = cost;
     def.imports = {
         onnx_rule("Attention", 3, 7, onnx_attention,
-                  "opset >= 23, 4-D q/k/v, optional attn_mask; `scale`, `is_causal` (upper-left); no past, softcap, "
-                  "qk_matmul_output_mode or nonpad_kv_seqlen"),
+                  "opset >= 23, 4-D q/k/v, optional attn_mask; `scale`, `is_causal` (upper-left); fully masked rows 0; "
+                  "no past, softcap, qk_matmul_output_mode or nonpad_kv_seqlen"),
         onnx_rule("DynrtSdpa", 3, 4, onnx_dynrt_sdpa,
                   "internal (dynrt's graph patterns): q, k, v, mask; `scale`, `causal`, `zero_masked_rows`")};
     reg.add_op(def);
     const std::vector<DataType> dtypes = {DataType::f32, DataType::f16};
     add_host_impls(reg, "sdpa", reference, host_options(dtypes));
     sdpa::register_cpu_impls(reg);
+    sdpa::register_ocl_impls(reg);
 }
 
 }   // namespace

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 
+#include "dynrt/ocl_api.hpp"
 #include "dynrt/op_import.hpp"
 #include "op_test.hpp"
 
@@ -235,7 +236,6 @@ TEST(SdpaDynamic, OneInstanceFollowsADecodeAndAPrefillOnEveryEngine) {
     for (int64_t n : {1, 7, 13, 64, 13, 13, 3, 64})
         prefill.push_back(make_case(2, 2, 2, n, n, 64, 64, MaskShape::full));
     for (const test::SequenceOptions& o : test::every_engine_and_mode(tol(DataType::f32))) {
-        if (o.engine == "ocl") continue;   // no OpenCL impl yet
         SCOPED_TRACE(o.engine + std::string(" ") + test::mode_name(o.mode));
         const Layout dyn4 = lay({1, 4, Dimension(), 32}), kv = lay({1, 2, Dimension(), 32});
         test::expect_sequence({"sdpa",
@@ -246,6 +246,44 @@ TEST(SdpaDynamic, OneInstanceFollowsADecodeAndAPrefillOnEveryEngine) {
         const Layout pre = lay({2, 2, Dimension(), 64});
         test::expect_sequence({"sdpa", sdpa_attrs(1, 0), {pre, pre, pre}, {}},
                               make_runs(DataType::f32, prefill, MaskKind::none, 9), o);
+    }
+}
+
+// The OpenCL kernel's shape-agnostic build (every dim from shape_info) over
+// the whole matrix on one instance per attribute set: 16-row query blocks
+// with tails, 32-key tiles with tails, causal limits inside a tile.
+TEST(SdpaDynamic, OclKernelFollowsTheWholeMatrixOnOneInstance) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no ocl engine";
+    test::SequenceOptions o("ocl", test::Mode::dynamic_async);
+    o.tol = tol(DataType::f32);
+    o.impl_suffix = "_ocl_dynamic";
+    uint64_t seed = 9000;
+    for (const Variant& v : variants()) {
+        SCOPED_TRACE(describe(v));
+        const size_t rank = v.shape == MaskShape::square ? 2 : 4;
+        test::expect_sequence(setup(sdpa_attrs(v.causal, v.zero), v.mask, DataType::f32, rank),
+                              make_runs(DataType::f32, matrix(v.shape), v.mask, seed += 100), o);
+    }
+}
+
+// Head sizes whose 32-key tile would not fit the device's local memory
+// (D = Dv = 2048: 790 KB with 32 keys) run with fewer keys per tile where
+// one key fits (PoCL's 512 KB: 8 keys); where even one key does not (D = Dv
+// = 4096 on PoCL: 557 KB), the OpenCL impls decline and the host's serve.
+TEST(SdpaDynamic, LargeHeadsTakeSmallerTilesOrTheHostOnOpenCl) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no ocl engine";
+    const size_t local = OclDevice::from(*test::ocl_engine())->limits().local_mem_bytes;
+    for (int64_t d : {2048, 4096}) {
+        SCOPED_TRACE("D = Dv = " + std::to_string(d));
+        const auto one_key = static_cast<size_t>(16 * (2 * d + 4) + 2 * d) * sizeof(float);
+        test::SequenceOptions o("ocl", test::Mode::dynamic_async);
+        o.tol = tol(DataType::f32);
+        o.impl_suffix = local >= one_key ? "_ocl_dynamic" : "_cpu_opt_dynamic";
+        const Layout l = lay({1, 1, Dimension(), d});
+        std::vector<Case> cs;
+        for (int64_t n : {1, 9, 20}) cs.push_back(make_case(1, 1, 1, n, n, d, d, MaskShape::full));
+        test::expect_sequence({"sdpa", sdpa_attrs(1), {l, l, l}, {}}, make_runs(DataType::f32, cs, MaskKind::none, 3),
+                              o);
     }
 }
 
@@ -417,7 +455,7 @@ TEST(SdpaImport, AttentionMapsScaleCausalAndTheMask) {
     EXPECT_EQ(r.out.op, "sdpa");
     EXPECT_EQ(r.out.attrs.get_int("causal"), 1);
     EXPECT_DOUBLE_EQ(r.out.attrs.get_float("scale"), 0.125);
-    EXPECT_EQ(r.out.attrs.get_int("zero_masked_rows"), 0);
+    EXPECT_EQ(r.out.attrs.get_int("zero_masked_rows"), 1);   // ONNX's reference: a fully masked row is 0
     EXPECT_EQ(r.out.inputs, (std::vector<size_t>{0, 1, 2, 3}));
     // Defaults: no mask (an empty input name), scale 1/sqrt(D), not causal;
     // opset 24, head counts that agree with the 4-D shapes, float softmax.
