@@ -731,6 +731,105 @@ TEST(OnnxGraph, SubgraphsThatAreNoGelu_StayAsTheyAre) {
     EXPECT_EQ(op_nodes(*g.program), 5u);
 }
 
+// The tanh form of Gelu, as GPT-2's gelu_new exports: Mul(Mul(x, 0.5),
+// Add(Tanh(Mul(Add(x, Mul(Pow(x, 3), 0.044715)), sqrt(2/pi))), 1)), or
+// Mul(Mul(x, u), 0.5), with x^3 as Mul(x, Mul(x, x)) and operands swapped.
+struct GeluTanhSpelling {
+    bool pow = true;          // Pow(x, 3), else Mul(x, Mul(x, x))
+    bool half_first = true;   // Mul(Mul(x, 0.5), u), else Mul(Mul(x, u), 0.5)
+    bool swapped = false;     // constants and x first in their Muls and Adds
+    float coef = 0.044715f;   // another value: not a Gelu
+    bool tanh_output_too = false;
+};
+
+ox::ModelProto gelu_tanh_model(const GeluTanhSpelling& g) {
+    ox::ModelProto m = empty_model();
+    auto scalar = [&](const std::string& name, float v) {
+        ox::TensorProto* t = m.mutable_graph()->add_initializer();
+        *t = float_tensor({}, {v}, true);
+        t->set_name(name);
+    };
+    auto ordered = [&](const std::string& a, const std::string& b) {
+        return g.swapped ? std::vector<std::string>{b, a} : std::vector<std::string>{a, b};
+    };
+    scalar("three", 3.0f);
+    scalar("coef", g.coef);
+    scalar("k", 0.7978845608f);
+    scalar("one", 1.0f);
+    scalar("half", 0.5f);
+    if (g.pow) {
+        add_node(m, "Pow", {"X", "three"}, {"c"}, "cube");
+    } else {
+        add_node(m, "Mul", {"X", "X"}, {"sq"}, "square");
+        add_node(m, "Mul", ordered("sq", "X"), {"c"}, "cube");
+    }
+    add_node(m, "Mul", ordered("c", "coef"), {"cm"}, "times_coef");
+    add_node(m, "Add", ordered("cm", "X"), {"a"}, "plus_x");
+    add_node(m, "Mul", ordered("a", "k"), {"s"}, "times_k");
+    add_node(m, "Tanh", {"s"}, {"t"}, "tanh");
+    add_node(m, "Add", ordered("t", "one"), {"u"}, "plus_one");
+    if (g.half_first) {
+        add_node(m, "Mul", ordered("X", "half"), {"h"}, "halve");
+        add_node(m, "Mul", ordered("h", "u"), {"Y"}, "gelu_out");
+    } else {
+        add_node(m, "Mul", ordered("X", "u"), {"p"}, "times_x");
+        add_node(m, "Mul", ordered("p", "half"), {"Y"}, "gelu_out");
+    }
+    add_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    if (g.tanh_output_too) add_value(m.mutable_graph()->add_output(), "t", ox::TensorProto::FLOAT, {0, 5}, {"N"});
+    return m;
+}
+
+void expect_gelu_tanh_import(const GeluTanhSpelling& spelling, size_t fused) {
+    TempDir dir;
+    const di::OnnxModel model = load(dir, gelu_tanh_model(spelling));
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    expect_one_activation(g, fused, spelling.pow ? 8 : 9, "gelu_out", "gelu_tanh");
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    uint64_t seed = 25;
+    for (int64_t n : {3, 1, 7, 3}) {
+        SCOPED_TRACE("N = " + std::to_string(n));
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{n, 5}, seed++, -4, 4);
+        std::vector<float> want;
+        for (size_t i = 0; i < x.count(); ++i) {
+            const double v = x.as<float>()[i];
+            want.push_back(static_cast<float>(
+                0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + double(spelling.coef) * v * v * v)))));
+        }
+        run.set_input("X", x);
+        run.infer();
+        expect_near(run.output(0), Shape{n, 5}, want);
+    }
+}
+
+TEST(OnnxGraph, GeluTanhSubgraphs_ImportAsOneActivation) {
+    for (const bool pow : {true, false})
+        for (const bool half_first : {true, false}) {
+            GeluTanhSpelling s;
+            s.pow = pow;
+            s.half_first = half_first;
+            s.swapped = pow != half_first;
+            SCOPED_TRACE(std::string(pow ? "Pow" : "Mul(x, Mul(x, x))") +
+                         (half_first ? ", half first" : ", half last"));
+            expect_gelu_tanh_import(s, 1);
+        }
+}
+
+TEST(OnnxGraph, SubgraphsThatAreNoGeluTanh_StayAsTheyAre) {
+    GeluTanhSpelling other_coef;
+    other_coef.coef = 0.05f;
+    expect_gelu_tanh_import(other_coef, 0);
+    GeluTanhSpelling shared;   // the Tanh's output is read outside the subgraph
+    shared.tanh_output_too = true;
+    TempDir dir;
+    const di::OnnxModel model = load(dir, gelu_tanh_model(shared));
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    EXPECT_EQ(g.fused, 0u);
+    EXPECT_EQ(op_nodes(*g.program), 8u);
+}
+
 // Mul(x, Sigmoid(x)), as PyTorch exports nn.SiLU: `sigmoid_first` puts the
 // Sigmoid's output first in the Mul; `other` feeds the Mul another tensor
 // than the Sigmoid's input; `sigmoid_output_too` makes the Sigmoid's output

@@ -18,7 +18,9 @@ std::vector<PassInfo> make_table() {
          "engine; their outputs become constants",
          nullptr, nullptr},
         {"pattern_gelu", S::import,
-         "the Erf form of Gelu (Div or Mul, Erf, Add, Mul, Mul) is imported as one Gelu node", nullptr, nullptr},
+         "the Erf form of Gelu (Div or Mul, Erf, Add, Mul, Mul) and its tanh form (Pow, Mul, Add, Mul, Tanh, Add, Mul, "
+         "Mul) are imported as one Gelu node",
+         nullptr, nullptr},
         {"pattern_swish", S::import, "Mul(x, Sigmoid(x)) is imported as one Swish node", nullptr, nullptr},
         {"pattern_attention", S::import,
          "MatMul(q, K^T), scale, mask, Softmax, [NaN guard], MatMul(p, v) is imported as one sdpa node", nullptr,

@@ -13,6 +13,13 @@
 // comes from one Gelu node of x, named as that node; the others leave. Only
 // where a loaded module maps Gelu.
 //
+// Gelu with approximate "tanh", as PyTorch exports nn.GELU(approximate=
+// 'tanh') below opset 20 and as GPT-2's gelu_new spells it:
+//   c = x^3: Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x)
+//   a = Add(x, Mul(c, 0.044715)); t = Tanh(Mul(a, sqrt(2/pi)))
+//   u = Add(t, 1); Mul(Mul(x, 0.5), u)  or  Mul(Mul(x, u), 0.5)   (any operand order)
+// with the same rules for intermediates and constants as the Erf form.
+//
 // Swish with alpha 1 (SiLU; ONNX Swish since opset 24), as PyTorch exports
 // nn.SiLU: Mul(x, Sigmoid(x)) in either operand order, the Sigmoid's output
 // read by that Mul alone and no graph output. The Mul's output then comes
@@ -138,7 +145,38 @@ struct Match {
     std::string x;
     std::vector<size_t> nodes;   // every node of the pattern
     size_t last = 0;             // the one whose output the op gives
+    std::string approximate;     // Gelu's attribute, when not "none"
 };
+
+// The last two nodes of both Gelu forms, after f = node k's output:
+// Mul(Mul(x, f), 0.5) or Mul(Mul(x, 0.5), f), any operand order. The Gelu of
+// x with those two nodes; the op's output is the last one's.
+std::optional<Match> match_half_x_times(const GraphIndex& g, const std::string& x, size_t k) {
+    const std::string& f = g.node(k).outputs[0];
+    const std::optional<size_t> m = g.reader(f);
+    if (!m || !g.is(*m, "Mul", 2)) return std::nullopt;
+    const std::vector<std::string>& mi = g.node(*m).inputs;
+    const std::string& y = mi[0] == f ? mi[1] : mi[0];
+    Match out;
+    out.op = "Gelu";
+    out.x = x;
+    if (y == x) {
+        // Mul(Mul(x, f), 0.5)
+        const std::optional<size_t> half = g.reader(g.node(*m).outputs[0]);
+        if (!half || !g.is(*half, "Mul", 2) || g.other_than_scalar(*half, 0.5) != g.node(*m).outputs[0])
+            return std::nullopt;
+        out.nodes = {*m, *half};
+        out.last = *half;
+    } else {
+        // Mul(Mul(x, 0.5), f)
+        const std::optional<size_t> half = g.producer(y);
+        if (!half || !g.internal(y) || !g.is(*half, "Mul", 2) || g.other_than_scalar(*half, 0.5) != x)
+            return std::nullopt;
+        out.nodes = {*half, *m};
+        out.last = *m;
+    }
+    return out;
+}
 
 std::optional<Match> match_gelu(const GraphIndex& g, size_t erf) {
     const OnnxNode& e = g.node(erf);
@@ -150,29 +188,56 @@ std::optional<Match> match_gelu(const GraphIndex& g, size_t erf) {
     if (!x) return std::nullopt;
     const std::optional<size_t> a = g.reader(e.outputs[0]);
     if (!a || !g.is(*a, "Add", 2) || g.other_than_scalar(*a, 1.0) != e.outputs[0]) return std::nullopt;
-    const std::optional<size_t> m = g.reader(g.node(*a).outputs[0]);
-    if (!m || !g.is(*m, "Mul", 2)) return std::nullopt;
-    const std::vector<std::string>& mi = g.node(*m).inputs;
-    const std::string& y = mi[0] == g.node(*a).outputs[0] ? mi[1] : mi[0];
-    Match out;
-    out.op = "Gelu";
-    out.x = *x;
-    if (y == *x) {
-        // Mul(Mul(x, a), 0.5)
-        const std::optional<size_t> half = g.reader(g.node(*m).outputs[0]);
-        if (!half || !g.is(*half, "Mul", 2) || g.other_than_scalar(*half, 0.5) != g.node(*m).outputs[0])
-            return std::nullopt;
-        out.nodes = {*d, erf, *a, *m, *half};
-        out.last = *half;
-    } else {
-        // Mul(Mul(x, 0.5), a)
-        const std::optional<size_t> half = g.producer(y);
-        if (!half || !g.internal(y) || !g.is(*half, "Mul", 2) || g.other_than_scalar(*half, 0.5) != *x)
-            return std::nullopt;
-        out.nodes = {*d, erf, *a, *half, *m};
-        out.last = *m;
-    }
+    std::optional<Match> out = match_half_x_times(g, *x, *a);
+    if (!out) return std::nullopt;
+    out->nodes.insert(out->nodes.end(), {*d, erf, *a});
     return out;
+}
+
+// The Mul(x, x, x) of the tanh form, as Pow(x, 3) or two Muls: x, and the nodes.
+std::optional<std::pair<std::string, std::vector<size_t>>> match_cube(const GraphIndex& g, const std::string& c) {
+    const std::optional<size_t> p = g.producer(c);
+    if (!p || !g.internal(c)) return std::nullopt;
+    const std::vector<std::string>& in = g.node(*p).inputs;
+    if (g.is(*p, "Pow", 2) && g.scalar(in[1], 3.0)) return std::make_pair(in[0], std::vector<size_t>{*p});
+    if (!g.is(*p, "Mul", 2)) return std::nullopt;
+    // Mul(x, sq) or Mul(sq, x) with sq = Mul(x, x)
+    for (int side = 0; side < 2; ++side) {
+        const std::string& x = in[side];
+        const std::string& sq = in[1 - side];
+        const std::optional<size_t> q = g.producer(sq);
+        if (q && g.internal(sq) && g.is(*q, "Mul", 2) && g.node(*q).inputs[0] == x && g.node(*q).inputs[1] == x)
+            return std::make_pair(x, std::vector<size_t>{*p, *q});
+    }
+    return std::nullopt;
+}
+
+std::optional<Match> match_gelu_tanh(const GraphIndex& g, size_t tanh) {
+    const OnnxNode& t = g.node(tanh);
+    const std::optional<size_t> s = g.producer(t.inputs[0]);
+    if (!s || !g.internal(t.inputs[0]) || !g.is(*s, "Mul", 2)) return std::nullopt;
+    const std::optional<std::string> a_out = g.other_than_scalar(*s, 0.7978845608028654);   // sqrt(2 / pi)
+    const std::optional<size_t> a = a_out ? g.producer(*a_out) : std::nullopt;
+    if (!a || !g.internal(*a_out) || !g.is(*a, "Add", 2)) return std::nullopt;
+    // a = Add(x, Mul(cube(x), 0.044715)), either operand order
+    for (int side = 0; side < 2; ++side) {
+        const std::string& x = g.node(*a).inputs[side];
+        const std::string& m_out = g.node(*a).inputs[1 - side];
+        const std::optional<size_t> m = g.producer(m_out);
+        if (!m || !g.internal(m_out) || !g.is(*m, "Mul", 2)) continue;
+        const std::optional<std::string> c = g.other_than_scalar(*m, 0.044715);
+        const auto cube = c ? match_cube(g, *c) : std::nullopt;
+        if (!cube || cube->first != x) continue;
+        const std::optional<size_t> u = g.reader(t.outputs[0]);
+        if (!u || !g.is(*u, "Add", 2) || g.other_than_scalar(*u, 1.0) != t.outputs[0]) return std::nullopt;
+        std::optional<Match> out = match_half_x_times(g, x, *u);
+        if (!out) return std::nullopt;
+        out->approximate = "tanh";
+        out->nodes.insert(out->nodes.end(), {*s, *a, *m, tanh, *u});
+        out->nodes.insert(out->nodes.end(), cube->second.begin(), cube->second.end());
+        return out;
+    }
+    return std::nullopt;
 }
 
 std::optional<Match> match_swish(const GraphIndex& g, size_t sigmoid) {
@@ -217,6 +282,9 @@ FusedGraph fuse_known_subgraphs(const Registry& registry, const OnnxModel& model
         if (gelu && index.is(k, "Erf", 1)) {
             g = match_gelu(index, k);
             pass = "pattern_gelu";
+        } else if (gelu && index.is(k, "Tanh", 1)) {
+            g = match_gelu_tanh(index, k);
+            pass = "pattern_gelu";
         } else if (swish && index.is(k, "Sigmoid", 1)) {
             g = match_swish(index, k);
             pass = "pattern_swish";
@@ -233,6 +301,12 @@ FusedGraph fuse_known_subgraphs(const Registry& registry, const OnnxModel& model
         one.op_type = g->op;
         one.inputs = {g->x};
         one.outputs = {model.nodes[g->last].outputs[0]};
+        if (!g->approximate.empty()) {
+            OnnxAttr approximate;
+            approximate.kind = OnnxAttr::Kind::String;
+            approximate.s = g->approximate;
+            one.attrs["approximate"] = approximate;
+        }
         nodes[g->last] = std::move(one);
         gone[g->last] = false;
         ++out.fused;
