@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <tuple>
 
 #include "dynrt/error.hpp"
@@ -680,6 +681,22 @@ void expect_one_activation(const di::ImportedGraph& g, size_t fused, size_t node
     }
 }
 
+// Runs the imported graph of Y = f(X), X [N, 5], over changing N on one
+// network: Y matches f element by element (x in [-4, 4]).
+void expect_unary_values(const di::ImportedGraph& g, const di::OnnxModel& model, uint64_t seed,
+                         const std::function<double(double)>& f) {
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    for (int64_t n : {3, 1, 7, 3}) {
+        SCOPED_TRACE("N = " + std::to_string(n));
+        const HostTensor x = test::random_tensor(DataType::f32, Shape{n, 5}, seed++, -4, 4);
+        std::vector<float> want;
+        for (size_t i = 0; i < x.count(); ++i) want.push_back(static_cast<float>(f(x.as<float>()[i])));
+        run.set_input("X", x);
+        run.infer();
+        expect_near(run.output(0), Shape{n, 5}, want);
+    }
+}
+
 // Imports the spelling, checks how many subgraphs became one op and that the
 // output is the subgraph's value over changing N on one network.
 void expect_gelu_import(const GeluSpelling& spelling, size_t fused) {
@@ -688,20 +705,7 @@ void expect_gelu_import(const GeluSpelling& spelling, size_t fused) {
     const di::ImportedGraph g = di::import_graph(test::registry(), model);
     expect_one_activation(g, fused, 5, "gelu_out", "gelu");
     EXPECT_EQ(g.ops.size(), model.nodes.size());   // the model's own ops
-    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
-    uint64_t seed = 5;
-    for (int64_t n : {3, 1, 7, 3}) {
-        SCOPED_TRACE("N = " + std::to_string(n));
-        const HostTensor x = test::random_tensor(DataType::f32, Shape{n, 5}, seed++, -4, 4);
-        std::vector<float> want;
-        for (size_t i = 0; i < x.count(); ++i) {
-            const double v = x.as<float>()[i];
-            want.push_back(static_cast<float>(0.5 * v * (1.0 + std::erf(v / double(spelling.sqrt2)))));
-        }
-        run.set_input("X", x);
-        run.infer();
-        expect_near(run.output(0), Shape{n, 5}, want);
-    }
+    expect_unary_values(g, model, 5, [&](double v) { return 0.5 * v * (1.0 + std::erf(v / double(spelling.sqrt2))); });
 }
 
 TEST(OnnxGraph, GeluSubgraphs_ImportAsOneActivation) {
@@ -786,21 +790,9 @@ void expect_gelu_tanh_import(const GeluTanhSpelling& spelling, size_t fused) {
     const di::OnnxModel model = load(dir, gelu_tanh_model(spelling));
     const di::ImportedGraph g = di::import_graph(test::registry(), model);
     expect_one_activation(g, fused, spelling.pow ? 8 : 9, "gelu_out", "gelu_tanh");
-    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
-    uint64_t seed = 25;
-    for (int64_t n : {3, 1, 7, 3}) {
-        SCOPED_TRACE("N = " + std::to_string(n));
-        const HostTensor x = test::random_tensor(DataType::f32, Shape{n, 5}, seed++, -4, 4);
-        std::vector<float> want;
-        for (size_t i = 0; i < x.count(); ++i) {
-            const double v = x.as<float>()[i];
-            want.push_back(static_cast<float>(
-                0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + double(spelling.coef) * v * v * v)))));
-        }
-        run.set_input("X", x);
-        run.infer();
-        expect_near(run.output(0), Shape{n, 5}, want);
-    }
+    expect_unary_values(g, model, 25, [&](double v) {
+        return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + double(spelling.coef) * v * v * v)));
+    });
 }
 
 TEST(OnnxGraph, GeluTanhSubgraphs_ImportAsOneActivation) {

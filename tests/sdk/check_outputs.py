@@ -60,12 +60,16 @@ def read_npy(path):
     return shape, list(struct.unpack("<%df" % count, body))
 
 
-def check_ops(ops_json, module_dir, op):
+def load_ops(ops_json):
     try:
         with open(ops_json) as f:
-            doc = json.load(f)
+            return json.load(f)
     except (OSError, ValueError) as e:
         fail("`dynrt ops --json` output %s is not JSON: %s" % (ops_json, e))
+
+
+def check_ops(ops_json, module_dir, op):
+    doc = load_ops(ops_json)
     modules = doc.get("modules")
     if not isinstance(modules, list) or not modules:
         fail("`dynrt ops --json` lists no modules")
@@ -93,11 +97,7 @@ def check_ops(ops_json, module_dir, op):
 
 
 def check_refused(ops_json, module, op):
-    try:
-        with open(ops_json) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        fail("`dynrt ops --json` output %s is not JSON: %s" % (ops_json, e))
+    doc = load_ops(ops_json)
     module = os.path.realpath(module)
     failed = [f for f in doc.get("failed", []) if os.path.realpath(f.get("path", "")) == module]
     if not failed:
@@ -148,11 +148,7 @@ def check_clip(out_dir, input_npy, lo, hi, shapes):
 
 
 def check_installed(ops_json, module_dir, count):
-    try:
-        with open(ops_json) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        fail("`dynrt ops --json` output %s is not JSON: %s" % (ops_json, e))
+    doc = load_ops(ops_json)
     failed = doc.get("failed") or []
     if failed:
         fail("the installed CLI could not load %d modules, e.g. %s" % (len(failed), failed[0]))
