@@ -14,11 +14,13 @@
 #include <limits>
 
 #include "cli_support.hpp"
+#include "onnx_build.hpp"
 #include "onnx_import.hpp"
 #include "test_support.hpp"
 
 using namespace dynrt;
 namespace ox = ::onnx;
+using namespace dynrt::test::onnx_build;
 namespace di = dynrt::onnx;
 
 namespace {
@@ -67,43 +69,6 @@ constexpr int64_t kNoAxis = -100;
 
 constexpr int64_t kHeads = 2, kD = 4, kDv = 3;
 
-ox::NodeProto* add_node(ox::ModelProto& m, const std::string& op, const std::vector<std::string>& inputs,
-                        const std::vector<std::string>& outputs, const std::string& name) {
-    auto* n = m.mutable_graph()->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const auto& i : inputs) n->add_input(i);
-    for (const auto& o : outputs) n->add_output(o);
-    return n;
-}
-
-void int_attr(ox::NodeProto* n, const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(ox::AttributeProto::INT);
-    a->set_i(v);
-}
-
-void ints_attr(ox::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(ox::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-}
-
-// dims: a number, or a dim_param.
-void add_value(ox::ValueInfoProto* v, const std::string& name, int type, const std::vector<std::string>& dims) {
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    tt->mutable_shape();   // a scalar has a shape of no dims
-    for (const std::string& d : dims) {
-        if (std::isdigit(static_cast<unsigned char>(d[0])))
-            tt->mutable_shape()->add_dim()->set_dim_value(std::stoll(d));
-        else tt->mutable_shape()->add_dim()->set_dim_param(d);
-    }
-}
-
 class Builder {
 public:
     explicit Builder(const Spelling& s) : s_(s) {
@@ -150,21 +115,21 @@ public:
             v.insert(v.end(), tail.begin(), tail.end());
             return v;
         };
-        add_value(g->add_input(), "Q", f, dims({"Sq", d}));
-        add_value(g->add_input(), "V", f, dims({"Sk", dv}));
+        add_symbolic_value(g->add_input(), "Q", f, dims({"Sq", d}));
+        add_symbolic_value(g->add_input(), "V", f, dims({"Sk", dv}));
         // K^T
         std::string kt = "kT";
         switch (s.kt) {
             case KT::swap_last_two:
-                add_value(g->add_input(), "K", f, dims({"Sk", d}));
+                add_symbolic_value(g->add_input(), "K", f, dims({"Sk", d}));
                 ints_attr(add_node(m_, "Transpose", {"K"}, {"kT"}, "k_transpose"), "perm", {0, 1, 3, 2});
                 break;
             case KT::head_split:
-                add_value(g->add_input(), "K", f, {"B", "Sk", h, d});
+                add_symbolic_value(g->add_input(), "K", f, {"B", "Sk", h, d});
                 ints_attr(add_node(m_, "Transpose", {"K"}, {"kT"}, "k_transpose"), "perm", {0, 2, 3, 1});
                 break;
             case KT::dynamo: {
-                add_value(g->add_input(), "K", f, dims({"Sk", d}));
+                add_symbolic_value(g->add_input(), "K", f, dims({"Sk", d}));
                 add_node(m_, "Shape", {"K"}, {"k_shape"}, "k_shape");
                 int_vector("minus_one", -1);
                 int_vector("minus_two", -2);
@@ -180,7 +145,7 @@ public:
                 int_attr(add_node(m_, "Reshape", {"k3t", "shape_t"}, {"kT"}, "k_back"), "allowzero", 0);
                 break;
             }
-            case KT::given: add_value(g->add_input(), "kT", f, dims({d, "Sk"})); break;
+            case KT::given: add_symbolic_value(g->add_input(), "kT", f, dims({d, "Sk"})); break;
         }
         // scale
         std::string q = "Q";
@@ -203,7 +168,7 @@ public:
             add_node(m_, "Mul", {"inv_sqrt_d", "scores"}, {"scaled"}, "scale");
             scores = "scaled";
         } else if (s.scale == Scale::input_scores) {
-            add_value(g->add_input(), "S", f, {});
+            add_symbolic_value(g->add_input(), "S", f, {});
             add_node(m_, "Mul", {"scores", "S"}, {"scaled"}, "scale");
             scores = "scaled";
         }
@@ -214,7 +179,7 @@ public:
             case Mask::none: break;
             case Mask::add:
             case Mask::add_mask_first:
-                add_value(g->add_input(), "M", f, mask_dims);
+                add_symbolic_value(g->add_input(), "M", f, mask_dims);
                 add_node(
                     m_, "Add",
                     s.mask == Mask::add ? std::vector<std::string>{scores, "M"} : std::vector<std::string>{"M", scores},
@@ -222,7 +187,7 @@ public:
                 scores = "masked";
                 break;
             default: {
-                add_value(g->add_input(), "C", ox::TensorProto::BOOL, mask_dims);
+                add_symbolic_value(g->add_input(), "C", ox::TensorProto::BOOL, mask_dims);
                 const bool inf = s.mask == Mask::where_inf || s.mask == Mask::where_inf_inverted;
                 const bool inverted = s.mask == Mask::where_inf_inverted || s.mask == Mask::where_min_inverted;
                 float_scalar("masked_value",
@@ -244,10 +209,10 @@ public:
             p = "p_safe";
         }
         add_node(m_, "MatMul", {p, "V"}, {"Y"}, "attention");
-        add_value(g->add_output(), "Y", f, dims({"Sq", dv}));
+        add_symbolic_value(g->add_output(), "Y", f, dims({"Sq", dv}));
         if (s.scores_read_twice) {
             add_node(m_, "Identity", {"scores"}, {"scores_copy"}, "copy");
-            add_value(g->add_output(), "scores_copy", f, dims({"Sq", "Sk"}));
+            add_symbolic_value(g->add_output(), "scores_copy", f, dims({"Sq", "Sk"}));
         }
         return m_;
     }

@@ -20,12 +20,14 @@
 #include "dynrt/error.hpp"
 #include "dynrt/module_loader.hpp"
 #include "dynrt/passes.hpp"
+#include "onnx_build.hpp"
 #include "onnx_import.hpp"
 #include "test_support.hpp"
 
 using namespace dynrt;
 namespace fs = std::filesystem;
 namespace ox = ::onnx;
+using namespace dynrt::test::onnx_build;
 namespace di = dynrt::onnx;
 
 namespace {
@@ -33,48 +35,6 @@ namespace {
 const std::string kBisectModules = std::string(DYNRT_TEST_MODULES_DIR) + "/bisect";
 
 using TempDir = test::ScratchDir;
-
-void write(const fs::path& p, const google::protobuf::MessageLite& m) {
-    fs::create_directories(p.parent_path());
-    std::ofstream f(p, std::ios::binary);
-    f << m.SerializeAsString();
-}
-
-ox::TensorProto floats(const std::vector<int64_t>& dims, const std::vector<float>& v) {
-    ox::TensorProto t;
-    for (int64_t d : dims) t.add_dims(d);
-    t.set_data_type(ox::TensorProto::FLOAT);
-    t.set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
-    return t;
-}
-
-void add_value(ox::ValueInfoProto* v, const std::string& name, const std::vector<std::string>& dims) {
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(ox::TensorProto::FLOAT);
-    for (const std::string& d : dims) {
-        if (std::isdigit(static_cast<unsigned char>(d[0])))
-            tt->mutable_shape()->add_dim()->set_dim_value(std::stoll(d));
-        else tt->mutable_shape()->add_dim()->set_dim_param(d);
-    }
-}
-
-void add_node(ox::ModelProto& m, const std::string& op, const std::vector<std::string>& inputs,
-              const std::vector<std::string>& outputs, const std::string& name) {
-    auto* n = m.mutable_graph()->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const auto& i : inputs) n->add_input(i);
-    for (const auto& o : outputs) n->add_output(o);
-}
-
-ox::ModelProto empty_model() {
-    ox::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(13);
-    m.mutable_graph()->set_name("g");
-    return m;
-}
 
 // X[N,3] -> TmDouble "double" -> d -> Relu "relu" -> r -> Add(r, r) "sum" -> Y.
 // The Relu's output has one reader through two inputs, so the fused chain
@@ -85,9 +45,9 @@ fs::path write_double_relu(const fs::path& dir) {
     add_node(m, "TmDouble", {"X"}, {"d"}, "double");
     add_node(m, "Relu", {"d"}, {"r"}, "relu");
     add_node(m, "Add", {"r", "r"}, {"Y"}, "sum");
-    add_value(m.mutable_graph()->add_input(), "X", {"N", "3"});
-    add_value(m.mutable_graph()->add_output(), "Y", {"N", "3"});
-    write(dir / "model.onnx", m);
+    add_symbolic_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {"N", "3"});
+    add_symbolic_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {"N", "3"});
+    write_proto(dir / "model.onnx", m);
     int set = 0;
     for (const std::vector<float>& x :
          {std::vector<float>{1, -2, 3, -0.5f, 0.25f, -4}, std::vector<float>{-1, 2, -3, 4, -5, 6, 0.5f, -0.75f, 1}}) {
@@ -95,8 +55,8 @@ fs::path write_double_relu(const fs::path& dir) {
         for (float v : x) y.push_back(2 * std::max(2 * v, 0.0f));
         const int64_t n = static_cast<int64_t>(x.size() / 3);
         const fs::path ds = dir / ("test_data_set_" + std::to_string(set++));
-        write(ds / "input_0.pb", floats({n, 3}, x));
-        write(ds / "output_0.pb", floats({n, 3}, y));
+        write_proto(ds / "input_0.pb", float_tensor({n, 3}, x));
+        write_proto(ds / "output_0.pb", float_tensor({n, 3}, y));
     }
     return dir;
 }
@@ -244,7 +204,7 @@ void add_attr_ints(ox::ModelProto& m, const std::string& name, const std::vector
 
 void add_initializer(ox::ModelProto& m, const std::string& name, const std::vector<int64_t>& dims,
                      const std::vector<float>& v) {
-    *m.mutable_graph()->add_initializer() = floats(dims, v);
+    *m.mutable_graph()->add_initializer() = float_tensor(dims, v);
     m.mutable_graph()->mutable_initializer(m.graph().initializer_size() - 1)->set_name(name);
 }
 
@@ -270,12 +230,12 @@ TEST(Bisect, ProgramFolds_MapTheirTensorsAndFindNoDifference) {
     add_initializer(m, "shift", {2}, shift);
     add_initializer(m, "mean", {2}, mean);
     add_initializer(m, "var", {2}, var);
-    add_value(m.mutable_graph()->add_input(), "A", {"2", "3"});
-    add_value(m.mutable_graph()->add_input(), "B", {"4", "3"});
-    add_value(m.mutable_graph()->add_input(), "X", {"1", "2", "2", "2"});
-    add_value(m.mutable_graph()->add_output(), "P", {"2", "4"});
-    add_value(m.mutable_graph()->add_output(), "Q", {"1", "2", "2", "2"});
-    write(dir.path() / "model.onnx", m);
+    add_symbolic_value(m.mutable_graph()->add_input(), "A", ox::TensorProto::FLOAT, {"2", "3"});
+    add_symbolic_value(m.mutable_graph()->add_input(), "B", ox::TensorProto::FLOAT, {"4", "3"});
+    add_symbolic_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {"1", "2", "2", "2"});
+    add_symbolic_value(m.mutable_graph()->add_output(), "P", ox::TensorProto::FLOAT, {"2", "4"});
+    add_symbolic_value(m.mutable_graph()->add_output(), "Q", ox::TensorProto::FLOAT, {"1", "2", "2", "2"});
+    write_proto(dir.path() / "model.onnx", m);
     const std::vector<float> a = {1, 2, 3, -1, 0.5f, 2}, b = {1, 0, -1, 2, 1, 0, 0.5f, 0.5f, 0.5f, -3, 1, 2},
                              x = {1, -1, 2, 0.5f, -2, 3, 0.25f, 1};
     std::vector<float> p, q;
@@ -291,11 +251,11 @@ TEST(Bisect, ProgramFolds_MapTheirTensorsAndFindNoDifference) {
             q.push_back(static_cast<float>((c - mean[o]) / std::sqrt(var[o] + 1e-5) * scale[o] + shift[o]));
         }
     const fs::path ds = dir.path() / "test_data_set_0";
-    write(ds / "input_0.pb", floats({2, 3}, a));
-    write(ds / "input_1.pb", floats({4, 3}, b));
-    write(ds / "input_2.pb", floats({1, 2, 2, 2}, x));
-    write(ds / "output_0.pb", floats({2, 4}, p));
-    write(ds / "output_1.pb", floats({1, 2, 2, 2}, q));
+    write_proto(ds / "input_0.pb", float_tensor({2, 3}, a));
+    write_proto(ds / "input_1.pb", float_tensor({4, 3}, b));
+    write_proto(ds / "input_2.pb", float_tensor({1, 2, 2, 2}, x));
+    write_proto(ds / "output_0.pb", float_tensor({2, 4}, p));
+    write_proto(ds / "output_1.pb", float_tensor({1, 2, 2, 2}, q));
 
     di::BisectOptions opt;
     opt.atol = 1e-5;
@@ -333,7 +293,7 @@ size_t op_nodes(const Program& p) {
 }
 
 di::OnnxModel load(const TempDir& dir, const ox::ModelProto& m) {
-    write(dir.path() / "model.onnx", m);
+    write_proto(dir.path() / "model.onnx", m);
     return di::load_model((dir.path() / "model.onnx").string());
 }
 
@@ -353,15 +313,15 @@ di::ImportedGraph import_with(const di::OnnxModel& model, const std::string& spe
 TEST(ImportPasses, ConstantFoldingAndPatternsOff_LeaveTheirNodes) {
     TempDir dir;
     ox::ModelProto m = empty_model();
-    *m.mutable_graph()->add_initializer() = floats({3}, {1, -2, 3});
+    *m.mutable_graph()->add_initializer() = float_tensor({3}, {1, -2, 3});
     m.mutable_graph()->mutable_initializer(0)->set_name("C");
     add_node(m, "Neg", {"C"}, {"c1"}, "neg1");
     add_node(m, "Neg", {"c1"}, {"c2"}, "neg2");
     add_node(m, "Sigmoid", {"X"}, {"s"}, "gate");
     add_node(m, "Mul", {"X", "s"}, {"w"}, "silu");
     add_node(m, "Add", {"w", "c2"}, {"Y"}, "add");
-    add_value(m.mutable_graph()->add_input(), "X", {"2", "3"});
-    add_value(m.mutable_graph()->add_output(), "Y", {"2", "3"});
+    add_symbolic_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {"2", "3"});
+    add_symbolic_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {"2", "3"});
     const di::OnnxModel model = load(dir, m);
 
     const di::ImportedGraph all = import_with(model, "all");

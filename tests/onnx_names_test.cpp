@@ -23,6 +23,7 @@
 
 #include "cli_support.hpp"
 #include "dynrt/error.hpp"
+#include "onnx_build.hpp"
 #include "onnx_import.hpp"
 #include "op_test.hpp"
 #include "pipeline.hpp"
@@ -31,6 +32,7 @@
 using namespace dynrt;
 namespace fs = std::filesystem;
 namespace ox = ::onnx;
+using namespace dynrt::test::onnx_build;
 namespace di = dynrt::onnx;
 
 namespace {
@@ -59,30 +61,12 @@ void add_float(ox::ValueInfoProto* v, const std::string& name, const std::option
     }
 }
 
-ox::ModelProto empty_model() {
-    ox::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(13);
-    m.mutable_graph()->set_name("g");
-    return m;
-}
-
-ox::NodeProto* add_node(ox::ModelProto& m, const std::string& op, const std::vector<std::string>& inputs,
-                        const std::string& output, const std::string& name) {
-    auto* n = m.mutable_graph()->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const auto& i : inputs) n->add_input(i);
-    n->add_output(output);
-    return n;
-}
-
 // Each input `in[k]` -> Relu -> graph output `out[k]`.
 ox::ModelProto relu_model(const std::vector<std::pair<std::string, std::vector<Dim>>>& in,
                           const std::vector<std::string>& out) {
     ox::ModelProto m = empty_model();
     for (size_t k = 0; k < in.size(); ++k) {
-        add_node(m, "Relu", {in[k].first}, out[k], "relu" + std::to_string(k));
+        add_node(m, "Relu", {in[k].first}, {out[k]}, "relu" + std::to_string(k));
         add_float(m.mutable_graph()->add_input(), in[k].first, in[k].second);
         add_float(m.mutable_graph()->add_output(), out[k], std::nullopt);
     }
@@ -92,7 +76,7 @@ ox::ModelProto relu_model(const std::vector<std::pair<std::string, std::vector<D
 // A and B joined by Concat on `axis` into Y.
 ox::ModelProto concat_model(const std::vector<Dim>& a, const std::vector<Dim>& b, int64_t axis) {
     ox::ModelProto m = empty_model();
-    auto* attr = add_node(m, "Concat", {"A", "B"}, "Y", "cat")->add_attribute();
+    auto* attr = add_node(m, "Concat", {"A", "B"}, {"Y"}, "cat")->add_attribute();
     attr->set_name("axis");
     attr->set_type(ox::AttributeProto::INT);
     attr->set_i(axis);

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "dynrt/error.hpp"
+#include "onnx_build.hpp"
 #include "onnx_import.hpp"
 #include "test_support.hpp"
 
@@ -25,15 +26,7 @@ namespace di = dynrt::onnx;
 
 namespace {
 
-ox::TensorProto float_tensor(const std::vector<int64_t>& dims, const std::vector<float>& v, bool raw) {
-    ox::TensorProto t;
-    for (int64_t d : dims) t.add_dims(d);
-    t.set_data_type(ox::TensorProto::FLOAT);
-    if (raw) t.set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
-    else
-        for (float f : v) t.add_float_data(f);
-    return t;
-}
+using namespace test::onnx_build;
 
 std::string error_of(const std::function<void()>& f) {
     try {
@@ -57,46 +50,6 @@ struct TempDir {
     ~TempDir() { fs::remove_all(path); }
 };
 
-void write(const fs::path& p, const google::protobuf::MessageLite& m) {
-    fs::create_directories(p.parent_path());
-    std::ofstream f(p, std::ios::binary);
-    f << m.SerializeAsString();
-}
-
-// A tensor value info; where `params[i]` is not empty, dim i is that dim_param
-// instead of dims[i].
-void add_value(ox::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims,
-               const std::vector<std::string>& params = {}) {
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    auto* shape = tt->mutable_shape();
-    for (size_t i = 0; i < dims.size(); ++i) {
-        if (i < params.size() && !params[i].empty()) shape->add_dim()->set_dim_param(params[i]);
-        else shape->add_dim()->set_dim_value(dims[i]);
-    }
-}
-
-// An empty model of the default domain, opset 13.
-ox::ModelProto empty_model() {
-    ox::ModelProto m;
-    m.set_ir_version(8);
-    auto* opset = m.add_opset_import();
-    opset->set_version(13);
-    m.mutable_graph()->set_name("g");
-    return m;
-}
-
-ox::NodeProto* add_node(ox::ModelProto& m, const std::string& op, const std::vector<std::string>& inputs,
-                        const std::vector<std::string>& outputs, const std::string& name = {}) {
-    auto* n = m.mutable_graph()->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const auto& i : inputs) n->add_input(i);
-    for (const auto& o : outputs) n->add_output(o);
-    return n;
-}
-
 // A node-test folder for `op` with one float input [2,3] and one output.
 ox::ModelProto unary_model(const std::string& op, int nodes = 1) {
     ox::ModelProto m = empty_model();
@@ -110,9 +63,9 @@ ox::ModelProto unary_model(const std::string& op, int nodes = 1) {
 
 // A node-test folder `f` with the model and one data set of one input and one output.
 void write_case(const fs::path& f, const ox::ModelProto& model, const ox::TensorProto& in, const ox::TensorProto& out) {
-    write(f / "model.onnx", model);
-    write(f / "test_data_set_0" / "input_0.pb", in);
-    write(f / "test_data_set_0" / "output_0.pb", out);
+    write_proto(f / "model.onnx", model);
+    write_proto(f / "test_data_set_0" / "input_0.pb", in);
+    write_proto(f / "test_data_set_0" / "output_0.pb", out);
 }
 
 di::CaseResult run_one(const fs::path& folder) {
@@ -366,8 +319,8 @@ TEST(OnnxTest, TwoNodeFolder_RunsEveryDataSetInOrderOnOneNetwork) {
     add_value(m.mutable_graph()->add_input(), "x", ox::TensorProto::FLOAT, {0, 3}, {"N"});
     add_value(m.mutable_graph()->add_output(), "y", ox::TensorProto::FLOAT, {0, 3}, {"N"});
     write_case(f, m, float_tensor({1, 3}, {-1, 2, -3}, true), float_tensor({1, 3}, {0, -2, 0}, true));
-    write(f / "test_data_set_1" / "input_0.pb", float_tensor({2, 3}, {4, -5, 6, -7, 8, 0}, false));
-    write(f / "test_data_set_1" / "output_0.pb", float_tensor({2, 3}, {-4, 0, -6, 0, -8, 0}, false));
+    write_proto(f / "test_data_set_1" / "input_0.pb", float_tensor({2, 3}, {4, -5, 6, -7, 8, 0}, false));
+    write_proto(f / "test_data_set_1" / "output_0.pb", float_tensor({2, 3}, {-4, 0, -6, 0, -8, 0}, false));
     di::TestReport r = di::run_tests(test::registry(), {f.string()}, di::TestOptions{});
     ASSERT_EQ(r.cases.size(), 2u);
     for (const auto& c : r.cases) {
@@ -378,7 +331,7 @@ TEST(OnnxTest, TwoNodeFolder_RunsEveryDataSetInOrderOnOneNetwork) {
     }
     EXPECT_EQ(r.cases[1].data_set, "test_data_set_1");
     // A wrong value in the second data set fails that data set only, naming the output.
-    write(f / "test_data_set_1" / "output_0.pb", float_tensor({2, 3}, {-4, 0, -6, 0, -8, 1}, false));
+    write_proto(f / "test_data_set_1" / "output_0.pb", float_tensor({2, 3}, {-4, 0, -6, 0, -8, 1}, false));
     r = di::run_tests(test::registry(), {dir.path.string()}, di::TestOptions{});   // scanned: run, not skipped
     EXPECT_TRUE(r.skipped.empty());
     ASSERT_EQ(r.cases.size(), 2u);
@@ -410,14 +363,14 @@ TEST(OnnxTest, GraphWithAnUnclaimedOp_IsSkippedWhenScannedAndAnErrorWhenNamed) {
 TEST(OnnxTest, DataOfUnsupportedDtype_IsAnErrorNamingTheDataFile) {
     TempDir dir;
     const fs::path f = dir.path / "test_relu_double";
-    write(f / "model.onnx", unary_model("Relu"));
+    write_proto(f / "model.onnx", unary_model("Relu"));
     ox::TensorProto d;
     d.add_dims(2);
     d.add_dims(3);
     d.set_data_type(ox::TensorProto::INT16);
     for (int i = 0; i < 6; ++i) d.add_double_data(i);
-    write(f / "test_data_set_0" / "input_0.pb", d);
-    write(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true));
+    write_proto(f / "test_data_set_0" / "input_0.pb", d);
+    write_proto(f / "test_data_set_0" / "output_0.pb", float_tensor({2, 3}, {0, 1, 2, 3, 4, 5}, true));
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
     EXPECT_NE(r.detail.find("INT16"), std::string::npos) << r.detail;
@@ -462,7 +415,7 @@ namespace {
 
 // `m` written into `dir` and loaded back, so that errors name its file.
 di::OnnxModel load(const TempDir& dir, const ox::ModelProto& m) {
-    write(dir.path / "model.onnx", m);
+    write_proto(dir.path / "model.onnx", m);
     return di::load_model((dir.path / "model.onnx").string());
 }
 
@@ -1056,7 +1009,7 @@ TEST(OnnxGraph, ExternalData_IsReadInsideTheModelFolderOnly) {
         }
         add_value(m.mutable_graph()->add_input(), "X", ox::TensorProto::FLOAT, {1, 3});
         add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {1, 2});
-        write(dir.path / "model.onnx", m);
+        write_proto(dir.path / "model.onnx", m);
         return (dir.path / "model.onnx").string();
     };
     const di::OnnxModel ok = di::load_model(model_with("weights.bin", "8", "24"));
