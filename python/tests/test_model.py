@@ -1,0 +1,199 @@
+"""The dynrt package against the test models' reference outputs: Model.run,
+requests whose shapes change from run to run, two threads on one model, a
+YAML pipeline, and every bad input raising dynrt.Error with dynrt's message."""
+import threading
+
+import numpy as np
+import pytest
+
+from conftest import data_set, model_path
+
+ATOL, RTOL = 1e-4, 1e-3
+
+
+@pytest.fixture(scope="module")
+def encoder(dynrt):
+    return dynrt.Model(model_path("encoder"), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def cnn(dynrt):
+    return dynrt.Model(model_path("cnn"), device="cpu")
+
+
+def feeds_of(model, inputs):
+    return {info.name: x for info, x in zip(model.inputs, inputs)}
+
+
+def check_outputs(model, got, want):
+    assert list(got) == [o.name for o in model.outputs]
+    for (name, y), ref in zip(got.items(), want):
+        assert y.shape == ref.shape, name
+        assert y.dtype == ref.dtype, name
+        np.testing.assert_allclose(y, ref, atol=ATOL, rtol=RTOL, err_msg=name)
+
+
+def test_inputs_and_outputs_name_their_dims(cnn, encoder):
+    (image,) = cnn.inputs
+    assert (image.name, image.dtype, image.shape) == ("image", np.float32, ["batch", 3, "height", "width"])
+    (logits,) = cnn.outputs
+    assert (logits.name, logits.dtype, logits.shape) == ("logits", np.float32, ["batch", 10])
+    assert [(i.name, i.dtype, i.shape) for i in encoder.inputs] == [
+        ("input_ids", np.int64, ["batch", "sequence"]), ("attention_mask", np.int64, ["batch", "sequence"])]
+    assert [o.shape for o in encoder.outputs] == [["batch", "sequence", 32], ["batch", 32]]
+    assert cnn.device == "cpu"
+
+
+@pytest.mark.parametrize("model", ["cnn", "encoder", "decoder_prefill", "audio"])
+def test_model_run_matches_the_reference(dynrt, model):
+    m = dynrt.Model(model_path(model), device="cpu")
+    inputs, outputs = data_set(model, 0)
+    check_outputs(m, m.run(feeds_of(m, inputs)), outputs)
+
+
+def test_shapes_change_on_one_request(encoder):
+    r = encoder.create_request()
+    shapes = set()
+    for k in (0, 1, 2, 0, 2):
+        inputs, outputs = data_set("encoder", k)
+        shapes.add(inputs[0].shape)
+        check_outputs(encoder, r.run(feeds_of(encoder, inputs)), outputs)
+    assert len(shapes) == 3   # the data sets do change shape
+
+
+def test_inputs_keep_their_value_and_outputs_are_copies(cnn):
+    r = cnn.create_request()
+    inputs, outputs = data_set("cnn", 0)
+    r.set_input("image", inputs[0])
+    first = r.run()["logits"]
+    np.testing.assert_allclose(first, outputs[0], atol=ATOL, rtol=RTOL)
+    other, other_out = data_set("cnn", 1)
+    r.run({"image": other[0]})
+    # The first result is the caller's: the second run did not overwrite it.
+    np.testing.assert_allclose(first, outputs[0], atol=ATOL, rtol=RTOL)
+    np.testing.assert_allclose(r.output("logits"), other_out[0], atol=ATOL, rtol=RTOL)
+    # The input was copied when set: changing the array afterwards changes nothing.
+    x = inputs[0].copy()
+    r.set_input("image", x)
+    x[:] = 0
+    np.testing.assert_allclose(r.run()["logits"], outputs[0], atol=ATOL, rtol=RTOL)
+
+
+def test_two_threads_on_one_model(encoder):
+    sets = [data_set("encoder", k) for k in range(3)]
+    errors = []
+
+    def work(t):
+        try:
+            r = encoder.create_request()
+            for i in range(12):
+                inputs, outputs = sets[(i + t) % 3]
+                got = r.run(feeds_of(encoder, inputs)) if i % 2 else encoder.run(feeds_of(encoder, inputs))
+                check_outputs(encoder, got, outputs)
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_a_yaml_pipeline(dynrt, tmp_path):
+    (tmp_path / "relu.yaml").write_text(
+        "name: relu\n"
+        "inputs:\n  x: {dtype: f32, shape: [n, 4]}\n"
+        "nodes:\n  - {name: y, op: activation, inputs: [x], attrs: {func: relu}}\n"
+        "outputs: [y]\n"
+        "schedule:\n  - {n: 1}\n")
+    m = dynrt.Model(str(tmp_path / "relu.yaml"), device="cpu")
+    assert [(i.name, i.shape) for i in m.inputs] == [("x", ["n", 4])]
+    r = m.create_request()
+    for n in (3, 1, 7):
+        x = np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)
+        np.testing.assert_array_equal(r.run({"x": x})["y"], np.maximum(x, 0))
+
+
+# ---- errors -------------------------------------------------------------------
+
+def raises(dynrt, fn, *parts):
+    with pytest.raises(dynrt.Error) as info:
+        fn()
+    for p in parts:
+        assert p in str(info.value), str(info.value)
+    return info.value
+
+
+def test_unknown_input_name(dynrt, cnn):
+    x = data_set("cnn", 0)[0][0]
+    e = raises(dynrt, lambda: cnn.run({"imag": x}), "the model has no input 'imag'", "did you mean 'image'",
+               "its inputs: image")
+    assert e.file == model_path("cnn")
+    raises(dynrt, lambda: cnn.create_request().set_input("nope", x), "no input 'nope'")
+
+
+def test_wrong_dtype(dynrt, cnn):
+    x = data_set("cnn", 0)[0][0]
+    raises(dynrt, lambda: cnn.run({"image": x.astype(np.float64)}), "input 'image': holds f64, the model declares f32")
+    raises(dynrt, lambda: cnn.run({"image": x.astype(np.complex64)}), "input 'image'", "complex64", "has no dynrt type")
+
+
+def test_wrong_rank_and_fixed_dim(dynrt, cnn):
+    x = data_set("cnn", 0)[0][0]
+    raises(dynrt, lambda: cnn.run({"image": x[0]}), "input 'image': shape [3,32,32]",
+           "declared [batch,3,height,width] (rank 3 vs 4)")
+    raises(dynrt, lambda: cnn.run({"image": np.zeros((1, 4, 8, 8), np.float32)}), "shape [1,4,8,8]", "at dim 1")
+
+
+def test_non_contiguous_array(dynrt, cnn):
+    x = data_set("cnn", 0)[0][0]
+    raises(dynrt, lambda: cnn.run({"image": x[:, :, ::2]}), "input 'image': the array is not C-contiguous",
+           "ascontiguousarray")
+    # A contiguous copy of the same view runs.
+    assert cnn.run({"image": np.ascontiguousarray(x[:, :, ::2])})["logits"].shape == (1, 10)
+
+
+def test_inputs_that_disagree_on_a_shared_dim(dynrt, encoder):
+    ids = np.ones((1, 5), np.int64)
+    raises(dynrt, lambda: encoder.run({"input_ids": ids, "attention_mask": np.ones((1, 6), np.int64)}),
+           "sets 'sequence' to 6", "sets it to 5")
+
+
+def test_missing_input(dynrt, encoder):
+    raises(dynrt, lambda: encoder.run({"input_ids": np.ones((1, 5), np.int64)}), "'attention_mask' not given")
+    raises(dynrt, lambda: encoder.create_request().run(), "input 'attention_mask' was not set")
+
+
+def test_missing_file_unknown_device_and_passes(dynrt, tmp_path):
+    missing = str(tmp_path / "missing.onnx")
+    e = raises(dynrt, lambda: dynrt.Model(missing), missing, "cannot open")
+    assert e.file == missing
+    e = raises(dynrt, lambda: dynrt.Model(model_path("cnn"), device="tpu"), "unknown device 'tpu'", "available:")
+    assert e.field == "device"
+    raises(dynrt, lambda: dynrt.Model(model_path("cnn"), device="cpu", passes="-nosuchpass"), "nosuchpass")
+    raises(dynrt, lambda: dynrt.Model(model_path("cnn"), module_dirs=[str(tmp_path)]), "no module loaded from")
+
+
+def test_output_errors(dynrt, cnn):
+    r = cnn.create_request()
+    raises(dynrt, lambda: r.output("logits"), "has not run")
+    r.run({"image": data_set("cnn", 0)[0][0]})
+    raises(dynrt, lambda: r.output("logit"), "no output 'logit'", "did you mean 'logits'")
+
+
+def test_passes_off_give_the_same_outputs(dynrt):
+    m = dynrt.Model(model_path("encoder"), device="cpu", passes="none")
+    inputs, outputs = data_set("encoder", 1)
+    check_outputs(m, m.run(feeds_of(m, inputs)), outputs)
+
+
+def test_load_tensor_reads_what_the_reference_reader_reads(dynrt):
+    from conftest import MODELS, read_pb
+    import os
+    path = os.path.join(MODELS, "encoder", "test_data_set_0", "input_0.pb")
+    x = dynrt.load_tensor(path)
+    ref = read_pb(path)
+    assert x.dtype == ref.dtype and x.shape == ref.shape
+    np.testing.assert_array_equal(x, ref)
