@@ -174,6 +174,7 @@ public:
     }
 
     py::dict run(const py::object& feeds, const py::object& outputs) {
+        if (feeds.is_none()) throw py::type_error("Model.run needs feeds: a dict of input name -> array");
         std::unique_ptr<PyRequest> r;
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -186,7 +187,6 @@ public:
             py::gil_scoped_release release;
             r = create_request();
         }
-        if (feeds.is_none()) throw py::type_error("Model.run needs feeds: a dict of input name -> array");
         py::dict out = r->run(feeds, outputs, true);
         // A request whose run failed is dropped: it may hold half-set inputs.
         std::lock_guard<std::mutex> lock(mutex_);

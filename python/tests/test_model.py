@@ -116,6 +116,20 @@ def test_a_yaml_pipeline(dynrt, tmp_path):
         np.testing.assert_array_equal(r.run({"x": x})["y"], np.maximum(x, 0))
 
 
+def test_pipeline_state_and_reset(dynrt):
+    import os
+    from conftest import SOURCE_DIR
+    m = dynrt.Model(os.path.join(SOURCE_DIR, "configs", "llm_decode_kv.yaml"), device="cpu")
+    r = m.create_request()
+    first = r.run({"ids": np.array([[3]], np.int64)})["out"]
+    r.run({"ids": np.array([[5]], np.int64)})
+    # The KV cache now holds two tokens: the same token gives another output ...
+    assert not np.array_equal(r.run({"ids": np.array([[3]], np.int64)})["out"], first)
+    # ... until the state is reset.
+    r.reset_state()
+    np.testing.assert_array_equal(r.run({"ids": np.array([[3]], np.int64)})["out"], first)
+
+
 # ---- errors -------------------------------------------------------------------
 
 def raises(dynrt, fn, *parts):
