@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -179,6 +181,41 @@ TEST(Api, PipelineState_KeptAcrossRunsUntilReset) {
     EXPECT_NE(step(3), first);   // the cache holds two tokens now
     request.reset_state();
     EXPECT_EQ(step(3), first);
+}
+
+// ModelOptions::cache_dir is where the model's OpenCL programs go, and the
+// environment is as it was afterwards. (ApiOcl: on PoCL's device it builds
+// kernels, which the sanitizer run leaves out, as it does the other *Ocl tests.)
+TEST(ApiOcl, CacheDir_HoldsTheModelsPrograms) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no OpenCL device";
+    test::ScratchDir dir("dynrt_api_test");
+    const char* before = std::getenv("DYNRT_CACHE_DIR");
+    const std::string before_value = before ? before : "";
+    // PoCL keeps its own cache unless told to use dynrt's too.
+    const char* binary = std::getenv("DYNRT_OCL_BINARY_CACHE");
+    const std::string binary_value = binary ? binary : "";
+    ::setenv("DYNRT_OCL_BINARY_CACHE", "on", 1);
+    ModelOptions o;
+    o.device = "ocl";
+    o.cache_dir = (dir.path() / "cache").string();
+    {
+        const Model model(model_path("cnn"), o);
+        EXPECT_EQ(model.device(), "ocl");
+        Request request = model.create_request();
+        EXPECT_EQ(run_and_compare(model, request, data_set("cnn", 0)), "");
+    }
+    if (binary) ::setenv("DYNRT_OCL_BINARY_CACHE", binary_value.c_str(), 1);
+    else ::unsetenv("DYNRT_OCL_BINARY_CACHE");
+    size_t programs = 0;
+    std::error_code ec;
+    for (const auto& f : std::filesystem::directory_iterator(dir.path() / "cache" / "ocl", ec))
+        programs += f.path().extension() == ".clbin";
+    EXPECT_GT(programs, 0u);
+    const char* after = std::getenv("DYNRT_CACHE_DIR");
+    EXPECT_EQ(after != nullptr, before != nullptr);
+    if (after && before) {
+        EXPECT_EQ(std::string(after), before_value);
+    }
 }
 
 // Every error names the model file and says what is wrong.
