@@ -2,6 +2,7 @@
 requests whose shapes change from run to run, two threads on one model, a
 YAML pipeline, and every bad input raising dynrt.Error with dynrt's message."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -99,6 +100,41 @@ def test_two_threads_on_one_model(encoder):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_other_threads_run_python_while_a_model_runs(cnn):
+    """run() releases the GIL. The interpreter's forced thread switches are
+    off, so the other thread runs Python only where the main thread lets the
+    GIL go; `outputs=[]` makes no arrays (numpy lets it go in large copies).
+    The other thread notes whether a run is under way each time it runs: it
+    sees one only if run() let the GIL go."""
+    import sys
+    x = np.random.default_rng(0).standard_normal((4, 3, 96, 96)).astype(np.float32)
+    r = cnn.create_request()
+    r.set_input("image", x)
+    running, seen, stop, started = [False], [], threading.Event(), threading.Event()
+
+    def spin():
+        started.set()
+        while not stop.is_set():
+            seen.append(running[0])
+            time.sleep(0)   # lets the GIL go, so the main thread can take it back
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    t = threading.Thread(target=spin)
+    try:
+        t.start()
+        started.wait()
+        for _ in range(20):
+            running[0] = True
+            r.run(outputs=[])
+            running[0] = False
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        t.join()
+    assert True in seen
 
 
 def test_a_yaml_pipeline(dynrt, tmp_path):
