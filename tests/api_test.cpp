@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -144,6 +145,20 @@ TEST(Api, SetInput_CopiesTheData) {
     for (size_t e = 0; e < y.count(); ++e) EXPECT_NEAR(y.as<float>()[e], d.outputs[0].as<float>()[e], 1e-4);
     // output(index) and output(name) are the same request-owned tensor.
     EXPECT_EQ(&request.output(0), &y);
+}
+
+TEST(Api, Request_OutlivesItsModel) {
+    std::optional<Request> request;
+    {
+        const Model model(model_path("cnn"), on_cpu());
+        request.emplace(model.create_request());
+    }
+    const DataSet d = data_set("cnn", 1);
+    request->set_input("image", d.inputs[0]);
+    request->run();
+    const HostTensor& y = request->output("logits");
+    ASSERT_EQ(y.shape(), d.outputs[0].shape());
+    for (size_t e = 0; e < y.count(); ++e) EXPECT_NEAR(y.as<float>()[e], d.outputs[0].as<float>()[e], 1e-4);
 }
 
 TEST(Api, YamlPipeline_RunsWithChangingShapes) {
