@@ -86,6 +86,17 @@ public:
         py::array array;
         if (py::isinstance<py::array>(value)) {
             array = py::reinterpret_borrow<py::array>(value);
+        } else if (py::hasattr(value, "__dlpack__")) {
+            // A tensor of another library (torch, jax, cupy ...) through
+            // DLPack: numpy views its memory without a copy; one that is not
+            // in host memory is refused by numpy, with its own message.
+            try {
+                array = py::array(py::module_::import("numpy").attr("from_dlpack")(value));
+            } catch (py::error_already_set& e) {
+                throw dynrt::Error("input '" + (info ? info->name : name) +
+                                       "': numpy.from_dlpack cannot take it: " + std::string(py::str(e.value())),
+                                   in_file(model_->path()));
+            }
         } else {
             // A list or a scalar: numpy makes it an array of the declared
             // dtype (an unknown name is reported below, by the API).

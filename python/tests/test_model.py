@@ -80,6 +80,32 @@ def test_inputs_keep_their_value_and_outputs_are_copies(cnn):
     np.testing.assert_allclose(r.run()["logits"], outputs[0], atol=ATOL, rtol=RTOL)
 
 
+class Tensor:
+    """A tensor of some other library: only the DLPack protocol (`array`
+    None: one that cannot be exported to the host, as a GPU tensor)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        if self.array is None:
+            raise BufferError("this tensor is on another device")
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return (1, 0) if self.array is not None else (2, 0)
+
+
+def test_dlpack_inputs_and_outputs(dynrt, cnn):
+    inputs, outputs = data_set("cnn", 0)
+    y = cnn.run({"image": Tensor(inputs[0])})["logits"]
+    np.testing.assert_allclose(y, outputs[0], atol=ATOL, rtol=RTOL)
+    # Outputs are numpy arrays: DLPack consumers take them as they are.
+    np.testing.assert_array_equal(np.from_dlpack(y), y)
+    # One that numpy cannot take is refused, naming the input.
+    raises(dynrt, lambda: cnn.run({"image": Tensor(None)}), "input 'image'", "from_dlpack", "another device")
+
+
 def test_two_threads_on_one_model(encoder):
     sets = [data_set("encoder", k) for k in range(3)]
     errors = []
