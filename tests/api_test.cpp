@@ -161,6 +161,32 @@ TEST(Api, Request_OutlivesItsModel) {
     for (size_t e = 0; e < y.count(); ++e) EXPECT_NEAR(y.as<float>()[e], d.outputs[0].as<float>()[e], 1e-4);
 }
 
+TEST(Api, ProfiledRuns_TimeEveryOpNode) {
+    const Model model(model_path("encoder"), on_cpu());
+    Request request = model.create_request();
+    EXPECT_EQ(run_and_compare(model, request, data_set("encoder", 0)), "");
+    EXPECT_TRUE(request.last_run().nodes.empty());
+    EXPECT_GT(request.last_run().ms, 0.0);
+    request.set_profiling(true);
+    request.run();
+    const RunTiming t = request.last_run();
+    double sum = 0;
+    size_t ran = 0;
+    for (const NodeTiming& n : t.nodes) {
+        EXPECT_NE(n.op.front(), '<') << n.node;   // op nodes only
+        sum += n.ms;
+        if (n.impl.empty() || n.impl == "fused" || n.impl == "view") continue;
+        ++ran;
+        EXPECT_GT(n.ms, 0.0) << n.node;
+        EXPECT_EQ(n.device_ms, 0.0) << n.node;   // the cpu has no device clock
+    }
+    EXPECT_GT(ran, 0u);
+    EXPECT_LE(sum, t.ms);
+    request.set_profiling(false);
+    request.run();
+    EXPECT_TRUE(request.last_run().nodes.empty());
+}
+
 TEST(Api, YamlPipeline_RunsWithChangingShapes) {
     test::ScratchDir dir("dynrt_api_test");
     std::ofstream(dir / "relu.yaml") << "name: relu\n"
@@ -198,10 +224,11 @@ TEST(Api, PipelineState_KeptAcrossRunsUntilReset) {
     EXPECT_EQ(step(3), first);
 }
 
-// ModelOptions::cache_dir is where the model's OpenCL programs go, and the
-// environment is as it was afterwards. (ApiOcl: on PoCL's device it builds
+// ModelOptions::cache_dir is where the model's OpenCL programs go,
+// ModelOptions::profiling gives the kernels' time, and the environment is as
+// it was afterwards. (ApiOcl: on PoCL's device it builds
 // kernels, which the sanitizer run leaves out, as it does the other *Ocl tests.)
-TEST(ApiOcl, CacheDir_HoldsTheModelsPrograms) {
+TEST(ApiOcl, CacheDirAndProfiling_HoldTheProgramsAndKernelTimes) {
     if (!test::ocl_engine()) GTEST_SKIP() << "no OpenCL device";
     test::ScratchDir dir("dynrt_api_test");
     const char* before = std::getenv("DYNRT_CACHE_DIR");
@@ -213,12 +240,20 @@ TEST(ApiOcl, CacheDir_HoldsTheModelsPrograms) {
     ModelOptions o;
     o.device = "ocl";
     o.cache_dir = (dir.path() / "cache").string();
+    o.profiling = true;
+    const bool profile_env = std::getenv("DYNRT_OCL_PROFILE") != nullptr;
     {
         const Model model(model_path("cnn"), o);
         EXPECT_EQ(model.device(), "ocl");
         Request request = model.create_request();
+        request.set_profiling(true);
         EXPECT_EQ(run_and_compare(model, request, data_set("cnn", 0)), "");
+        // ModelOptions::profiling: the kernels' device time per node.
+        double device_ms = 0;
+        for (const NodeTiming& n : request.last_run().nodes) device_ms += n.device_ms;
+        EXPECT_GT(device_ms, 0.0);
     }
+    EXPECT_EQ(std::getenv("DYNRT_OCL_PROFILE") != nullptr, profile_env);
     if (binary) ::setenv("DYNRT_OCL_BINARY_CACHE", binary_value.c_str(), 1);
     else ::unsetenv("DYNRT_OCL_BINARY_CACHE");
     size_t programs = 0;

@@ -72,34 +72,46 @@ LoadedModules load_modules(const std::vector<std::string>& dirs, bool verbose) {
     return {registry, warnings};
 }
 
-// DYNRT_CACHE_DIR is read when an OpenCL engine is made: a model's cache_dir
-// is set for the time it takes, then the variable is put back.
-class ScopedCacheDir {
+// The OpenCL engine reads DYNRT_CACHE_DIR and DYNRT_OCL_PROFILE when it is
+// made: a model's cache_dir and profiling are set for the time it takes, then
+// the variables are put back (one model at a time).
+class ScopedEnv {
 public:
-    explicit ScopedCacheDir(const std::string& dir) {
-        if (dir.empty()) return;
+    explicit ScopedEnv(std::vector<std::pair<std::string, std::string>> vars) : vars_(std::move(vars)) {
+        if (vars_.empty()) return;
         mutex().lock();
-        active_ = true;
-        if (const char* old = std::getenv("DYNRT_CACHE_DIR")) old_ = std::string(old);
-        ::setenv("DYNRT_CACHE_DIR", dir.c_str(), 1);
+        for (const auto& [name, value] : vars_) {
+            const char* old = std::getenv(name.c_str());
+            old_.push_back(old ? std::optional<std::string>(old) : std::nullopt);
+            ::setenv(name.c_str(), value.c_str(), 1);
+        }
     }
-    ~ScopedCacheDir() {
-        if (!active_) return;
-        if (old_) ::setenv("DYNRT_CACHE_DIR", old_->c_str(), 1);
-        else ::unsetenv("DYNRT_CACHE_DIR");
+    ~ScopedEnv() {
+        if (vars_.empty()) return;
+        for (size_t i = 0; i < vars_.size(); ++i) {
+            if (old_[i]) ::setenv(vars_[i].first.c_str(), old_[i]->c_str(), 1);
+            else ::unsetenv(vars_[i].first.c_str());
+        }
         mutex().unlock();
     }
-    ScopedCacheDir(const ScopedCacheDir&) = delete;
-    ScopedCacheDir& operator=(const ScopedCacheDir&) = delete;
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
 
 private:
     static std::mutex& mutex() {
         static std::mutex m;
         return m;
     }
-    bool active_ = false;
-    std::optional<std::string> old_;
+    std::vector<std::pair<std::string, std::string>> vars_;
+    std::vector<std::optional<std::string>> old_;
 };
+
+std::vector<std::pair<std::string, std::string>> engine_env(const ModelOptions& options) {
+    std::vector<std::pair<std::string, std::string>> vars;
+    if (!options.cache_dir.empty()) vars.emplace_back("DYNRT_CACHE_DIR", options.cache_dir);
+    if (options.profiling) vars.emplace_back("DYNRT_OCL_PROFILE", "1");
+    return vars;
+}
 
 bool is_onnx(const std::string& path) { return fs::path(path).extension() == ".onnx"; }
 
@@ -281,7 +293,7 @@ Model::Model(const std::string& path, const ModelOptions& options) {
     const unsigned threads = options.threads ? options.threads : static_cast<unsigned>(g.run.threads);
     std::string note;
     {
-        const ScopedCacheDir cache(options.cache_dir);
+        const ScopedEnv env(engine_env(options));
         try {
             impl->engine =
                 pipeline::create_device(*impl->registry, device, options.verbose, &impl->device, &note, ops, threads);

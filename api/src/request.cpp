@@ -7,6 +7,7 @@
 
 #include "api_impl.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/ocl_api.hpp"
 #ifdef DYNRT_HAVE_ONNX
 #include "onnx_import.hpp"
 #endif
@@ -156,6 +157,32 @@ const HostTensor& Request::output(size_t index) const {
 const HostTensor& Request::output(const std::string& name) const { return output(impl_->model->find_output(name)); }
 
 void Request::reset_state() { impl_->request.reset_state(); }
+
+void Request::set_profiling(bool on) {
+    Impl& r = *impl_;
+    r.request.set_profiling(on);
+    // On OpenCL each node's kernel time is read from the stream's profiling
+    // events (recorded when the model was made with profiling on).
+    OclDevice* dev = on ? OclDevice::from(*r.model->engine) : nullptr;
+    if (dev) {
+        Stream* stream = &r.request.stream();
+        r.request.set_device_clock([dev, stream] { return dev->stream_profile(*stream).kernel_ns; });
+    } else {
+        r.request.set_device_clock({});
+    }
+}
+
+RunTiming Request::last_run() const {
+    const RunStats& stats = impl_->request.last_run();
+    RunTiming t;
+    t.ms = stats.host_ms;
+    if (!stats.profile.on) return t;
+    for (const NodeStats& n : stats.nodes)
+        if (!n.op.empty() && n.op.front() != '<')   // not an input's or a constant's built-in node
+            t.nodes.push_back({n.node, n.op, n.impl, static_cast<double>(n.times.total()) / 1e6,
+                               static_cast<double>(n.times.device_ns) / 1e6});
+    return t;
+}
 
 HostTensor load_tensor(const std::string& path) {
     if (std::filesystem::path(path).extension() == ".pb") {

@@ -154,6 +154,26 @@ public:
 
     py::array output(const std::string& name) const { return to_numpy(request_.output(name)); }
     void reset_state() { request_.reset_state(); }
+    void set_profiling(bool on) { request_.set_profiling(on); }
+
+    // {"ms": run time, "nodes": [{"node", "op", "impl", "ms", "device_ms"}, ...]}
+    py::dict last_run() const {
+        const dynrt::RunTiming t = request_.last_run();
+        py::list nodes;
+        for (const auto& n : t.nodes) {
+            py::dict d;
+            d["node"] = n.node;
+            d["op"] = n.op;
+            d["impl"] = n.impl;
+            d["ms"] = n.ms;
+            d["device_ms"] = n.device_ms;
+            nodes.append(d);
+        }
+        py::dict out;
+        out["ms"] = t.ms;
+        out["nodes"] = nodes;
+        return out;
+    }
 
 private:
     // Model.run takes every input each call: a pooled request keeps the
@@ -263,14 +283,19 @@ PYBIND11_MODULE(_dynrt, m) {   // NOLINT
             "Sets the inputs in `feeds` (a dict; others keep their last value), runs, and returns "
             "{output name: numpy array} (copies) for `outputs` (default: all).")
         .def("output", &PyRequest::output, py::arg("name"), "A copy of an output of the last run.")
-        .def("reset_state", &PyRequest::reset_state, "Forgets the variables a pipeline keeps across runs.");
+        .def("reset_state", &PyRequest::reset_state, "Forgets the variables a pipeline keeps across runs.")
+        .def("set_profiling", &PyRequest::set_profiling, py::arg("on") = true,
+             "Times every node of the runs that follow (last_run() gives the times).")
+        .def("last_run", &PyRequest::last_run,
+             "The last run's time: {'ms': ..., 'nodes': [{'node', 'op', 'impl', 'ms', 'device_ms'}, ...]} "
+             "(nodes only for profiled runs).");
 
     py::class_<PyModel>(m, "Model",
                         "An ONNX model (.onnx) or a YAML pipeline loaded for a device; safe to run from several "
                         "threads at once.")
         .def(py::init([](const std::string& path, const std::optional<std::string>& device, unsigned threads,
                          const std::optional<std::string>& cache_dir, const std::optional<std::string>& passes,
-                         const std::optional<std::vector<std::string>>& module_dirs, bool verbose) {
+                         const std::optional<std::vector<std::string>>& module_dirs, bool verbose, bool profiling) {
                  dynrt::ModelOptions o;
                  o.device = device.value_or("");
                  o.threads = threads;
@@ -278,11 +303,13 @@ PYBIND11_MODULE(_dynrt, m) {   // NOLINT
                  o.passes = passes.value_or("");
                  o.module_dirs = module_dirs.value_or(std::vector<std::string>{});
                  o.verbose = verbose;
+                 o.profiling = profiling;
                  py::gil_scoped_release release;
                  return std::make_unique<PyModel>(path, o);
              }),
              py::arg("path"), py::arg("device") = py::none(), py::arg("threads") = 0, py::arg("cache_dir") = py::none(),
-             py::arg("passes") = py::none(), py::arg("module_dirs") = py::none(), py::arg("verbose") = false)
+             py::arg("passes") = py::none(), py::arg("module_dirs") = py::none(), py::arg("verbose") = false,
+             py::arg("profiling") = false)
         .def_property_readonly("path", [](const PyModel& self) { return self.model().path(); })
         .def_property_readonly("inputs", [](const PyModel& self) { return self.model().inputs(); })
         .def_property_readonly("outputs", [](const PyModel& self) { return self.model().outputs(); })

@@ -163,6 +163,24 @@ def test_other_threads_run_python_while_a_model_runs(cnn):
     assert True in seen
 
 
+def test_profiled_runs_time_every_op_node(encoder):
+    r = encoder.create_request()
+    inputs, _ = data_set("encoder", 0)
+    r.run(feeds_of(encoder, inputs))
+    assert r.last_run()["nodes"] == [] and r.last_run()["ms"] > 0
+    r.set_profiling(True)
+    r.run()
+    t = r.last_run()
+    ran = [n for n in t["nodes"] if n["impl"] not in ("", "fused", "view")]
+    assert ran, t
+    assert all(n["ms"] > 0 for n in ran)
+    assert not any(n["op"].startswith("<") for n in t["nodes"])
+    assert sum(n["ms"] for n in t["nodes"]) <= t["ms"]
+    r.set_profiling(False)
+    r.run()
+    assert r.last_run()["nodes"] == []
+
+
 def test_a_yaml_pipeline(dynrt, tmp_path):
     (tmp_path / "relu.yaml").write_text(
         "name: relu\n"

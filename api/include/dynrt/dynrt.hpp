@@ -55,6 +55,9 @@ struct ModelOptions {
     std::vector<std::string> module_dirs;
     // Device choice, module folders and impl choices on stderr.
     bool verbose = false;
+    // OpenCL: the device's queues record profiling events, so a profiled
+    // run (Request::set_profiling) gives each node's kernel time too.
+    bool profiling = false;
 };
 
 // One dim of an input or output: a fixed extent, or dynamic with the name
@@ -72,6 +75,22 @@ struct TensorInfo {
     std::vector<Dim> dims;
     // "[batch,3,64,?]"
     std::string shape_text() const;
+};
+
+// Where a profiled run's time went (Request::set_profiling), per op node in
+// program order: the node's flow steps (shape inference,
+// impl choice, allocation, arguments, execution, wait) on the host, and on
+// OpenCL with ModelOptions::profiling its kernels' time on the device.
+struct NodeTiming {
+    std::string node, op;
+    std::string impl;       // "" when skipped this run; "fused", "view": no kernel of its own
+    double ms = 0;          // every flow step of the node
+    double device_ms = 0;   // OpenCL kernel time (0 on the cpu, where `ms` holds it)
+};
+
+struct RunTiming {
+    double ms = 0;                   // run(), wall time
+    std::vector<NodeTiming> nodes;   // profiled runs only
 };
 
 class Request;
@@ -141,6 +160,12 @@ public:
     // Forgets the variables a pipeline's state ops keep across runs (a KV
     // cache): the next run starts from their initial values.
     void reset_state();
+
+    // Times every node of the runs that follow (off by default: a profiled
+    // run waits for the device after each node). last_run() says where the
+    // last run's time went.
+    void set_profiling(bool on);
+    RunTiming last_run() const;
 
 private:
     friend class Model;
