@@ -15,10 +15,12 @@
 // pool and state (the variables of a KV-cache pipeline). One Request is used by
 // one thread at a time.
 //
-// Every failure is a dynrt::Error (dynrt/error.hpp) whose what() is the
-// message `dynrt run` prints for the same mistake: the file, then the node,
-// input or field ("model.onnx: input 'x': shape [2,3] does not fit the
-// declared [batch,3,height,width] (rank 2 vs 4)"). Nothing aborts on bad input.
+// Every failure is a dynrt::Error (dynrt/error.hpp): the file, then the node,
+// input or field, then what is wrong. A model, pipeline, device, pass or node
+// that fails gives the message `dynrt run` prints (the same code raises it);
+// inputs are checked as `dynrt run` checks a model's input files, and said
+// the same way ("model.onnx: input 'x': shape [2,3] does not fit the declared
+// [batch,3,height,width] (rank 2 vs 4)"). Nothing aborts on bad input.
 // The header speaks only dynrt's core types (DataType, Shape, HostTensor) and
 // the standard library.
 #pragma once
