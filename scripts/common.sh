@@ -6,7 +6,8 @@ DYNRT_PACKAGES=(g++ clang clang-tidy clang-format cmake make pkg-config python3
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libgtest-dev libbenchmark-dev libclblast-dev
   libonnx-dev libprotobuf-dev libonnx-testdata protobuf-compiler
-  libdnnl-dev libomp-dev)
+  libdnnl-dev libomp-dev
+  python3-dev python3-pybind11 python3-numpy python3-pytest)
 # More packages for one job, space-separated: .ci/run sets "chromium", in
 # which tests/plot_test.cpp draws the pages of `dynrt plot` (without it that
 # test is skipped, so a developer's machine does not need a browser).

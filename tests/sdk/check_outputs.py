@@ -12,6 +12,10 @@
     check_outputs.py installed OPS.json MODULE_DIR COUNT
         `dynrt ops --json` of the installed CLI loaded every module of its own
         folder MODULE_DIR (COUNT of them, the build tree's count) and none failed.
+    check_outputs.py model OUT_DIR DATA_DIR ATOL
+        OUT_DIR/output_<k>.npy (what examples/embed wrote) exist for exactly the
+        outputs DATA_DIR/output_<k>.pb of an ONNX test data set has, with the
+        same shape, and every value is within ATOL (plus 1e-3 relative) of it.
     check_outputs.py refused OPS.json MODULE OP
         `dynrt ops --json` lists MODULE under "failed" with a fingerprint
         mismatch telling to rebuild, no loaded module registers OP, and the
@@ -58,6 +62,116 @@ def read_npy(path):
     if len(body) != 4 * count:
         fail("%s: %d data bytes for shape %r (want %d)" % (path, len(body), shape, 4 * count))
     return shape, list(struct.unpack("<%df" % count, body))
+
+
+def _varint(data, pos):
+    value, shift = 0, 0
+    while True:
+        if pos >= len(data):
+            raise ValueError("truncated varint")
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, pos
+
+
+# TensorProto.DataType -> struct format and size
+_PB_TYPES = {1: ("f", 4), 2: ("B", 1), 3: ("b", 1), 6: ("i", 4), 7: ("q", 8), 9: ("?", 1), 11: ("d", 8)}
+
+
+def read_pb(path):
+    """Returns (shape, values) of an ONNX TensorProto file (raw_data or the typed
+    float_data / int32_data / int64_data / double_data fields)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        fail("cannot read %s: %s" % (path, e))
+    dims, dtype, raw, typed = [], None, None, []
+    pos = 0
+    try:
+        while pos < len(data):
+            key, pos = _varint(data, pos)
+            field, wire = key >> 3, key & 7
+            if wire == 0:
+                value, pos = _varint(data, pos)
+                if field == 1:
+                    dims.append(value - (1 << 64) if value >= 1 << 63 else value)
+                elif field == 2:
+                    dtype = value
+                elif field in (5, 7):
+                    typed.append(value)
+            elif wire == 2:
+                length, pos = _varint(data, pos)
+                chunk, pos = data[pos:pos + length], pos + length
+                if field == 1:   # packed dims
+                    p = 0
+                    while p < len(chunk):
+                        value, p = _varint(chunk, p)
+                        dims.append(value)
+                elif field == 9:
+                    raw = chunk
+                elif field == 4:   # packed float_data
+                    typed.extend(struct.unpack("<%df" % (len(chunk) // 4), chunk))
+                elif field == 10:   # packed double_data
+                    typed.extend(struct.unpack("<%dd" % (len(chunk) // 8), chunk))
+                elif field in (5, 7):   # packed int32_data / int64_data
+                    p = 0
+                    while p < len(chunk):
+                        value, p = _varint(chunk, p)
+                        typed.append(value - (1 << 64) if value >= 1 << 63 else value)
+            elif wire == 5:
+                if field == 4:
+                    typed.append(struct.unpack_from("<f", data, pos)[0])
+                pos += 4
+            elif wire == 1:
+                if field == 10:
+                    typed.append(struct.unpack_from("<d", data, pos)[0])
+                pos += 8
+            else:
+                raise ValueError("wire type %d" % wire)
+    except (ValueError, struct.error) as e:
+        fail("%s: not a TensorProto: %s" % (path, e))
+    if dtype not in _PB_TYPES:
+        fail("%s: data type %r is not one this check reads" % (path, dtype))
+    count = 1
+    for d in dims:
+        count *= d
+    if raw is not None:
+        fmt, size = _PB_TYPES[dtype]
+        if len(raw) != count * size:
+            fail("%s: %d raw bytes for shape %r" % (path, len(raw), dims))
+        values = list(struct.unpack("<%d%s" % (count, fmt), raw))
+    else:
+        values = typed
+        if len(values) != count:
+            fail("%s: %d values for shape %r" % (path, len(values), dims))
+    return tuple(dims), values
+
+
+def check_model(out_dir, data_dir, atol):
+    atol = float(atol)
+    refs = sorted(f for f in os.listdir(data_dir) if f.startswith("output_") and f.endswith(".pb"))
+    outs = sorted(f for f in os.listdir(out_dir) if f.startswith("output_") and f.endswith(".npy"))
+    if not refs:
+        fail("%s holds no output_<k>.pb" % data_dir)
+    if [f[:-3] for f in refs] != [f[:-4] for f in outs]:
+        fail("outputs %s written, the data set has %s" % (outs, refs))
+    for ref_file in refs:
+        name = ref_file[:-3]
+        shape, want = read_pb(os.path.join(data_dir, ref_file))
+        got_shape, got = read_npy(os.path.join(out_dir, name + ".npy"))
+        if tuple(got_shape) != tuple(shape):
+            fail("%s: shape %r, the reference %r" % (name, got_shape, shape))
+        worst = 0.0
+        for i, (g, w) in enumerate(zip(got, want)):
+            err = abs(g - w)
+            if not err <= atol + 1e-3 * abs(w):
+                fail("%s: element %d is %r, the reference %r (atol %g)" % (name, i, g, w, atol))
+            worst = max(worst, err)
+        print("ok: %s %r matches %s (max abs error %.3g)" % (name, shape, ref_file, worst))
 
 
 def load_ops(ops_json):
@@ -169,6 +283,8 @@ def main():
         check_installed(*sys.argv[2:])
     elif len(sys.argv) >= 2 and sys.argv[1] == "refused" and len(sys.argv) == 5:
         check_refused(*sys.argv[2:])
+    elif len(sys.argv) >= 2 and sys.argv[1] == "model" and len(sys.argv) == 5:
+        check_model(*sys.argv[2:])
     elif len(sys.argv) >= 2 and sys.argv[1] == "clip" and len(sys.argv) == 7:
         check_clip(*sys.argv[2:])
     else:

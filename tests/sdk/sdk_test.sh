@@ -2,7 +2,9 @@
 # The SDK end to end: install the build tree, build examples/clip_op against the
 # *installed* package with the same compiler, drop the module into its own module
 # folder, and use it from the CLI (`dynrt ops`, `dynrt run` on the example
-# pipeline) with its outputs checked against an independent computation.
+# pipeline) with its outputs checked against an independent computation; build
+# examples/embed (an application on dynrt::api) against the same package and
+# check what it computes on a test model against the model's reference outputs.
 #
 #   sdk_test.sh --source DIR --build DIR --cxx COMPILER [--generator G]
 #               [--build-type T] [--cxx-flags FLAGS] [--python PYTHON]
@@ -79,9 +81,9 @@ env -u LD_LIBRARY_PATH -u DYNRT_MODULE_PATH "$sdk/bin/dynrt" ops --json > "$tmp/
 step "the installed dynrt runs a model" env -u LD_LIBRARY_PATH -u DYNRT_MODULE_PATH "$sdk/bin/dynrt" run \
     "$source_dir/tests/models/cnn/model.onnx" --device cpu --shapes "batch=1;height=16;width=16"
 
-# 2. The example, configured against the installed package only.
-configure_example() {   # configure_example BUILD_DIR EXTRA_CXX_FLAGS
-    local cmd=(cmake -S "$source_dir/examples/clip_op" -B "$1" -DCMAKE_CXX_COMPILER="$cxx"
+# 2. The examples, configured against the installed package only.
+configure_example() {   # configure_example BUILD_DIR EXTRA_CXX_FLAGS [EXAMPLE]
+    local cmd=(cmake -S "$source_dir/examples/${3:-clip_op}" -B "$1" -DCMAKE_CXX_COMPILER="$cxx"
                -DCMAKE_PREFIX_PATH="$sdk")
     [[ -n "$generator" ]] && cmd+=(-G "$generator")
     [[ -n "$build_type" ]] && cmd+=(-DCMAKE_BUILD_TYPE="$build_type")
@@ -89,6 +91,18 @@ configure_example() {   # configure_example BUILD_DIR EXTRA_CXX_FLAGS
     [[ -n "${flags// /}" ]] && cmd+=(-DCMAKE_CXX_FLAGS="$flags" -DCMAKE_MODULE_LINKER_FLAGS="$cxx_flags")
     "${cmd[@]}"
 }
+# 2a. examples/embed: an application linking dynrt::api loads an ONNX model
+# from the installed prefix (its modules found next to libdynrt_api.so, no
+# library path set) and computes the model's reference outputs.
+step "configure examples/embed against the installed SDK" configure_example "$tmp/embed-build" "" embed
+step "build examples/embed" cmake --build "$tmp/embed-build" -j 2
+[[ -x "$tmp/embed-build/embed" ]] || fail "the example build did not produce $tmp/embed-build/embed"
+embed_model="$source_dir/tests/models/encoder"
+mkdir -p "$tmp/embed-out" || fail "cannot create $tmp/embed-out"
+step "examples/embed runs tests/models/encoder" env -u LD_LIBRARY_PATH -u DYNRT_MODULE_PATH \
+    "$tmp/embed-build/embed" "$embed_model/model.onnx" "$embed_model/test_data_set_0" "$tmp/embed-out" cpu
+"$python" "$source_dir/tests/sdk/check_outputs.py" model "$tmp/embed-out" "$embed_model/test_data_set_0" 1e-4 ||
+    fail "examples/embed output check"
 step "configure examples/clip_op against the installed SDK" configure_example "$tmp/clip-build" ""
 if grep -q "dynrt: module" "$tmp/step.log"; then
     cat "$tmp/step.log" >&2
@@ -148,4 +162,4 @@ else
     echo "== (not libstdc++: the _GLIBCXX_DEBUG fingerprint check does not apply)"
 fi
 
-echo "PASS: the example op built against the installed SDK loads and runs from YAML"
+echo "PASS: the example op built against the installed SDK loads and runs from YAML; the embedding example computes a model's reference outputs"
