@@ -47,13 +47,13 @@ case "${1:-}" in
     # quietly. Tests double the run time (~5 s of CPU per file), so they are
     # opt-in.
     if [ "${TIDY_TESTS:-0}" = 1 ]; then
-      files='^'"$root"'/(core|registry|runtime|plugins|ops|tools|tests)/'
+      files='^'"$root"'/(core|registry|runtime|plugins|ops|tools|api|tests)/'
     else
-      files='^'"$root"'/(core|registry|runtime|plugins|ops|tools)/(?!.*/test_)'
+      files='^'"$root"'/(core|registry|runtime|plugins|ops|tools|api)/(?!.*/test_)'
     fi
     start=$(date +%s)
     "$run_clang_tidy" -p "$build" -quiet -j "$(nproc 2>/dev/null || echo 2)" \
-      -header-filter="^$root/(core|registry|runtime|plugins|ops|tools|tests)/" "$files" \
+      -header-filter="^$root/(core|registry|runtime|plugins|ops|tools|api|tests)/" "$files" \
       > "$build/clang-tidy.log" 2>&1 || status=$?
     # run-clang-tidy exits non-zero on findings; print them (not the progress lines).
     sed 's/\x1b\[[0-9;]*m//g' "$build/clang-tidy.log" | grep -E '(warning|error): ' | sort -u || true
