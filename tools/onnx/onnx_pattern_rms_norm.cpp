@@ -76,7 +76,7 @@ public:
         RmsNorm r;
         r.x = x;
         const OnnxNode& rm = g_.node(k);
-        if (!internal(rm.inputs[0], "the squares", why) || !last_axis(k, why)) return std::nullopt;
+        if (!internal(rm.inputs[0], "the square", why) || !last_axis(k, why)) return std::nullopt;
         r.nodes = {*g_.producer(rm.inputs[0]), k};
         take_constant(g_.node(r.nodes[0]).inputs[1], r);
         if (rm.inputs.size() > 1) take_constant(rm.inputs[1], r);
@@ -138,10 +138,10 @@ public:
 private:
     bool internal(const std::string& t, const std::string& what, std::string& why) const {
         if (g_.internal(t)) return true;
-        why = what + " '" + t + "' " +
-              (g_.graph_output(t) ? std::string("is a graph output")
-                                  : "are read " + std::to_string(g_.readers(t)) + " times") +
-              ", not only inside the pattern";
+        why =
+            what + " '" + t + "' is " +
+            (g_.graph_output(t) ? std::string("a graph output") : "read " + std::to_string(g_.readers(t)) + " times") +
+            ", not only inside the pattern";
         return false;
     }
 
