@@ -22,6 +22,10 @@ std::vector<PassInfo> make_table() {
          "Mul) are imported as one Gelu node",
          nullptr, nullptr},
         {"pattern_swish", S::import, "Mul(x, Sigmoid(x)) is imported as one Swish node", nullptr, nullptr},
+        {"pattern_rms_norm", S::import,
+         "Pow(x, 2) or Mul(x, x), ReduceMean (last axis), Add(eps), Sqrt, Reciprocal or Div, Mul[, Cast][, "
+         "Mul(weight)] is imported as one rms_norm node",
+         nullptr, nullptr},
         {"pattern_attention", S::import,
          "MatMul(q, K^T), scale, mask, Softmax, [NaN guard], MatMul(p, v) is imported as one sdpa node", nullptr,
          nullptr},

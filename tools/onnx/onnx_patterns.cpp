@@ -20,6 +20,10 @@
 //   u = Add(t, 1); Mul(Mul(x, 0.5), u)  or  Mul(Mul(x, u), 0.5)   (any operand order)
 // with the same rules for intermediates and constants as the Erf form.
 //
+// RMSNorm (Pow, ReduceMean, Add, Sqrt, Reciprocal or Div, Mul[, Cast][,
+// Mul(weight)]) is onnx_pattern_rms_norm.cpp's, attention
+// onnx_pattern_attention.cpp's.
+//
 // Swish with alpha 1 (SiLU; ONNX Swish since opset 24), as PyTorch exports
 // nn.SiLU: Mul(x, Sigmoid(x)) in either operand order, the Sigmoid's output
 // read by that Mul alone and no graph output. The Mul's output then comes
@@ -312,6 +316,7 @@ FusedGraph fuse_known_subgraphs(const Registry& registry, const OnnxModel& model
         ++out.fused;
         ++out.matched[pass];
     }
+    if (passes.on("pattern_rms_norm") && runs("DynrtRmsNorm")) fuse_rms_norm(index, nodes, gone, out);
     if (passes.on("pattern_attention") && runs("DynrtSdpa")) {
         fuse_attention(index, registry, nodes, gone, out);
     } else if (passes.on("pattern_attention") && !target_op(registry, "DynrtSdpa").empty()) {

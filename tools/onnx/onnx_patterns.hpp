@@ -1,4 +1,5 @@
-// What the import patterns (onnx_patterns.cpp, onnx_pattern_attention.cpp)
+// What the import patterns (onnx_patterns.cpp, onnx_pattern_attention.cpp,
+// onnx_pattern_rms_norm.cpp)
 // ask of the model's node list before anything is mapped: who produces and
 // who reads each tensor, which tensors are constants and what they hold.
 // Built once per import by fuse_known_subgraphs; internal to tools/onnx.
@@ -68,5 +69,12 @@ private:
 // are not attention as the pass can prove say why in `out.declined`.
 void fuse_attention(GraphIndex& index, const Registry& registry, std::vector<OnnxNode>& nodes, std::vector<bool>& gone,
                     FusedGraph& out);
+
+// The RMSNorm pattern (onnx_pattern_rms_norm.cpp). Every ReduceMean of the
+// squares of a tensor is a candidate. A match marks its nodes `gone` and puts
+// one DynrtRmsNorm node (x, an optional scale; epsilon) in place of its last
+// one, named as that node; candidates that are no RMSNorm the pass can prove
+// say why in `out.declined`.
+void fuse_rms_norm(const GraphIndex& index, std::vector<OnnxNode>& nodes, std::vector<bool>& gone, FusedGraph& out);
 
 }   // namespace dynrt::onnx
