@@ -9,16 +9,17 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <cctype>
 #include <cmath>
 #include <fstream>
 
 #include "cli_support.hpp"
+#include "onnx_build.hpp"
 #include "onnx_import.hpp"
 #include "test_support.hpp"
 
 using namespace dynrt;
 namespace ox = ::onnx;
+using namespace dynrt::test::onnx_build;
 namespace di = dynrt::onnx;
 
 namespace {
@@ -45,43 +46,6 @@ struct Spelling {
 constexpr int64_t kHidden = 8;
 constexpr float kEps = 0.25f;   // large enough that an epsilon lost on the way shows
 
-ox::NodeProto* add_node(ox::ModelProto& m, const std::string& op, const std::vector<std::string>& inputs,
-                        const std::vector<std::string>& outputs, const std::string& name) {
-    auto* n = m.mutable_graph()->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (const auto& i : inputs) n->add_input(i);
-    for (const auto& o : outputs) n->add_output(o);
-    return n;
-}
-
-void int_attr(ox::NodeProto* n, const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(ox::AttributeProto::INT);
-    a->set_i(v);
-}
-
-void ints_attr(ox::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(ox::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-}
-
-// dims: a number, or a dim_param.
-void add_value(ox::ValueInfoProto* v, const std::string& name, int type, const std::vector<std::string>& dims) {
-    v->set_name(name);
-    auto* tt = v->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    tt->mutable_shape();
-    for (const std::string& d : dims) {
-        if (std::isdigit(static_cast<unsigned char>(d[0])))
-            tt->mutable_shape()->add_dim()->set_dim_value(std::stoll(d));
-        else tt->mutable_shape()->add_dim()->set_dim_param(d);
-    }
-}
-
 class Builder {
 public:
     explicit Builder(const Spelling& s) : s_(s) {
@@ -96,7 +60,7 @@ public:
         const int f32 = ox::TensorProto::FLOAT;
         const int io = s.f16 ? ox::TensorProto::FLOAT16 : f32;
         const std::string h = std::to_string(kHidden);
-        add_value(g->add_input(), "X", io, {"B", "S", h});
+        add_symbolic_value(g->add_input(), "X", io, {"B", "S", h});
         const bool torchscript = s.form == Form::torchscript;
         // x: the tensor the norm reads, f32 (a Cast to f32 first but in the dynamo form).
         std::string x = "X";
@@ -125,13 +89,13 @@ public:
             *g->add_initializer() = std::move(t);
             int_attr(add_node(m_, "ReduceMean", {"sq", "axes"}, {"mean"}, "mean"), "keepdims", 1);
         }
-        if (s.eps_input) add_value(g->add_input(), "E", f32, {});
+        if (s.eps_input) add_symbolic_value(g->add_input(), "E", f32, {});
         else scalar(torchscript, "eps", kEps);
         add_node(m_, "Add", {"mean", s.eps_input ? "E" : "eps"}, {"ms"}, "add_eps");
         add_node(m_, "Sqrt", {"ms"}, {"rms"}, "sqrt");
         if (s.rms_read_twice) {
             add_node(m_, "Identity", {"rms"}, {"rms_copy"}, "copy");
-            add_value(g->add_output(), "rms_copy", f32, {"B", "S", "1"});
+            add_symbolic_value(g->add_output(), "rms_copy", f32, {"B", "S", "1"});
         }
         // x / rms
         switch (s.form) {
@@ -155,7 +119,7 @@ public:
         if (s.weight) {
             std::string w = "W";
             if (s.weight_input) {
-                add_value(g->add_input(), "W", io, {h});
+                add_symbolic_value(g->add_input(), "W", io, {h});
             } else {
                 ox::TensorProto t;
                 t.add_dims(kHidden);
@@ -189,7 +153,7 @@ public:
             add_node(m_, "Identity", {out}, {"Y"}, "output");
             out = "Y";
         }
-        add_value(g->add_output(), out, out == "Z" ? f32 : io, {"B", "S", h});
+        add_symbolic_value(g->add_output(), out, out == "Z" ? f32 : io, {"B", "S", h});
         return m_;
     }
 

@@ -1,7 +1,7 @@
 // Building small ONNX models in tests: an empty model, nodes, value infos,
 // tensors, attributes, and writing a message to a file. Linked (with the ONNX
 // protobuf library) by the tests that write models: onnx, onnx_names,
-// bisect, attention_pattern.
+// bisect, attention_pattern, rms_norm_pattern.
 #pragma once
 
 #include <onnx/onnx_pb.h>
