@@ -7,13 +7,13 @@
 # check what it computes on a test model against the model's reference outputs.
 #
 #   sdk_test.sh --source DIR --build DIR --cxx COMPILER [--generator G]
-#               [--build-type T] [--cxx-flags FLAGS] [--python PYTHON]
+#               [--build-type T] [--cxx-flags FLAGS] [--link-flags FLAGS] [--python PYTHON]
 #
 # Registered as the ctest `sdk_example_out_of_tree` (tests/sdk/CMakeLists.txt);
 # set DYNRT_KEEP_TMP=1 to keep the temporary folder for a post-mortem.
 set -uo pipefail
 
-source_dir="" build_dir="" cxx="" generator="" build_type="" cxx_flags="" python="python3"
+source_dir="" build_dir="" cxx="" generator="" build_type="" cxx_flags="" link_flags="" python="python3"
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --source) source_dir="$2"; shift 2 ;;
@@ -22,6 +22,7 @@ while [[ $# -gt 0 ]]; do
         --generator) generator="$2"; shift 2 ;;
         --build-type) build_type="$2"; shift 2 ;;
         --cxx-flags) cxx_flags="$2"; shift 2 ;;
+        --link-flags) link_flags="$2"; shift 2 ;;
         --python) python="$2"; shift 2 ;;
         *) echo "FAIL: unknown argument '$1'" >&2; exit 2 ;;
     esac
@@ -88,7 +89,8 @@ configure_example() {   # configure_example BUILD_DIR EXTRA_CXX_FLAGS [EXAMPLE]
     [[ -n "$generator" ]] && cmd+=(-G "$generator")
     [[ -n "$build_type" ]] && cmd+=(-DCMAKE_BUILD_TYPE="$build_type")
     local flags="$cxx_flags $2"
-    [[ -n "${flags// /}" ]] && cmd+=(-DCMAKE_CXX_FLAGS="$flags" -DCMAKE_MODULE_LINKER_FLAGS="$cxx_flags")
+    [[ -n "${flags// /}" ]] && cmd+=(-DCMAKE_CXX_FLAGS="$flags" -DCMAKE_MODULE_LINKER_FLAGS="$cxx_flags $link_flags"
+                                     -DCMAKE_EXE_LINKER_FLAGS="$cxx_flags $link_flags")
     "${cmd[@]}"
 }
 # 2a. examples/embed: an application linking dynrt::api loads an ONNX model
