@@ -22,6 +22,12 @@ cmake --build "$dir" -j "$(nproc 2>/dev/null || echo 2)" --target dynrt_modules 
 # the cpu engine computes on one thread here. What the suite checks, requests
 # sharing networks, impl caches and background builds, runs as before.
 export DYNRT_CPU_THREADS=1
+# LLVM's OpenMP runtime is not built with -fsanitize=thread: a worker that
+# sleeps (the cpu engine's default passive wait) is woken through libomp's own
+# atomics, which TSan cannot see, and it reports a race inside libomp between
+# a mutex's init and its first lock. OpenMP's active wait keeps its workers
+# off those mutexes; what this job checks is dynrt's own synchronisation.
+export OMP_WAIT_POLICY=active
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$DYNRT_ROOT/scripts/tsan.supp:${TSAN_OPTIONS:-}"
 # TSan's shadow memory needs a layout the kernel's full mmap randomisation can
 # break ("unexpected memory mapping"); run without ASLR when setarch allows it.
