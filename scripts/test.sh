@@ -50,7 +50,9 @@ if [ "${1:-}" = "--sanitize" ]; then
   # (sweep_*_ocl, onnx_node_*_ocl, onnx_data_*_ocl, onnx_model_*_ocl) and each
   # op's impl-vs-reference and dynamic-sequence gtests (<Op>Impls.*,
   # <Op>Dynamic.*, <Op>Ocl.*, and their value-parameterised <Op>Impls/<Table>.*),
-  # which build a kernel per shape on PoCL's single-threaded device. The cpu
+  # which build a kernel per shape on PoCL's single-threaded device, and
+  # activation's NaN/infinity matrix (ActivationSpecials.EveryImpl*: a kernel
+  # per function, two minutes here). The cpu
   # impls still run under the sanitizers in
   # sweep_*_cpu (every impl against the reference over changing shapes),
   # onnx_node_*_cpu, the model corpus and the ops' shape and value tests; the
@@ -59,7 +61,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   # tests/models and the flow tests already run here, on graphs 10-100 times
   # larger: under the sanitizers it would cost minutes for little new host
   # code, so it runs in the release job only.
-  ctest_args+=(-E '_ocl$|^[A-Za-z]+(Impls|Dynamic|Ocl)[./]|^onnx_corpus_')
+  ctest_args+=(-E '_ocl$|^[A-Za-z]+(Impls|Dynamic|Ocl)[./]|^ActivationSpecials\.EveryImpl|^onnx_corpus_')
 fi
 if [ "${CI:-}" = "true" ]; then args+=(-DDYNRT_WERROR=ON); fi
 # One OpenCL kernel cache for the whole run (ctest's processes share it, so
