@@ -410,6 +410,27 @@ TEST(GemmOcl, TransposesAlphaBetaAndBroadcastMatchCpu) {
     }
 }
 
+// Each tile of the tiled product forced on static builds (the GPU picks
+// 128, 64 or 32 by the size; PoCL always 32): tails of the tile in M, N and K,
+// a batch, both layouts of a and b. A value that is no tile is refused.
+TEST(GemmOcl, EveryTileOfTheTiledProductMatchesCpu) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no ocl engine";
+    const test::EnvGuard guard("DYNRT_OCL_MATMUL_TILE");
+    for (const char* tile : {"64", "128"}) {
+        SCOPED_TRACE(std::string("tile ") + tile);
+        setenv("DYNRT_OCL_MATMUL_TILE", tile, 1);
+        ocl_sweep(false, false, false, false, {OclCase{Shape{2, 131, 37}, Shape{37, 129}, {}}});
+        ocl_sweep(false, true, true, true, {OclCase{Shape{3, 1, 21, 37}, Shape{2, 35, 21}, Shape{1, 37, 1}}});
+    }
+    setenv("DYNRT_OCL_MATMUL_TILE", "48", 1);
+    try {
+        ocl_sweep(false, false, false, false, {OclCase{Shape{1, 33, 8}, Shape{8, 5}, {}}});
+        ADD_FAILURE() << "a tile of 48 was accepted";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("DYNRT_OCL_MATMUL_TILE is '48'"), std::string::npos) << e.what();
+    }
+}
+
 TEST(GemmOcl, F16FallsBackToTheHostImpl) {
     const auto r = test::f16_host_fallback("gemm", Shape{3, 4}, Shape{4, 2}, gemm_attrs());
     if (r.empty()) GTEST_SKIP() << "no ocl engine";

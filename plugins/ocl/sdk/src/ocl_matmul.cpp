@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <string>
 
 #include "dynrt/error.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -63,11 +65,45 @@ Config config_for(const OclDeviceLimits& lim) {
     return c;
 }
 
-Config config_of(const KernelParams& p) {
+// The tile a static build of an M x N product (`batches` of them) uses on a
+// GPU: the largest of 128x128 (16x16 work-items, 8x8 blocks), 64x64 (16x16,
+// 4x4) and 32x32 (8x8, 4x4) that gives at least one work-group per compute
+// unit. A 128x128 tile reuses each slab most, but a 64 x 768 product makes 6
+// of them for a GPU of 132 compute units; 32x32 tiles make 48. Other devices
+// keep config_for's tile. DYNRT_OCL_MATMUL_TILE (32, 64 or 128) forces the
+// tile on every device (tests run each on PoCL; tuning).
+int forced_tile() {
+    const char* env = std::getenv("DYNRT_OCL_MATMUL_TILE");
+    if (!env || !*env) return 0;
+    const std::string v(env);
+    if (v == "32" || v == "64" || v == "128") return std::stoi(v);
+    throw Error("DYNRT_OCL_MATMUL_TILE is '" + v + "': give 32, 64 or 128 (the tiled product's tile)");
+}
+
+Config with_tile(Config c, int tile) {
+    c.wg_m = c.wg_n = tile == 32 ? 8 : 16;
+    c.rm = c.rn = tile == 128 ? 8 : 4;
+    c.tk = tile == 32 ? 8 : 16;
+    return c;
+}
+
+Config config_for_size(const OclDeviceLimits& lim, size_t M, size_t N, size_t batches) {
+    const Config c = config_for(lim);
+    if (const int tile = forced_tile()) return with_tile(c, tile);
+    if (c.tm() != 128 || !lim.is_gpu) return c;
+    const auto tiles = [&](int t) { return (M + t - 1) / t * ((N + t - 1) / t) * batches; };
+    for (int t : {128, 64})
+        if (tiles(t) >= lim.compute_units) return with_tile(c, t);
+    return with_tile(c, 32);
+}
+
+const OclDeviceLimits& limits_of(const KernelParams& p) {
     OclDevice* dev = p.engine ? OclDevice::from(*p.engine) : nullptr;
     if (!dev) throw Error("ocl matmul impl created on a non-ocl engine");
-    return config_for(dev->limits());
+    return dev->limits();
 }
+
+Config config_of(const KernelParams& p) { return config_for(limits_of(p)); }
 
 // `sk_max_m`: the largest skinny bucket the build holds (kSkinnyMaxM for the
 // shape-agnostic build, the exact M for a static one).
@@ -167,11 +203,13 @@ void add_ocl_matmul_impls(ModuleRegistrar& reg, const std::string& op, OclMatmul
     spec.defines = [hooks, rows_dynamic](const KernelParams& p, bool dynamic) {
         // A static impl knows its M, so it builds a skinny kernel for exactly
         // that M; the shape-agnostic one holds every bucket.
-        const size_t m = dynamic ? 0 : hooks.sizes(p).M;
+        const OclMatmulSizes sz = hooks.sizes(p);
+        const size_t m = dynamic ? 0 : sz.M;
         const int64_t sk_max_m = dynamic                    ? kSkinnyMaxM
                                  : m <= size_t(kSkinnyMaxM) ? std::max<int64_t>(int64_t(m), 1)
                                                             : 1;
-        JitDefines d = config_defines(config_of(p), hooks.variant(p), sk_max_m);
+        const Config c = dynamic ? config_of(p) : config_for_size(limits_of(p), sz.M, sz.N, sz.batches);
+        JitDefines d = config_defines(c, hooks.variant(p), sk_max_m);
         // K (the last dim of a when not transposed) not a literal: the skinny
         // float4 loop of b [N, K] reads two float4s per row address (matmul.cl).
         const PartialShape a = dynamic ? agnostic_input(p, 0, rows_dynamic).shape : p.inputs.at(0).shape;
@@ -196,7 +234,9 @@ void add_ocl_matmul_impls(ModuleRegistrar& reg, const std::string& op, OclMatmul
     // tiled kernel (stage 5).
     spec.update = [hooks](const KernelParams& p, const OclDeviceLimits& lim, std::vector<OclStageRun>& runs) {
         const OclMatmulSizes sz = hooks.sizes(p);
-        const OclDispatch d = matmul_dispatch(config_for(lim), hooks.variant(p).tb, sz.M, sz.N, sz.batches);
+        // A static impl (one stage) was built for its size's tile.
+        const Config c = runs.size() == 1 ? config_for_size(lim, sz.M, sz.N, sz.batches) : config_for(lim);
+        const OclDispatch d = matmul_dispatch(c, hooks.variant(p).tb, sz.M, sz.N, sz.batches);
         if (runs.size() == 1) {
             runs[0].dispatch = d;
             return;
