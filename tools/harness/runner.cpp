@@ -252,14 +252,9 @@ std::string repro_command(const Options& opt, const std::string& section_attrs, 
     return cmd;
 }
 
-Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) {
-    ErrorContext op_ctx;
-    op_ctx.op = opt.op;
-    const RegisteredOp& def = registry->op(opt.op);   // throws "unknown op" listing the known ones
-    if (def.def.traits.is_input || def.def.traits.is_constant)
-        throw Error("'" + opt.op + "' has no impls to test (it is a graph input/constant)", op_ctx);
+namespace {
 
-    // ---- sections and cases
+std::vector<SweepSection> sections_of(const Options& opt, const ErrorContext& op_ctx) {
     std::vector<SweepSection> sections;
     if (!opt.sweep_file.empty()) sections = parse_sweep_file(opt.sweep_file);
     if (!opt.shapes.empty()) {
@@ -270,187 +265,233 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
     }
     if (sections.empty())
         throw Error("no shapes: give --shapes \"[...]\" or --sweep-file FILE (ops/" + opt.op + "/sweep.txt)", op_ctx);
+    return sections;
+}
 
-    std::vector<SectionWork> sec_work;
-    std::vector<CaseWork> work;
-    std::set<std::string> seen;   // command-line attrs may make sections identical
-    for (const SweepSection& s : sections) {
-        SectionWork sw;
-        sw.raw = merge_attrs(s.attrs, opt.attrs);
-        sw.text = attrs_text(sw.raw);
-        try {
-            sw.attrs = parse_attrs(def.def.attrs, sw.raw);
-        } catch (const Error& e) {
-            throw e.with_context(op_ctx);
+// The order a dynamic impl's network sees the cases of one group: each once,
+// then (--revisit) backwards from the one before last, the last (so every
+// case of a group of two or more is revisited), then every other case; never
+// a case right after itself. Pairs (work index, revisit).
+std::vector<std::pair<size_t, bool>> sequence_order(const std::vector<size_t>& members, bool revisit) {
+    std::vector<std::pair<size_t, bool>> order;
+    for (size_t i : members) order.emplace_back(i, false);
+    if (!revisit) return order;
+    auto push = [&](size_t i) {
+        if (order.back().first != i) order.emplace_back(i, true);
+    };
+    for (size_t k = members.size() - 1; k-- > 0;) push(members[k]);
+    push(members.back());
+    for (size_t k = 0; k < members.size(); k += 2) push(members[k]);
+    return order;
+}
+
+// One `dynrt test-op` run over one op; harness::run lists its steps.
+class Sweep {
+public:
+    Sweep(std::shared_ptr<const Registry> registry, const Options& opt)
+        : registry_(std::move(registry)), opt_(opt), def_(registry_->op(opt.op)) {
+        op_ctx_.op = opt.op;
+        if (def_.def.traits.is_input || def_.def.traits.is_constant)
+            throw Error("'" + opt.op + "' has no impls to test (it is a graph input/constant)", op_ctx_);
+        report_.op = opt.op;
+        static_opts_.use_dynamic_impls = false;
+        static_opts_.async_compile = false;
+        static_opts_.views = false;   // the impls are under test: layout-only ops run them too
+    }
+
+    // Every section's cases, each (section attrs, case) once.
+    void expand_cases() {
+        std::set<std::string> seen;   // command-line attrs may make sections identical
+        for (const SweepSection& s : sections_of(opt_, op_ctx_)) {
+            SectionWork sw;
+            sw.raw = merge_attrs(s.attrs, opt_.attrs);
+            sw.text = attrs_text(sw.raw);
+            try {
+                sw.attrs = parse_attrs(def_.def.attrs, sw.raw);
+            } catch (const Error& e) {
+                throw e.with_context(op_ctx_);
+            }
+            const size_t si = sections_.size();
+            sections_.push_back(sw);
+            for (const CaseTemplate& t : s.cases)
+                for (const Case& c : opt_.random ? expand_random(t, opt_.random, opt_.seed) : expand(t)) {
+                    if (!seen.insert(sw.text + "|" + c.spec()).second) continue;
+                    CaseWork w;
+                    w.section = si;
+                    w.the_case = c;
+                    work_.push_back(std::move(w));
+                }
         }
-        const size_t si = sec_work.size();
-        sec_work.push_back(sw);
-        for (const CaseTemplate& t : s.cases) {
-            const std::vector<Case> cases = opt.random ? expand_random(t, opt.random, opt.seed) : expand(t);
-            for (const Case& c : cases) {
-                if (!seen.insert(sw.text + "|" + c.spec()).second) continue;
-                CaseWork w;
-                w.section = si;
-                w.the_case = c;
-                work.push_back(std::move(w));
+    }
+
+    // --reference, else the op's reference impl in its static flavour (a
+    // static network runs it), else its dynamic flavour.
+    void pick_reference() {
+        all_ = registry_->all_impls(opt_.op);
+        if (all_.empty()) throw Error("op '" + opt_.op + "' has no registered impls", op_ctx_);
+        for (const RegisteredImpl* r : all_) {
+            if (!opt_.reference.empty()) {
+                if (r->entry.name == opt_.reference) ref_ = r;
+            } else if (r->entry.reference) {
+                if (!ref_ || r->entry.shape_type == ShapeType::static_shape) ref_ = r;
+            }
+        }
+        if (!ref_)
+            throw Error(opt_.reference.empty() ? "op '" + opt_.op + "' has no reference impl (ImplEntry::reference)"
+                                               : "no impl named '" + opt_.reference + "' (--reference)",
+                        op_ctx_);
+        report_.reference =
+            ref_->entry.name + " (" + ref_->entry.impl_type + ", " + to_string(ref_->entry.shape_type) + ")";
+        for (const std::string& name : opt_.impls)
+            if (std::none_of(all_.begin(), all_.end(), [&](const RegisteredImpl* r) { return r->entry.name == name; }))
+                throw Error("op '" + opt_.op + "' has no impl named '" + name + "' (--impl)", op_ctx_);
+    }
+
+    // Each case's inputs and the reference's outputs (or why it failed).
+    void run_reference() {
+        EnginePtr ref_engine = engine_for(ref_->entry.impl_type);
+        if (!ref_engine) throw Error("reference impl: " + engine_errors_[ref_->entry.impl_type], op_ctx_);
+        const auto ref_view = make_view(*registry_, opt_.op, ref_);
+        for (CaseWork& w : work_) {
+            try {
+                w.inputs = make_inputs(w.the_case, opt_.dtype, opt_.seed);
+                const auto node = node_of(w, false);
+                w.ref_program = tools::build_single_node(ref_view, node);
+                InferRequest req(Network::create(w.ref_program, ref_engine, static_opts_));
+                tools::feed(req, node);
+                req.infer();
+                w.ref_out = outputs_of(req, *w.ref_program);
+            } catch (const std::exception& e) {
+                w.ref_error = e.what();
             }
         }
     }
 
-    // ---- impls
-    Report report;
-    report.op = opt.op;
-    const auto all = registry->all_impls(opt.op);
-    if (all.empty()) throw Error("op '" + opt.op + "' has no registered impls", op_ctx);
-    // The reference: --reference, else the op's reference impl in its static
-    // flavour (a static network runs it), else its dynamic flavour.
-    const RegisteredImpl* ref = nullptr;
-    for (const RegisteredImpl* r : all) {
-        if (!opt.reference.empty()) {
-            if (r->entry.name == opt.reference) ref = r;
-        } else if (r->entry.reference) {
-            if (!ref || r->entry.shape_type == ShapeType::static_shape) ref = r;
+    // Every selected impl on its engine: a row per case.
+    void run_impls() {
+        for (const RegisteredImpl* impl : all_) {
+            if (!selected(impl)) continue;
+            const ImplEntry& entry = impl->entry;
+            EnginePtr engine = engine_for(entry.impl_type);
+            if (!engine) {
+                report_.notes.push_back(entry.name + " (" + entry.impl_type + "): skipped, " +
+                                        engine_errors_[entry.impl_type]);
+                continue;
+            }
+            if (entry.shape_type == ShapeType::dynamic_shape) run_dynamic(impl, engine);
+            else run_static(impl, engine);
         }
     }
-    if (!ref)
-        throw Error(opt.reference.empty() ? "op '" + opt.op + "' has no reference impl (ImplEntry::reference)"
-                                          : "no impl named '" + opt.reference + "' (--reference)",
-                    op_ctx);
-    report.reference = ref->entry.name + " (" + ref->entry.impl_type + ", " + to_string(ref->entry.shape_type) + ")";
 
-    std::map<std::string, EnginePtr> engines;
-    std::map<std::string, std::string> engine_errors;
-    auto engine_for = [&](const std::string& type) -> EnginePtr {
-        auto it = engines.find(type);
-        if (it != engines.end()) return it->second;
-        if (engine_errors.count(type)) return nullptr;
-        if (!registry->has_engine(type)) {
-            engine_errors[type] = "no '" + type + "' engine is registered";
+    Report finish() {
+        for (const Row& r : report_.rows) {
+            if (r.failed()) ++report_.failed;
+            else if (r.status == "pass") ++report_.passed;
+            else ++report_.skipped;
+        }
+        return std::move(report_);
+    }
+
+private:
+    tools::SingleNode node_of(const CaseWork& w, bool dynamic) const {
+        return single_node(opt_.op, sections_[w.section].attrs, w.the_case, w.inputs, dynamic);
+    }
+
+    EnginePtr engine_for(const std::string& type) {
+        auto it = engines_.find(type);
+        if (it != engines_.end()) return it->second;
+        if (engine_errors_.count(type)) return nullptr;
+        if (!registry_->has_engine(type)) {
+            engine_errors_[type] = "no '" + type + "' engine is registered";
             return nullptr;
         }
         try {
             EngineConfig cfg;
             cfg.device = type;
-            cfg.verbose = opt.verbose;
-            EnginePtr e = registry->create_engine(type, cfg);
-            engines[type] = e;
+            cfg.verbose = opt_.verbose;
+            EnginePtr e = registry_->create_engine(type, cfg);
+            engines_[type] = e;
             return e;
         } catch (const std::exception& e) {
-            engine_errors[type] = std::string("cannot create the '") + type + "' engine: " + e.what();
+            engine_errors_[type] = std::string("cannot create the '") + type + "' engine: " + e.what();
             return nullptr;
-        }
-    };
-
-    // ---- reference results
-    EnginePtr ref_engine = engine_for(ref->entry.impl_type);
-    if (!ref_engine) throw Error("reference impl: " + engine_errors[ref->entry.impl_type], op_ctx);
-    const auto ref_view = make_view(*registry, opt.op, ref);
-    NetworkOptions static_opts;
-    static_opts.use_dynamic_impls = false;
-    static_opts.async_compile = false;
-    static_opts.views = false;   // the impls are under test: layout-only ops run them too
-    for (CaseWork& w : work) {
-        try {
-            w.inputs = make_inputs(w.the_case, opt.dtype, opt.seed);
-            const auto node = single_node(opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
-            w.ref_program = tools::build_single_node(ref_view, node);
-            auto net = Network::create(w.ref_program, ref_engine, static_opts);
-            InferRequest req(net);
-            tools::feed(req, node);
-            req.infer();
-            w.ref_out = outputs_of(req, *w.ref_program);
-        } catch (const std::exception& e) {
-            w.ref_error = e.what();
         }
     }
 
-    auto selected = [&](const RegisteredImpl* r) {
-        if (!opt.impls.empty() && std::find(opt.impls.begin(), opt.impls.end(), r->entry.name) == opt.impls.end())
-            return false;
-        if (!opt.devices.empty() && std::find(opt.devices.begin(), opt.devices.end(), "all") == opt.devices.end() &&
-            std::find(opt.devices.begin(), opt.devices.end(), r->entry.impl_type) == opt.devices.end())
-            return false;
+    bool selected(const RegisteredImpl* r) const {
+        const auto& impls = opt_.impls;
+        const auto& devices = opt_.devices;
+        if (!impls.empty() && std::find(impls.begin(), impls.end(), r->entry.name) == impls.end()) return false;
+        return devices.empty() || std::find(devices.begin(), devices.end(), "all") != devices.end() ||
+               std::find(devices.begin(), devices.end(), r->entry.impl_type) != devices.end();
+    }
+
+    Row new_row(const ImplEntry& entry, const CaseWork& w) const {
+        Row row;
+        row.impl = entry.name;
+        row.device = entry.impl_type;
+        row.shape_type = to_string(entry.shape_type);
+        row.phase = entry.shape_type == ShapeType::dynamic_shape ? "sequence" : "static";
+        row.attrs = sections_[w.section].text;
+        row.the_case = w.the_case;
+        row.status = "pass";
+        row.tol = w.ref_out.empty() ? default_tolerance(opt_.dtype) : tolerance_for(opt_, w);
+        row.repro = repro_command(opt_, row.attrs, w.the_case, entry.name, entry.impl_type);
+        return row;
+    }
+
+    // Adds the row of a case the impl does not take (true), else leaves it (false).
+    bool rejected(const ImplEntry& entry, const EnginePtr& engine, const CaseWork& w, Row& row) {
+        const std::string why = w.ref_error.empty()
+                                    ? entry.check(tools::single_node_params(*w.ref_program, engine.get()))
+                                    : "the reference failed";
+        if (why.empty()) return false;
+        row.status = w.ref_error.empty() ? "n/a" : "error";
+        row.detail = w.ref_error.empty() ? why : "reference: " + w.ref_error;
+        report_.rows.push_back(std::move(row));
         return true;
-    };
-    for (const std::string& name : opt.impls)
-        if (std::none_of(all.begin(), all.end(), [&](const RegisteredImpl* r) { return r->entry.name == name; }))
-            throw Error("op '" + opt.op + "' has no impl named '" + name + "' (--impl)", op_ctx);
+    }
 
-    for (const RegisteredImpl* impl : all) {
-        if (!selected(impl)) continue;
-        const ImplEntry& entry = impl->entry;
-        const bool dynamic = entry.shape_type == ShapeType::dynamic_shape;
-        EnginePtr engine = engine_for(entry.impl_type);
-        if (!engine) {
-            report.notes.push_back(entry.name + " (" + entry.impl_type + "): skipped, " +
-                                   engine_errors[entry.impl_type]);
-            continue;
-        }
-        const auto view = make_view(*registry, opt.op, impl);
-        auto new_row = [&](const CaseWork& w) {
-            Row row;
-            row.impl = entry.name;
-            row.device = entry.impl_type;
-            row.shape_type = to_string(entry.shape_type);
-            row.phase = dynamic ? "sequence" : "static";
-            row.attrs = sec_work[w.section].text;
-            row.the_case = w.the_case;
-            row.status = "pass";
-            row.tol = w.ref_out.empty() ? default_tolerance(opt.dtype) : tolerance_for(opt, w);
-            row.repro = repro_command(opt, row.attrs, w.the_case, entry.name, entry.impl_type);
-            return row;
-        };
-        // Returns "" when the impl takes the case, else why not.
-        auto rejects = [&](const CaseWork& w) -> std::string {
-            if (!w.ref_error.empty()) return "the reference failed";
-            return entry.check(tools::single_node_params(*w.ref_program, engine.get()));
-        };
-        // Adds the row of a case the impl does not take (true), else leaves it (false).
-        auto rejected = [&](const CaseWork& w, Row& row) {
-            const std::string why = rejects(w);
-            if (why.empty()) return false;
-            row.status = w.ref_error.empty() ? "n/a" : "error";
-            row.detail = w.ref_error.empty() ? why : "reference: " + w.ref_error;
-            report.rows.push_back(std::move(row));
-            return true;
-        };
+    // --bench: the median of --repeat more runs, and the rate it gives.
+    void bench(Row& row, InferRequest& req, const CaseWork& w) const {
+        std::vector<double> times;
+        for (size_t r = 0; r < opt_.repeat; ++r) times.push_back(timed_infer(req));
+        row.ms = median(times);
+        add_rate(row, def_.def, w, sections_[w.section].attrs);
+    }
 
-        if (!dynamic) {
-            for (const CaseWork& w : work) {
-                Row row = new_row(w);
-                if (rejected(w, row)) continue;
-                try {
-                    const auto node = single_node(opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, false);
-                    auto program = tools::build_single_node(view, node);
-                    auto net = Network::create(program, engine, static_opts);
-                    InferRequest req(net);
-                    tools::feed(req, node);
-                    req.infer();
-                    if (check_run(row, req, *program, w, false, "") && opt.bench) {
-                        std::vector<double> times;
-                        for (size_t r = 0; r < opt.repeat; ++r) times.push_back(timed_infer(req));
-                        row.ms = median(times);
-                        add_rate(row, def.def, w, sec_work[w.section].attrs);
-                    }
-                } catch (const std::exception& e) {
-                    row.status = "error";
-                    row.detail = e.what();
-                }
-                report.rows.push_back(std::move(row));
+    // A static impl: a fresh network compiled for each case's shapes.
+    void run_static(const RegisteredImpl* impl, const EnginePtr& engine) {
+        const auto view = make_view(*registry_, opt_.op, impl);
+        for (const CaseWork& w : work_) {
+            Row row = new_row(impl->entry, w);
+            if (rejected(impl->entry, engine, w, row)) continue;
+            try {
+                const auto node = node_of(w, false);
+                auto program = tools::build_single_node(view, node);
+                InferRequest req(Network::create(program, engine, static_opts_));
+                tools::feed(req, node);
+                req.infer();
+                if (check_run(row, req, *program, w, false, "") && opt_.bench) bench(row, req, w);
+            } catch (const std::exception& e) {
+                row.status = "error";
+                row.detail = e.what();
             }
-            continue;
+            report_.rows.push_back(std::move(row));
         }
+    }
 
-        // Dynamic: one network per section and input signature (rank and dtype
-        // of each input), fed every case of the group in sequence, then revisited.
+    // A dynamic impl: one network per section and input signature (rank and
+    // dtype of each input, the values of value inputs), fed every case of the
+    // group in sequence, then revisited.
+    void run_dynamic(const RegisteredImpl* impl, const EnginePtr& engine) {
         std::map<std::string, std::vector<size_t>> groups;
         std::vector<std::string> group_order;
-        const size_t first_row = report.rows.size();
-        std::vector<size_t> row_of(work.size(), SIZE_MAX);
-        for (size_t i = 0; i < work.size(); ++i) {
-            const CaseWork& w = work[i];
-            Row row = new_row(w);
-            if (rejected(w, row)) continue;
+        std::vector<size_t> row_of(work_.size(), SIZE_MAX);
+        for (size_t i = 0; i < work_.size(); ++i) {
+            const CaseWork& w = work_[i];
+            Row row = new_row(impl->entry, w);
+            if (rejected(impl->entry, engine, w, row)) continue;
             std::string key = std::to_string(w.section);
             for (size_t k = 0; k < w.inputs.size(); ++k)
                 key += "|" +
@@ -459,88 +500,86 @@ Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) 
                        to_string(w.inputs[k].dtype());
             if (!groups.count(key)) group_order.push_back(key);
             groups[key].push_back(i);
-            row_of[i] = report.rows.size();
-            report.rows.push_back(std::move(row));
+            row_of[i] = report_.rows.size();
+            report_.rows.push_back(std::move(row));
         }
-        (void)first_row;
+        const auto view = make_view(*registry_, opt_.op, impl);
         for (const std::string& key : group_order) {
-            const std::vector<size_t>& members = groups[key];
-            std::shared_ptr<Program> program;
-            std::shared_ptr<Network> net;
-            std::unique_ptr<InferRequest> req;
-            try {
-                const CaseWork& w0 = work[members[0]];
-                program = tools::build_single_node(
-                    view, single_node(opt.op, sec_work[w0.section].attrs, w0.the_case, w0.inputs, true));
-                if (!program->nodes()[program->node_index(tools::kSingleNodeName)].is_dynamic) {
-                    // Rank-0 inputs (and ops whose shapes are all static) give a
-                    // static node, which core never runs on a dynamic impl.
-                    for (size_t i : members) {
-                        report.rows[row_of[i]].status = "n/a";
-                        report.rows[row_of[i]].detail = "every shape of the node is static (rank-0 inputs)";
-                    }
-                    continue;
-                }
-                NetworkOptions dyn_opts;
-                dyn_opts.use_dynamic_impls = true;
-                dyn_opts.views = false;
-                net = Network::create(program, engine, dyn_opts);
-                req = std::make_unique<InferRequest>(net);
-            } catch (const std::exception& e) {
-                for (size_t i : members) {
-                    report.rows[row_of[i]].status = "error";
-                    report.rows[row_of[i]].detail = e.what();
-                }
-                continue;
+            std::vector<Row*> rows;
+            for (size_t i : groups[key]) rows.push_back(&report_.rows[row_of[i]]);
+            run_group(view, engine, groups[key], rows);
+        }
+    }
+
+    // One group of cases on one dynamic network; `rows[k]` is members[k]'s row.
+    void run_group(const std::shared_ptr<Registry>& view, const EnginePtr& engine, const std::vector<size_t>& members,
+                   const std::vector<Row*>& rows) {
+        const auto mark_all = [&](const std::string& status, const std::string& detail) {
+            for (Row* row : rows) row->status = status, row->detail = detail;
+        };
+        std::shared_ptr<Program> program;
+        std::unique_ptr<InferRequest> req;
+        try {
+            program = tools::build_single_node(view, node_of(work_[members[0]], true));
+            if (!program->nodes()[program->node_index(tools::kSingleNodeName)].is_dynamic) {
+                // Rank-0 inputs (and ops whose shapes are all static) give a
+                // static node, which core never runs on a dynamic impl.
+                return mark_all("n/a", "every shape of the node is static (rank-0 inputs)");
             }
-            std::vector<std::pair<size_t, bool>> order;   // (work index, revisit)
-            for (size_t i : members) order.emplace_back(i, false);
-            if (opt.revisit) {
-                // A case right after itself would revisit nothing: skip it.
-                auto push = [&](size_t i) {
-                    if (order.back().first != i) order.emplace_back(i, true);
-                };
-                // Backwards from the one before last, then the last (so every case
-                // of a group of two or more is revisited), then every other case.
-                for (size_t k = members.size() - 1; k-- > 0;) push(members[k]);
-                push(members.back());
-                for (size_t k = 0; k < members.size(); k += 2) push(members[k]);
-            }
-            size_t position = 0;
-            for (const auto& [i, revisit] : order) {
-                ++position;
-                Row& row = report.rows[row_of[i]];
-                if (row.failed()) continue;   // first failure of the case stays reported
-                const CaseWork& w = work[i];
-                const std::string when =
-                    revisit
-                        ? " (revisit, run " + std::to_string(position) + " of the sequence)"
+            NetworkOptions dyn_opts;
+            dyn_opts.use_dynamic_impls = true;
+            dyn_opts.views = false;
+            req = std::make_unique<InferRequest>(Network::create(program, engine, dyn_opts));
+        } catch (const std::exception& e) {
+            return mark_all("error", e.what());
+        }
+        std::map<size_t, Row*> row_of;
+        for (size_t k = 0; k < members.size(); ++k) row_of[members[k]] = rows[k];
+        size_t position = 0;
+        for (const auto& [i, revisit] : sequence_order(members, opt_.revisit)) {
+            ++position;
+            Row& row = *row_of.at(i);
+            if (row.failed()) continue;   // first failure of the case stays reported
+            const CaseWork& w = work_[i];
+            const std::string when =
+                revisit ? " (revisit, run " + std::to_string(position) + " of the sequence)"
                         : (position > 1 ? " (run " + std::to_string(position) + " of the sequence)" : std::string());
-                try {
-                    tools::feed(*req, single_node(opt.op, sec_work[w.section].attrs, w.the_case, w.inputs, true));
-                    req->infer();
-                    if (!check_run(row, *req, *program, w, true, when)) continue;
-                    if (revisit) row.phase = "sequence+revisit";
-                    if (!revisit && opt.bench) {
-                        std::vector<double> times;
-                        for (size_t r = 0; r < opt.repeat; ++r) times.push_back(timed_infer(*req));
-                        row.ms = median(times);
-                        add_rate(row, def.def, w, sec_work[w.section].attrs);
-                    }
-                } catch (const std::exception& e) {
-                    row.status = "error";
-                    row.detail = e.what() + when;
-                }
+            try {
+                tools::feed(*req, node_of(w, true));
+                req->infer();
+                if (!check_run(row, *req, *program, w, true, when)) continue;
+                if (revisit) row.phase = "sequence+revisit";
+                if (!revisit && opt_.bench) bench(row, *req, w);
+            } catch (const std::exception& e) {
+                row.status = "error";
+                row.detail = e.what() + when;
             }
         }
     }
 
-    for (const Row& r : report.rows) {
-        if (r.failed()) ++report.failed;
-        else if (r.status == "pass") ++report.passed;
-        else ++report.skipped;
-    }
-    return report;
+    std::shared_ptr<const Registry> registry_;
+    const Options& opt_;
+    const RegisteredOp& def_;
+    ErrorContext op_ctx_;
+    std::vector<const RegisteredImpl*> all_;
+    const RegisteredImpl* ref_ = nullptr;
+    std::vector<SectionWork> sections_;
+    std::vector<CaseWork> work_;
+    std::map<std::string, EnginePtr> engines_;
+    std::map<std::string, std::string> engine_errors_;
+    NetworkOptions static_opts_;
+    Report report_;
+};
+
+}   // namespace
+
+Report run(const std::shared_ptr<const Registry>& registry, const Options& opt) {
+    Sweep sweep(registry, opt);   // throws "unknown op" listing the known ones
+    sweep.expand_cases();
+    sweep.pick_reference();
+    sweep.run_reference();
+    sweep.run_impls();
+    return sweep.finish();
 }
 
 }   // namespace dynrt::harness
