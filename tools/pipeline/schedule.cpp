@@ -112,228 +112,277 @@ const InputSpec& find_input(const Source& src, const YAML::Node& key, const std:
     return *in;
 }
 
+// One schedule entry as read: its symbols' values, mode, repeat, feeds and
+// per-input shapes.
+struct Entry {
+    size_t index = 0;
+    YAML::Node node;
+    std::string what;                                                  // "schedule entry N", for messages
+    std::vector<std::pair<std::string, std::vector<int64_t>>> given;   // symbols in the order written
+    bool product = false;
+    size_t repeat = 1;
+    std::map<std::string, std::shared_ptr<const HostTensor>> feeds;   // loaded once, shared by the runs
+    std::map<std::string, int64_t> fed_symbols;
+    std::map<std::string, std::string> fed_by;   // symbol -> the input that set it
+    std::map<std::string, Shape> shaped;         // inputs given a shape: random data of it
+};
+
+// expand_schedule's work: the inputs' symbols, then each entry read, its
+// run count checked, its combinations made and turned into runs.
+class ScheduleExpander {
+public:
+    ScheduleExpander(const Source& src, const std::vector<InputSpec>& inputs) : src_(src), inputs_(inputs) {
+        for (const auto& in : inputs)
+            for (const auto& d : in.dims) {
+                if (d.kind == DimSpec::Kind::symbol) symbols_.insert(d.symbol);
+                anonymous_ = anonymous_ || d.kind == DimSpec::Kind::anonymous;
+            }
+        symbol_list_.assign(symbols_.begin(), symbols_.end());
+    }
+
+    std::vector<RunSpec> expand(const YAML::Node& schedule) {
+        const std::vector<YAML::Node> entries = entries_of(schedule);
+        for (size_t ei = 0; ei < entries.size(); ++ei) {
+            const Entry e = read_entry(ei, entries[ei]);
+            check_run_count(e);
+            add_runs(e, e.product ? product_of(e) : zip_of(e));
+        }
+        return std::move(runs_);
+    }
+
+private:
+    std::vector<YAML::Node> entries_of(const YAML::Node& schedule) const {
+        std::vector<YAML::Node> entries;
+        if (schedule && !schedule.IsNull()) {
+            expect_seq(src_, schedule, "schedule");
+            for (const auto& e : schedule) entries.push_back(e);
+        }
+        if (entries.empty()) {
+            if (!symbols_.empty() || anonymous_)
+                src_.fail(schedule, "the inputs have dynamic dims but there is no 'schedule' giving them values",
+                          "schedule");
+            entries.push_back(YAML::Node(YAML::NodeType::Map));   // one run of the static shapes
+        }
+        return entries;
+    }
+
+    Entry read_entry(size_t ei, const YAML::Node& node) const {
+        Entry e;
+        e.index = ei;
+        e.node = node;
+        e.what = "schedule entry " + std::to_string(ei);
+        if (!node.IsMap()) src_.fail(node, e.what + " must be a map like {seq: 1..8}, got " + kind_name(node));
+        read_symbols(e);
+        if (const YAML::Node m = node["mode"]) {
+            const std::string mode = read_string(src_, m, "mode");
+            if (mode != "zip" && mode != "product")
+                src_.fail(m, e.what + ": mode must be 'zip' or 'product', got '" + mode + "'", "mode");
+            e.product = mode == "product";
+        }
+        if (const YAML::Node r = node["repeat"]) {
+            const int64_t v = read_int(src_, r, e.what + " repeat");
+            if (v < 1) src_.fail(r, e.what + ": repeat must be >= 1", "repeat");
+            e.repeat = static_cast<size_t>(v);
+        }
+        read_feeds(e);
+        read_shapes(e);
+        return e;
+    }
+
+    // The symbols the entry gives, each a known one, in the order written.
+    void read_symbols(Entry& e) const {
+        std::set<std::string> seen;
+        for (const auto& kv : e.node) {
+            const std::string key = read_string(src_, kv.first, "schedule key");
+            if (!seen.insert(key).second) src_.fail(kv.first, e.what + ": duplicate key '" + key + "'", key);
+            if (kEntryKeys.count(key)) continue;
+            if (!symbols_.count(key)) src_.fail(kv.first, unknown_symbol(e, key), key);
+            e.given.emplace_back(key, read_values(src_, kv.second, key));
+        }
+    }
+
+    std::string unknown_symbol(const Entry& e, const std::string& key) const {
+        std::string msg = e.what + ": unknown symbol '" + key + "'";
+        const auto close = close_names(key, symbol_list_, 1);
+        if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+        if (symbol_list_.empty()) {
+            msg += "; the inputs declare no symbols";
+        } else {
+            msg += "; symbols of the inputs:";
+            for (size_t i = 0; i < symbol_list_.size(); ++i) msg += (i ? ", " : " ") + symbol_list_[i];
+        }
+        return msg + " (entry keys: feed, shapes, repeat, mode)";
+    }
+
+    void read_feeds(Entry& e) const {
+        const YAML::Node f = e.node["feed"];
+        if (!f) return;
+        expect_map(src_, f, e.what + " feed");
+        for (const auto& kv : f) {
+            const std::string name = read_string(src_, kv.first, "feed input");
+            const InputSpec& in = find_input(src_, kv.first, inputs_, name, e.what + ": feed");
+            const std::string path = src_.resolve(read_string(src_, kv.second, "feed path"));
+            std::shared_ptr<HostTensor> t;
+            try {
+                t = std::make_shared<HostTensor>(read_npy(path));
+            } catch (const Error& err) {
+                src_.fail(kv.second, "feed for input '" + name + "': " + err.what(), name);
+            }
+            bind_feed(src_, kv.second, in, *t, path, e.fed_symbols, e.fed_by);
+            e.feeds[name] = t;
+        }
+    }
+
+    void read_shapes(Entry& e) const {
+        const YAML::Node sh = e.node["shapes"];
+        if (!sh) return;
+        expect_map(src_, sh, e.what + " shapes");
+        for (const auto& kv : sh) {
+            const std::string name = read_string(src_, kv.first, "shapes input");
+            const InputSpec& in = find_input(src_, kv.first, inputs_, name, e.what + ": shapes");
+            if (e.feeds.count(name)) src_.fail(kv.first, e.what + ": input '" + name + "' is fed and shaped", name);
+            expect_seq(src_, kv.second, e.what + " shape of '" + name + "'");
+            Shape shape;
+            for (const auto& d : kv.second) {
+                const int64_t v = read_int(src_, d, e.what + " shape of '" + name + "'");
+                if (v < 0) src_.fail(d, e.what + ": input '" + name + "' has a negative dim", name);
+                shape.push_back(v);
+            }
+            bind_shape(src_, kv.second, in, shape, e.what + ": input '" + name + "' has shape", e.fed_symbols,
+                       e.fed_by);
+            e.shaped[name] = shape;
+        }
+    }
+
+    // The number of runs (combinations times repeat) is checked against
+    // kMaxRuns before any is made, so three 1..10^6 ranges in product mode or
+    // a repeat of 10^9 are an error, not gigabytes of run specs.
+    void check_run_count(const Entry& e) const {
+        size_t combos_count = 1;
+        for (const auto& [sym, values] : e.given) {
+            if (e.product) {
+                if (__builtin_mul_overflow(combos_count, values.size(), &combos_count)) combos_count = SIZE_MAX;
+            } else if (values.size() != 1) {
+                combos_count = values.size();
+            }
+        }
+        size_t entry_runs = 0;
+        if (__builtin_mul_overflow(combos_count, e.repeat, &entry_runs)) entry_runs = SIZE_MAX;
+        if (entry_runs <= kMaxRuns - runs_.size()) return;
+        const bool by_repeat = e.repeat > 1 && combos_count <= kMaxRuns - runs_.size();
+        const std::string count = entry_runs == SIZE_MAX ? "more than 2^64" : std::to_string(entry_runs);
+        src_.fail(by_repeat ? e.node["repeat"] : e.node,
+                  e.what + " expands to " + count + " runs (" + std::to_string(combos_count) +
+                      (combos_count == 1 ? " combination" : " combinations") + " x repeat " + std::to_string(e.repeat) +
+                      (runs_.empty() ? "" : ", after " + std::to_string(runs_.size()) + " runs of earlier entries") +
+                      "), more than the limit of " + std::to_string(kMaxRuns) + " runs per pipeline",
+                  by_repeat ? "repeat" : "schedule");
+    }
+
+    // mode: product, the Cartesian product of the symbols' values.
+    static std::vector<std::map<std::string, int64_t>> product_of(const Entry& e) {
+        std::vector<std::map<std::string, int64_t>> combos(1);
+        for (const auto& [sym, values] : e.given) {
+            std::vector<std::map<std::string, int64_t>> next;
+            for (const auto& c : combos)
+                for (int64_t v : values) {
+                    auto m = c;
+                    m[sym] = v;
+                    next.push_back(std::move(m));
+                }
+            combos = std::move(next);
+        }
+        return combos;
+    }
+
+    // mode: zip, lists of equal length; a single value goes with every element.
+    std::vector<std::map<std::string, int64_t>> zip_of(const Entry& e) const {
+        size_t len = 1;
+        std::string len_sym;
+        for (const auto& [sym, values] : e.given) {
+            if (values.size() == 1) continue;
+            if (len != 1 && values.size() != len)
+                src_.fail(e.node,
+                          e.what + ": cannot zip '" + len_sym + "' (" + std::to_string(len) + " values) with '" + sym +
+                              "' (" + std::to_string(values.size()) +
+                              " values); give lists of equal length or add 'mode: product'",
+                          sym);
+            len = values.size();
+            len_sym = sym;
+        }
+        std::vector<std::map<std::string, int64_t>> combos;
+        for (size_t k = 0; k < len; ++k) {
+            std::map<std::string, int64_t> m;
+            for (const auto& [sym, values] : e.given) m[sym] = values.size() == 1 ? values[0] : values[k];
+            combos.push_back(std::move(m));
+        }
+        return combos;
+    }
+
+    void add_runs(const Entry& e, const std::vector<std::map<std::string, int64_t>>& combos) {
+        for (size_t rep = 0; rep < e.repeat; ++rep)
+            for (const auto& combo : combos) runs_.push_back(run_of(e, combo));
+    }
+
+    // One run: the combination with the fed symbols, every symbol set, and
+    // each input's shape (fed, given, or from its dims).
+    RunSpec run_of(const Entry& e, const std::map<std::string, int64_t>& combo) const {
+        RunSpec r;
+        r.entry = e.index;
+        r.where = src_.at(e.node);
+        r.symbols = combo;
+        r.feeds = e.feeds;
+        for (const auto& [sym, v] : e.fed_symbols) {
+            const auto it = r.symbols.find(sym);
+            if (it != r.symbols.end() && it->second != v)
+                src_.fail(e.node,
+                          e.what + ": symbol '" + sym + "' is " + std::to_string(it->second) +
+                              " here but the fed data makes it " + std::to_string(v),
+                          sym);
+            r.symbols[sym] = v;
+        }
+        for (const auto& sym : symbols_)
+            if (!r.symbols.count(sym))
+                src_.fail(e.node,
+                          e.what + " gives no value for symbol '" + sym +
+                              "' (every entry must set every symbol, or feed an input that has it)",
+                          sym);
+        for (const auto& in : inputs_) r.shapes[in.name] = shape_of(e, in, r.symbols);
+        return r;
+    }
+
+    Shape shape_of(const Entry& e, const InputSpec& in, const std::map<std::string, int64_t>& symbols) const {
+        if (e.feeds.count(in.name)) return e.feeds.at(in.name)->shape();
+        if (e.shaped.count(in.name)) return e.shaped.at(in.name);
+        Shape s;
+        for (size_t k = 0; k < in.dims.size(); ++k) {
+            const DimSpec& d = in.dims[k];
+            if (d.kind == DimSpec::Kind::fixed) s.push_back(d.value);
+            else if (d.kind == DimSpec::Kind::symbol) s.push_back(symbols.at(d.symbol));
+            else
+                src_.fail(e.node,
+                          e.what + ": input '" + in.name + "' dim " + std::to_string(k) +
+                              " is dynamic without a name, so only a feed can set it; name it (e.g. 'seq') or "
+                              "add 'feed: {" +
+                              in.name + ": file.npy}'",
+                          in.name);
+        }
+        return s;
+    }
+
+    const Source& src_;
+    const std::vector<InputSpec>& inputs_;
+    std::set<std::string> symbols_;
+    std::vector<std::string> symbol_list_;
+    bool anonymous_ = false;
+    std::vector<RunSpec> runs_;
+};
+
 }   // namespace
 
 std::vector<RunSpec> expand_schedule(const Source& src, const YAML::Node& schedule,
                                      const std::vector<InputSpec>& inputs) {
-    std::set<std::string> symbols;
-    bool anonymous = false;
-    for (const auto& in : inputs)
-        for (const auto& d : in.dims) {
-            if (d.kind == DimSpec::Kind::symbol) symbols.insert(d.symbol);
-            anonymous = anonymous || d.kind == DimSpec::Kind::anonymous;
-        }
-    std::vector<std::string> symbol_list(symbols.begin(), symbols.end());
-
-    std::vector<YAML::Node> entries;
-    if (schedule && !schedule.IsNull()) {
-        expect_seq(src, schedule, "schedule");
-        for (const auto& e : schedule) entries.push_back(e);
-    }
-    if (entries.empty()) {
-        if (!symbols.empty() || anonymous)
-            src.fail(schedule, "the inputs have dynamic dims but there is no 'schedule' giving them values",
-                     "schedule");
-        entries.push_back(YAML::Node(YAML::NodeType::Map));   // one run of the static shapes
-    }
-
-    std::vector<RunSpec> runs;
-    for (size_t ei = 0; ei < entries.size(); ++ei) {
-        const YAML::Node& e = entries[ei];
-        const std::string what = "schedule entry " + std::to_string(ei);
-        if (!e.IsMap()) src.fail(e, what + " must be a map like {seq: 1..8}, got " + kind_name(e));
-
-        // Symbols given in this entry, in the order written.
-        std::vector<std::pair<std::string, std::vector<int64_t>>> given;
-        std::set<std::string> seen;
-        for (const auto& kv : e) {
-            const std::string key = read_string(src, kv.first, "schedule key");
-            if (!seen.insert(key).second) src.fail(kv.first, what + ": duplicate key '" + key + "'", key);
-            if (kEntryKeys.count(key)) continue;
-            if (!symbols.count(key)) {
-                std::string msg = what + ": unknown symbol '" + key + "'";
-                const auto close = close_names(key, symbol_list, 1);
-                if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
-                if (symbol_list.empty()) {
-                    msg += "; the inputs declare no symbols";
-                } else {
-                    msg += "; symbols of the inputs:";
-                    for (size_t i = 0; i < symbol_list.size(); ++i) msg += (i ? ", " : " ") + symbol_list[i];
-                }
-                msg += " (entry keys: feed, shapes, repeat, mode)";
-                src.fail(kv.first, msg, key);
-            }
-            given.emplace_back(key, read_values(src, kv.second, key));
-        }
-
-        bool product = false;
-        if (const YAML::Node m = e["mode"]) {
-            const std::string mode = read_string(src, m, "mode");
-            if (mode != "zip" && mode != "product")
-                src.fail(m, what + ": mode must be 'zip' or 'product', got '" + mode + "'", "mode");
-            product = mode == "product";
-        }
-        size_t repeat = 1;
-        if (const YAML::Node r = e["repeat"]) {
-            const int64_t v = read_int(src, r, what + " repeat");
-            if (v < 1) src.fail(r, what + ": repeat must be >= 1", "repeat");
-            repeat = static_cast<size_t>(v);
-        }
-
-        // Feeds: loaded once per entry, shared by its runs.
-        std::map<std::string, std::shared_ptr<const HostTensor>> feeds;
-        std::map<std::string, int64_t> fed_symbols;
-        std::map<std::string, std::string> fed_by;   // symbol -> the input that set it
-        if (const YAML::Node f = e["feed"]) {
-            expect_map(src, f, what + " feed");
-            for (const auto& kv : f) {
-                const std::string name = read_string(src, kv.first, "feed input");
-                const InputSpec* in = &find_input(src, kv.first, inputs, name, what + ": feed");
-                const std::string path = src.resolve(read_string(src, kv.second, "feed path"));
-                std::shared_ptr<HostTensor> t;
-                try {
-                    t = std::make_shared<HostTensor>(read_npy(path));
-                } catch (const Error& err) {
-                    src.fail(kv.second, "feed for input '" + name + "': " + err.what(), name);
-                }
-                bind_feed(src, kv.second, *in, *t, path, fed_symbols, fed_by);
-                feeds[name] = t;
-            }
-        }
-
-        // Shapes given per input: random data of that shape.
-        std::map<std::string, Shape> shaped;
-        if (const YAML::Node sh = e["shapes"]) {
-            expect_map(src, sh, what + " shapes");
-            for (const auto& kv : sh) {
-                const std::string name = read_string(src, kv.first, "shapes input");
-                const InputSpec& in = find_input(src, kv.first, inputs, name, what + ": shapes");
-                if (feeds.count(name)) src.fail(kv.first, what + ": input '" + name + "' is fed and shaped", name);
-                expect_seq(src, kv.second, what + " shape of '" + name + "'");
-                Shape shape;
-                for (const auto& d : kv.second) {
-                    const int64_t v = read_int(src, d, what + " shape of '" + name + "'");
-                    if (v < 0) src.fail(d, what + ": input '" + name + "' has a negative dim", name);
-                    shape.push_back(v);
-                }
-                bind_shape(src, kv.second, in, shape, what + ": input '" + name + "' has shape", fed_symbols, fed_by);
-                shaped[name] = shape;
-            }
-        }
-
-        // Combinations of the given symbols: zipped (lists of equal length; a
-        // single value goes with every element) or the Cartesian product.
-        // Their number (times repeat) is checked against kMaxRuns before any
-        // is made, so three 1..10^6 ranges in product mode or a repeat of 10^9
-        // are an error, not gigabytes of run specs.
-        {
-            size_t combos_count = 1;
-            for (const auto& [sym, values] : given) {
-                if (product) {
-                    if (__builtin_mul_overflow(combos_count, values.size(), &combos_count)) combos_count = SIZE_MAX;
-                } else if (values.size() != 1) {
-                    combos_count = values.size();
-                }
-            }
-            size_t entry_runs = 0;
-            if (__builtin_mul_overflow(combos_count, repeat, &entry_runs)) entry_runs = SIZE_MAX;
-            if (entry_runs > kMaxRuns - runs.size()) {
-                const bool by_repeat = repeat > 1 && combos_count <= kMaxRuns - runs.size();
-                const std::string count = entry_runs == SIZE_MAX ? "more than 2^64" : std::to_string(entry_runs);
-                src.fail(
-                    by_repeat ? e["repeat"] : e,
-                    what + " expands to " + count + " runs (" + std::to_string(combos_count) +
-                        (combos_count == 1 ? " combination" : " combinations") + " x repeat " + std::to_string(repeat) +
-                        (runs.empty() ? "" : ", after " + std::to_string(runs.size()) + " runs of earlier entries") +
-                        "), more than the limit of " + std::to_string(kMaxRuns) + " runs per pipeline",
-                    by_repeat ? "repeat" : "schedule");
-            }
-        }
-        std::vector<std::map<std::string, int64_t>> combos;
-        if (product) {
-            combos.emplace_back();
-            for (const auto& [sym, values] : given) {
-                std::vector<std::map<std::string, int64_t>> next;
-                for (const auto& c : combos)
-                    for (int64_t v : values) {
-                        auto m = c;
-                        m[sym] = v;
-                        next.push_back(std::move(m));
-                    }
-                combos = std::move(next);
-            }
-        } else {
-            size_t len = 1;
-            std::string len_sym;
-            for (const auto& [sym, values] : given) {
-                if (values.size() == 1) continue;
-                if (len != 1 && values.size() != len)
-                    src.fail(e,
-                             what + ": cannot zip '" + len_sym + "' (" + std::to_string(len) + " values) with '" + sym +
-                                 "' (" + std::to_string(values.size()) +
-                                 " values); give lists of equal length or add 'mode: product'",
-                             sym);
-                len = values.size();
-                len_sym = sym;
-            }
-            for (size_t k = 0; k < len; ++k) {
-                std::map<std::string, int64_t> m;
-                for (const auto& [sym, values] : given) m[sym] = values.size() == 1 ? values[0] : values[k];
-                combos.push_back(std::move(m));
-            }
-        }
-
-        for (size_t rep = 0; rep < repeat; ++rep) {
-            for (const auto& combo : combos) {
-                RunSpec r;
-                r.entry = ei;
-                r.where = src.at(e);
-                r.symbols = combo;
-                r.feeds = feeds;
-                for (const auto& [sym, v] : fed_symbols) {
-                    const auto it = r.symbols.find(sym);
-                    if (it != r.symbols.end() && it->second != v)
-                        src.fail(e,
-                                 what + ": symbol '" + sym + "' is " + std::to_string(it->second) +
-                                     " here but the fed data makes it " + std::to_string(v),
-                                 sym);
-                    r.symbols[sym] = v;
-                }
-                for (const auto& sym : symbols)
-                    if (!r.symbols.count(sym))
-                        src.fail(e,
-                                 what + " gives no value for symbol '" + sym +
-                                     "' (every entry must set every symbol, or feed an input that has it)",
-                                 sym);
-                for (const auto& in : inputs) {
-                    if (feeds.count(in.name)) {
-                        r.shapes[in.name] = feeds.at(in.name)->shape();
-                        continue;
-                    }
-                    if (shaped.count(in.name)) {
-                        r.shapes[in.name] = shaped.at(in.name);
-                        continue;
-                    }
-                    Shape s;
-                    for (size_t k = 0; k < in.dims.size(); ++k) {
-                        const DimSpec& d = in.dims[k];
-                        if (d.kind == DimSpec::Kind::fixed) s.push_back(d.value);
-                        else if (d.kind == DimSpec::Kind::symbol) s.push_back(r.symbols.at(d.symbol));
-                        else
-                            src.fail(e,
-                                     what + ": input '" + in.name + "' dim " + std::to_string(k) +
-                                         " is dynamic without a name, so only a feed can set it; name it "
-                                         "(e.g. 'seq') or add 'feed: {" +
-                                         in.name + ": file.npy}'",
-                                     in.name);
-                    }
-                    r.shapes[in.name] = s;
-                }
-                runs.push_back(std::move(r));
-            }
-        }
-    }
-    return runs;
+    return ScheduleExpander(src, inputs).expand(schedule);
 }
 
 }   // namespace detail
