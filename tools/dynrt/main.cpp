@@ -194,7 +194,12 @@ size_t count_option(const po::variables_map& vm, const std::string& name, int64_
     return static_cast<size_t>(n);
 }
 
-int cmd_run(const std::vector<std::string>& args) {
+// `dynrt run`'s list-valued options, filled by the parser.
+struct RunLists {
+    std::vector<std::string> modules_dirs, shapes, feeds, ranges;
+};
+
+po::options_description run_description(RunLists& lists) {
     po::options_description desc(
         "usage: dynrt run PIPELINE.yaml [options]\n"
         "       dynrt run MODEL.onnx [--shapes \"batch=1;seq=16\"]... [--input x=a.npy,b.npy]... [options]\n\n"
@@ -210,7 +215,6 @@ int cmd_run(const std::vector<std::string>& args) {
         "seconds are spent too. The schedule cycles from its first entry.\n\n"
         "Profiling: --profile times every node's flow steps and kernels and prints\n"
         "where the time goes; --trace FILE writes a Perfetto trace (docs/report.md).\n\noptions");
-    std::vector<std::string> modules_dirs, shapes, feeds, ranges;
     desc.add_options()("help,h", "show this help")(
         "device", po::value<std::string>(),
         "auto|cpu|ocl|ocl:N (default: the pipeline's run.device, else auto: a GPU OpenCL device, else cpu)")(
@@ -218,7 +222,7 @@ int cmd_run(const std::vector<std::string>& args) {
         "cpu engine compute threads (default: the pipeline's run.threads, else the physical cores)")(
         "report", po::value<std::string>(), "write the JSON run report (docs/report.md) to this file")(
         "save-outputs", po::value<std::string>(), "write DIR/run_<k>/<output>.npy for every run k")(
-        "modules-dir", po::value<std::vector<std::string>>(&modules_dirs)->composing(),
+        "modules-dir", po::value<std::vector<std::string>>(&lists.modules_dirs)->composing(),
         "module folder (repeatable); replaces DYNRT_MODULE_PATH and the default folder")(
         "prealloc", po::value<std::string>(),
         "ShapePredictor settings \"N BYTES DIFF RATIO\" (\"0 0 0 1.0\" disables); "
@@ -240,16 +244,16 @@ int cmd_run(const std::vector<std::string>& args) {
         "passes", po::value<std::string>(),
         "switch passes off or on: \"-fusion,-views\", \"fusion=off\", \"none\", \"none,+fusion\" (applied over "
         "DYNRT_PASSES, which is applied over run.passes; docs/yaml.md)")(
-        "shapes", po::value<std::vector<std::string>>(&shapes)->composing(),
+        "shapes", po::value<std::vector<std::string>>(&lists.shapes)->composing(),
         "MODEL.onnx: one run with these shapes, by input \"x=[1,7]\" or by dim name \"batch=1;seq=16\" "
         "(';' between items; an input name wins over a dim of the same name; repeatable: one run each)")(
-        "input", po::value<std::vector<std::string>>(&feeds)->composing(),
+        "input", po::value<std::vector<std::string>>(&lists.feeds)->composing(),
         "MODEL.onnx: name=FILE (every run), name=F0,F1,... (one per run) or name=DIR (its files in name "
         "order, one per run); .npy or .pb (ONNX TensorProto) (repeatable)")(
         "inputs", po::value<std::string>(),
         "MODEL.onnx: DIR/run_<k>/<input>.npy|.pb, one folder per run (the layout --save-outputs writes; "
         "test_data_set_<k>/input_<K>.pb too)")(
-        "input-range", po::value<std::vector<std::string>>(&ranges)->composing(),
+        "input-range", po::value<std::vector<std::string>>(&lists.ranges)->composing(),
         "MODEL.onnx: name=LOW..HIGH, the range of that input's random data (repeatable)")(
         "profile", "time every node's flow steps and kernels; print where the time goes (docs/report.md)")(
         "trace", po::value<std::string>(),
@@ -257,17 +261,11 @@ int cmd_run(const std::vector<std::string>& args) {
         "trace-runs", po::value<std::string>(),
         "the runs the trace holds: K or A..B (run indices from 0; default all)")("pipeline", po::value<std::string>(),
                                                                                  "the pipeline YAML file");
-    po::positional_options_description pos;
-    pos.add("pipeline", 1);
-    const auto vm = parse(args, desc, &pos);
-    if (vm.count("help")) {
-        std::cout << desc << "\n";
-        return kOk;
-    }
-    if (!vm.count("pipeline")) throw UsageError("dynrt run: missing PIPELINE.yaml");
-    const bool verbose = vm.count("verbose") != 0;
-    pipeline::RunOptions opt;
-    opt.verbose = verbose;
+    return desc;
+}
+
+// --repeat, --iterations, --warmup and --duration: how many runs are measured.
+void read_run_counts(const po::variables_map& vm, pipeline::RunOptions& opt) {
     if (vm.count("repeat")) opt.repeat = count_option(vm, "repeat", 1, pipeline::kMaxRuns);
     if (vm.count("iterations")) opt.iterations = count_option(vm, "iterations", 1, pipeline::kMaxRuns);
     if (opt.repeat && opt.iterations)
@@ -281,6 +279,10 @@ int cmd_run(const std::vector<std::string>& args) {
                              std::to_string(static_cast<long>(pipeline::kMaxDurationS)) + ", got '" + text + "'");
         opt.duration_s = s;
     }
+}
+
+// --report-level, --device, --threads, --prealloc, --save-outputs, --profile.
+void read_run_settings(const po::variables_map& vm, pipeline::RunOptions& opt) {
     // Records are kept only for a report that holds them.
     opt.report_level = pipeline::ReportLevel::automatic;
     if (vm.count("report-level")) {
@@ -306,6 +308,12 @@ int cmd_run(const std::vector<std::string>& args) {
             throw UsageError("--prealloc: " + e.message());
         }
     }
+    if (vm.count("save-outputs")) opt.save_outputs_dir = vm["save-outputs"].as<std::string>();
+    opt.profile = vm.count("profile") || vm.count("trace");
+    opt.show_builds = true;
+}
+
+pipeline::PassOverrides read_passes(const po::variables_map& vm) {
     pipeline::PassOverrides passes{pipeline::env_passes(), std::nullopt};
     if (vm.count("passes")) {
         passes.cli = vm["passes"].as<std::string>();
@@ -315,68 +323,104 @@ int cmd_run(const std::vector<std::string>& args) {
             throw UsageError(e.what());
         }
     }
-    if (vm.count("save-outputs")) opt.save_outputs_dir = vm["save-outputs"].as<std::string>();
-    // Every destination is checked before anything runs, so a report that
-    // cannot be written is not found out after the runs.
+    return passes;
+}
+
+// --trace-runs: the run indices [first, last] the trace holds.
+std::pair<uint64_t, uint64_t> read_trace_runs(const po::variables_map& vm) {
+    if (!vm.count("trace-runs")) return {0, UINT64_MAX};
+    if (!vm.count("trace")) throw UsageError("--trace-runs needs --trace FILE");
+    const std::string text = vm["trace-runs"].as<std::string>();
+    const size_t dots = text.find("..");
+    int64_t a = 0, b = 0;
+    const bool ok = dots == std::string::npos
+                        ? tools::parse_int64(text, a) && (b = a, true)
+                        : tools::parse_int64(text.substr(0, dots), a) && tools::parse_int64(text.substr(dots + 2), b);
+    if (!ok || a < 0 || b < a)
+        throw UsageError("--trace-runs takes K or A..B with 0 <= A <= B (run indices), got '" + text + "'");
+    return {static_cast<uint64_t>(a), static_cast<uint64_t>(b)};
+}
+
+// Every destination is checked before anything runs, so a report that
+// cannot be written is not found out after the runs.
+void check_destinations(const po::variables_map& vm, const pipeline::RunOptions& opt) {
     if (vm.count("report")) check_writable_file(vm["report"].as<std::string>(), "--report");
-    opt.profile = vm.count("profile") || vm.count("trace");
-    opt.show_builds = true;
-    uint64_t trace_first = 0, trace_last = UINT64_MAX;
-    if (vm.count("trace-runs")) {
-        if (!vm.count("trace")) throw UsageError("--trace-runs needs --trace FILE");
-        const std::string text = vm["trace-runs"].as<std::string>();
-        const size_t dots = text.find("..");
-        int64_t a = 0, b = 0;
-        const bool ok = dots == std::string::npos ? tools::parse_int64(text, a) && (b = a, true)
-                                                  : tools::parse_int64(text.substr(0, dots), a) &&
-                                                        tools::parse_int64(text.substr(dots + 2), b);
-        if (!ok || a < 0 || b < a)
-            throw UsageError("--trace-runs takes K or A..B with 0 <= A <= B (run indices), got '" + text + "'");
-        trace_first = static_cast<uint64_t>(a);
-        trace_last = static_cast<uint64_t>(b);
-    }
     if (vm.count("trace")) check_writable_file(vm["trace"].as<std::string>(), "--trace");
     if (!opt.save_outputs_dir.empty()) check_writable_folder(opt.save_outputs_dir, "--save-outputs");
+}
 
-    auto registry = load_modules(modules_dirs, verbose, nullptr);
+// The pipeline YAML, or the ONNX model with its --shapes / --input runs.
+pipeline::Pipeline load_run_target(const po::variables_map& vm, const RunLists& lists,
+                                   const std::shared_ptr<const Registry>& registry,
+                                   const pipeline::PassOverrides& passes) {
     const std::string file = vm["pipeline"].as<std::string>();
     const bool model = std::filesystem::path(file).extension() == ".onnx";
-    if (!model && (!shapes.empty() || !feeds.empty() || !ranges.empty() || vm.count("inputs")))
+    if (!model && (!lists.shapes.empty() || !lists.feeds.empty() || !lists.ranges.empty() || vm.count("inputs")))
         throw UsageError("--shapes, --input, --inputs and --input-range are for ONNX models (MODEL.onnx)");
-    const auto p = model ? pipeline::load_model_run(
-                               {file, shapes, feeds, vm.count("inputs") ? vm["inputs"].as<std::string>() : "", ranges},
-                               registry, passes)
-                         : pipeline::load_pipeline(file, registry, passes);
+    if (!model) return pipeline::load_pipeline(file, registry, passes);
+    return pipeline::load_model_run(
+        {file, lists.shapes, lists.feeds, vm.count("inputs") ? vm["inputs"].as<std::string>() : "", lists.ranges},
+        registry, passes);
+}
+
+// A node the device has no impl for runs on the host (correct, but it maps
+// its buffers and waits for the device): with -v a line per node as it is
+// first seen, else one line at the end with the count per op (print()).
+class HostFallbacks {
+public:
+    explicit HostFallbacks(bool verbose) : verbose_(verbose) {}
+    void note(const std::string& node, const std::string& op, const std::string& impl) {
+        ++ops_[op];
+        if (verbose_)
+            std::fprintf(stderr,
+                         "dynrt: note: node '%s' (%s) has no impl on this device for its inputs; it runs on the host "
+                         "(%s)\n",
+                         node.c_str(), op.c_str(), impl.c_str());
+    }
+    void print() const {
+        if (ops_.empty() || verbose_) return;
+        size_t nodes = 0;
+        std::string list;
+        for (const auto& [op, n] : ops_) {
+            nodes += n;
+            list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + op;
+        }
+        std::fprintf(stderr,
+                     "dynrt: note: %zu node%s ran on the host: no impl on this device for their inputs (%s; -v names "
+                     "them)\n",
+                     nodes, nodes == 1 ? "" : "s", list.c_str());
+    }
+
+private:
+    bool verbose_;
+    std::map<std::string, size_t> ops_;
+};
+
+// Runs the pipeline with the progress line, the trace, the host-fallback
+// notes and the report written before the saved outputs are committed.
+pipeline::RunResult run_target(const po::variables_map& vm, const pipeline::Pipeline& p, pipeline::RunOptions opt,
+                               std::pair<uint64_t, uint64_t> trace_runs, HostFallbacks& fallbacks,
+                               std::unique_ptr<pipeline::TraceWriter>& trace) {
     if (opt.repeat && !p.runs.empty() && *opt.repeat > pipeline::kMaxRuns / p.runs.size())
         throw UsageError("--repeat " + std::to_string(*opt.repeat) + " x " + std::to_string(p.runs.size()) +
                          " schedule runs is more than the limit of " + std::to_string(pipeline::kMaxRuns) + " runs");
     const size_t measured = opt.iterations ? *opt.iterations
                             : opt.repeat   ? *opt.repeat * p.runs.size()
                                            : p.run.iterations.value_or(p.runs.size());
-    Progress progress(opt.duration_s > 0 ? 0 : opt.warmup.value_or(p.run.warmup) + measured, verbose);
+    Progress progress(opt.duration_s > 0 ? 0 : opt.warmup.value_or(p.run.warmup) + measured, opt.verbose);
     // The trace file is made now (a destination that cannot be written fails
     // before anything runs), filled run by run and renamed into place with
     // the report; a failed run leaves nothing.
-    std::unique_ptr<pipeline::TraceWriter> trace;
     if (vm.count("trace"))
-        trace = std::make_unique<pipeline::TraceWriter>(vm["trace"].as<std::string>(), "dynrt run " + file, trace_first,
-                                                        trace_last);
+        trace = std::make_unique<pipeline::TraceWriter>(vm["trace"].as<std::string>(),
+                                                        "dynrt run " + vm["pipeline"].as<std::string>(),
+                                                        trace_runs.first, trace_runs.second);
     opt.on_run = [&](size_t done, size_t, const pipeline::RunRecord& rec) {
         if (trace) trace->add(rec);
         progress.update(done, rec);
     };
-    // A node the device has no impl for runs on the host (correct, but it maps
-    // its buffers and waits for the device): with -v a line per node as it is
-    // first seen, else one line at the end with the count per op.
-    std::map<std::string, size_t> fallback_ops;
-    opt.on_host_fallback = [&fallback_ops, verbose](const std::string& node, const std::string& op,
-                                                    const std::string& impl) {
-        ++fallback_ops[op];
-        if (verbose)
-            std::fprintf(stderr,
-                         "dynrt: note: node '%s' (%s) has no impl on this device for its inputs; it runs on the host "
-                         "(%s)\n",
-                         node.c_str(), op.c_str(), impl.c_str());
+    opt.on_host_fallback = [&fallbacks](const std::string& node, const std::string& op, const std::string& impl) {
+        fallbacks.note(node, op, impl);
     };
     // The report is written once every run succeeded and before the saved
     // outputs are moved into place: when it cannot be written, no outputs are
@@ -386,27 +430,42 @@ int cmd_run(const std::vector<std::string>& args) {
         if (!report.empty()) tools::write_file_replacing(report, pipeline::report_json(r), "--report");
         if (trace) trace->commit();
     };
-    pipeline::RunResult result;
     try {
-        result = pipeline::run_pipeline(p, opt);
+        pipeline::RunResult result = pipeline::run_pipeline(p, opt);
+        progress.finish();
+        return result;
     } catch (...) {
         progress.abort();
         throw;
     }
-    progress.finish();
-    if (!fallback_ops.empty() && !verbose) {
-        size_t nodes = 0;
-        std::string list;
-        for (const auto& [op, n] : fallback_ops) {
-            nodes += n;
-            list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + op;
-        }
-        std::fprintf(stderr,
-                     "dynrt: note: %zu node%s ran on the host: no impl on this device for their inputs (%s; -v names "
-                     "them)\n",
-                     nodes, nodes == 1 ? "" : "s", list.c_str());
+}
+
+int cmd_run(const std::vector<std::string>& args) {
+    RunLists lists;
+    const po::options_description desc = run_description(lists);
+    po::positional_options_description pos;
+    pos.add("pipeline", 1);
+    const auto vm = parse(args, desc, &pos);
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return kOk;
     }
-    std::cout << pipeline::summary_table(result, verbose);
+    if (!vm.count("pipeline")) throw UsageError("dynrt run: missing PIPELINE.yaml");
+    pipeline::RunOptions opt;
+    opt.verbose = vm.count("verbose") != 0;
+    read_run_counts(vm, opt);
+    read_run_settings(vm, opt);
+    const pipeline::PassOverrides passes = read_passes(vm);
+    const auto trace_runs = read_trace_runs(vm);
+    check_destinations(vm, opt);
+
+    auto registry = load_modules(lists.modules_dirs, opt.verbose, nullptr);
+    const pipeline::Pipeline p = load_run_target(vm, lists, registry, passes);
+    HostFallbacks fallbacks(opt.verbose);
+    std::unique_ptr<pipeline::TraceWriter> trace;
+    const pipeline::RunResult result = run_target(vm, p, opt, trace_runs, fallbacks, trace);
+    fallbacks.print();
+    std::cout << pipeline::summary_table(result, opt.verbose);
     if (opt.profile) std::cout << result.profile.table();
     if (trace)
         std::cout << "\ntrace: " << vm["trace"].as<std::string>() << " (" << trace->events()
