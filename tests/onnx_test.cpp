@@ -5,9 +5,13 @@
 
 #if defined(DYNRT_HAVE_ONNX)
 
+#include <fcntl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -1017,21 +1021,124 @@ TEST(OnnxGraph, ExternalData_IsReadInsideTheModelFolderOnly) {
     ASSERT_EQ(got.shape(), (Shape{3, 2}));
     for (size_t i = 0; i < w.size(); ++i) EXPECT_EQ(got.as<float>()[i], w[i]);
 
-    const std::vector<std::tuple<std::string, std::string, std::string, std::string>> bad = {
-        {"../weights.bin", "0", "", "inside the model's folder"},
-        {(dir.path / "weights.bin").string(), "0", "", "inside the model's folder"},
-        {"weights.bin", "8", "20", "is not the 24 bytes"},
-        {"weights.bin", "16", "", "beyond the end of the 32-byte file"},
-        {"weights.bin", "-1", "", "not an integer >= 0"},
-        {"missing.bin", "0", "", "cannot read external data file 'missing.bin'"},
+    // Each: location, offset, length, what the message says, the field it names.
+    const std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> bad = {
+        {"../weights.bin", "0", "", "inside the model's folder", "location"},
+        {"sub/../../weights.bin", "0", "", "no '..'", "location"},
+        {(dir.path / "weights.bin").string(), "0", "", "inside the model's folder", "location"},
+        {"weights.bin", "8", "20", "length 20 is not the 24 bytes its dims [3,2] of f32 need", "length"},
+        {"weights.bin", "16", "", "[16, +24) lies beyond the end of the 32-byte file", "offset"},
+        {"weights.bin", "33", "", "[33, +24) lies beyond the end of the 32-byte file", "offset"},
+        {"weights.bin", "-1", "", "offset '-1' is not an integer >= 0", "offset"},
+        {"missing.bin", "0", "", "cannot open external data file", "location"},
     };
+    const std::string model_file = (dir.path / "model.onnx").string();
     for (const auto& c : bad) {
-        const auto& [location, offset, length, want] = c;
-        const std::string e =
-            error_of([&] { di::load_model(model_with(std::get<0>(c), std::get<1>(c), std::get<2>(c))); });
-        EXPECT_NE(e.find(want), std::string::npos) << location << " " << offset << " " << length << ": " << e;
+        const auto& [location, offset, length, want, field] = c;
+        const std::string e = error_of([&] { di::load_model(model_with(location, offset, length)); });
+        SCOPED_TRACE(location + " " + offset + " " + length);
+        EXPECT_NE(e.find(want), std::string::npos) << e;
         EXPECT_NE(e.find("tensor 'W'"), std::string::npos) << e;
+        EXPECT_NE(e.find(model_file), std::string::npos) << e;
+        EXPECT_NE(e.find("field 'external_data." + field + "'"), std::string::npos) << e;
     }
+    EXPECT_NE(error_of([&] { di::load_model(model_with("missing.bin", "0", "")); }).find("missing.bin"),
+              std::string::npos);
+}
+
+// A model whose external data file is larger than 4 GiB, made in a few
+// milliseconds as a sparse file (ftruncate, then two small blocks written):
+// a Gather table past 2^31 and a MatMul weight past 2^32 are read at their
+// 64-bit offsets (only their own bytes: the load takes a few hundred KiB),
+// and the graph's output is the one computed here from the written values.
+TEST(OnnxGraph, ExternalDataPast4GiB_LoadsFromASparseFileAndRuns) {
+    TempDir dir;
+    constexpr uint64_t kGiB = uint64_t{1} << 30;
+    constexpr int64_t kRows = 4096, kD = 16, kN = 5;
+    const uint64_t table_at = 2 * kGiB + 12, weight_at = 4 * kGiB + 64, file_size = 4 * kGiB + (uint64_t{1} << 20);
+    const fs::path bin = dir.path / "big.bin";
+    {
+        const int fd = ::open(bin.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0644);
+        ASSERT_GE(fd, 0) << std::strerror(errno);
+        const bool sized = ::ftruncate(fd, static_cast<off_t>(file_size)) == 0;
+        struct stat st {};
+        const bool sparse = sized && ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 < (64u << 20);
+        if (!sparse) {
+            ::close(fd);
+            GTEST_SKIP() << "the file system of " << dir.path << " cannot hold a sparse " << file_size << "-byte file";
+        }
+        ::close(fd);
+    }
+    // Rows 0, 7 and the last of the table hold values; every other row is a
+    // hole of the sparse file and reads as zeros.
+    std::vector<float> table(static_cast<size_t>(kRows * kD), 0.0f), weight(static_cast<size_t>(kD * kN));
+    for (int64_t r : {int64_t{0}, int64_t{7}, kRows - 1})
+        for (int64_t d = 0; d < kD; ++d)
+            table[static_cast<size_t>(r * kD + d)] =
+                static_cast<float>(r % 5 + 1) * 0.25f - static_cast<float>(d) * 0.125f;
+    for (size_t i = 0; i < weight.size(); ++i) weight[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.5f;
+    {
+        const int fd = ::open(bin.c_str(), O_WRONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        const auto put = [&](uint64_t at, const void* p, size_t n) {
+            ASSERT_EQ(::pwrite(fd, p, n, static_cast<off_t>(at)), static_cast<ssize_t>(n));
+        };
+        for (int64_t r : {int64_t{0}, int64_t{7}, kRows - 1})
+            put(table_at + static_cast<uint64_t>(r * kD) * 4, &table[static_cast<size_t>(r * kD)], kD * 4);
+        put(weight_at, weight.data(), weight.size() * 4);
+        ::close(fd);
+    }
+    ox::ModelProto m = empty_model();
+    add_node(m, "Gather", {"E", "idx"}, {"rows"}, "lookup");
+    add_node(m, "MatMul", {"rows", "W"}, {"Y"}, "mm");
+    auto external = [&](const std::string& name, std::vector<int64_t> dims, uint64_t at) {
+        ox::TensorProto* t = m.mutable_graph()->add_initializer();
+        t->set_name(name);
+        t->set_data_type(ox::TensorProto::FLOAT);
+        uint64_t n = 4;
+        for (int64_t d : dims) {
+            t->add_dims(d);
+            n *= static_cast<uint64_t>(d);
+        }
+        t->set_data_location(ox::TensorProto::EXTERNAL);
+        for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+                 {"location", "big.bin"}, {"offset", std::to_string(at)}, {"length", std::to_string(n)}}) {
+            auto* e = t->add_external_data();
+            e->set_key(k);
+            e->set_value(v);
+        }
+    };
+    external("E", {kRows, kD}, table_at);
+    external("W", {kD, kN}, weight_at);
+    add_value(m.mutable_graph()->add_input(), "idx", ox::TensorProto::INT64, {0}, {"n"});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {0, kN}, {"n"});
+    const di::OnnxModel model = load(dir, m);
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    for (const std::vector<int64_t>& idx :
+         {std::vector<int64_t>{7, 0, kRows - 1, 3}, std::vector<int64_t>{kRows - 1}}) {
+        const auto n = static_cast<int64_t>(idx.size());
+        std::vector<float> want(static_cast<size_t>(n * kN));
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t c = 0; c < kN; ++c) {
+                double acc = 0;
+                for (int64_t d = 0; d < kD; ++d)
+                    acc += double(table[static_cast<size_t>(idx[static_cast<size_t>(i)] * kD + d)]) *
+                           weight[static_cast<size_t>(d * kN + c)];
+                want[static_cast<size_t>(i * kN + c)] = static_cast<float>(acc);
+            }
+        run.set_input("idx", HostTensor::from_int64(DataType::i64, Shape{n}, idx));
+        run.infer();
+        SCOPED_TRACE("n = " + std::to_string(n));
+        expect_near(run.output(0), Shape{n, kN}, want);
+    }
+    // A tensor claiming more than the file holds past a 64-bit offset is
+    // refused from the file's size, before anything is allocated.
+    m.mutable_graph()->mutable_initializer(1)->mutable_external_data(1)->set_value(std::to_string(file_size - 16));
+    m.mutable_graph()->mutable_initializer(1)->mutable_external_data(1)->set_key("offset");
+    const std::string e = error_of([&] { load(dir, m); });
+    EXPECT_NE(e.find("lies beyond the end of the " + std::to_string(file_size) + "-byte file"), std::string::npos) << e;
 }
 
 #else
