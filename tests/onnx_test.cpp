@@ -940,6 +940,53 @@ TEST(OnnxGraph, OpWithoutMapping_IsAnErrorNamingOpDomainAndOpset) {
         EXPECT_NE(e.find(part), std::string::npos) << e;
 }
 
+// An import rule named "<domain>.<op>" (com.microsoft.MatMulNBits, in
+// ops/matmul_nbits) maps that op of that domain only, sees that domain's
+// opset, and the unknown-op error lists it under its domain.
+TEST(OnnxMap, DomainQualifiedRule_MapsItsDomainOnly) {
+    auto node = [](const std::string& domain, const std::string& op) {
+        di::OnnxNode n;
+        n.domain = domain;
+        n.op_type = op;
+        n.name = "q";
+        n.outputs = {"y"};
+        n.inputs = {"a", "b", "s"};
+        return n;
+    };
+    const auto reg = test::registry();
+    EXPECT_EQ(di::claimed_ops(*reg).at("com.microsoft.MatMulNBits"), "matmul_nbits");
+    EXPECT_TRUE(di::has_rule(*reg, node("com.microsoft", "MatMulNBits")));
+    EXPECT_FALSE(di::has_rule(*reg, node("", "MatMulNBits")));
+    EXPECT_FALSE(di::has_rule(*reg, node("ai.onnx", "com.microsoft.MatMulNBits")));
+    EXPECT_FALSE(di::has_rule(*reg, node("com.microsoft", "MatMul")));
+    EXPECT_TRUE(di::has_rule(*reg, node("ai.onnx", "MatMul")));
+    const std::string e = error_of([&] { di::require_rule(*reg, node("", "MatMulNBits"), 17); });
+    for (const char* part : {"unknown ONNX op 'MatMulNBits'", "in domain 'ai.onnx': ", "MatMul,",
+                             "in domain 'com.microsoft': MatMulNBits"})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+
+    std::map<std::string, di::OnnxAttr> attrs = {
+        {"K", a_int(32)}, {"N", a_int(4)}, {"bits", a_int(4)}, {"block_size", a_int(32)}, {"accuracy_level", a_int(4)}};
+    const std::vector<di::MapInput> in = {input({2, 32}), input({4, 1, 16}, DataType::u8), input({4})};
+    di::OnnxNode q = node("com.microsoft", "MatMulNBits");
+    q.attrs = attrs;
+    const di::Mapped m = di::map_node(*reg, q, 1, in);
+    ASSERT_TRUE(m.unsupported.empty()) << m.unsupported;
+    EXPECT_EQ(m.op, "matmul_nbits");
+    EXPECT_EQ(m.inputs, (std::vector<size_t>{0, 1, 2}));
+    EXPECT_EQ(m.attrs.get_int("block_size"), 32);
+    EXPECT_FALSE(m.attrs.get_bool("zero_points"));
+    // g_idx (input 4) and 3-bit codes are refused with the reason.
+    std::vector<di::MapInput> with_gidx = in;
+    with_gidx.resize(5);
+    with_gidx[4] = input({32}, DataType::i32);
+    q.inputs = {"a", "b", "s", "", "g"};
+    EXPECT_NE(di::map_node(*reg, q, 1, with_gidx).unsupported.find("g_idx"), std::string::npos);
+    q.inputs = {"a", "b", "s"};
+    q.attrs["bits"] = a_int(3);
+    EXPECT_NE(di::map_node(*reg, q, 1, in).unsupported.find("bits 3"), std::string::npos);
+}
+
 TEST(OnnxGraph, NodeTheMapperRefuses_IsUnsupportedNamingTheNode) {
     TempDir dir;
     ox::ModelProto m = unary_model("Relu", 2);
