@@ -1091,6 +1091,18 @@ TEST(OnnxGraph, ExternalData_IsReadInsideTheModelFolderOnly) {
     }
     EXPECT_NE(error_of([&] { di::load_model(model_with("missing.bin", "0", "")); }).find("missing.bin"),
               std::string::npos);
+    // A link in the folder leading out of it, and a folder as the file.
+    const fs::path outside = dir.path.string() + "_outside.bin";
+    fs::copy_file(dir.path / "weights.bin", outside, fs::copy_options::overwrite_existing);
+    fs::create_symlink(outside, dir.path / "link.bin");
+    fs::create_directories(dir.path / "sub.bin");
+    for (const auto& [location, want] : std::vector<std::pair<std::string, std::string>>{
+             {"link.bin", "leads outside the model's folder"}, {"sub.bin", "is not a regular file"}}) {
+        const std::string e = error_of([&] { di::load_model(model_with(location, "0", "")); });
+        EXPECT_NE(e.find(want), std::string::npos) << e;
+        EXPECT_NE(e.find("field 'external_data.location'"), std::string::npos) << e;
+    }
+    fs::remove(outside);
 }
 
 // A model whose external data file is larger than 4 GiB, made in a few
