@@ -5,9 +5,13 @@
 
 #if defined(DYNRT_HAVE_ONNX)
 
+#include <fcntl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -936,6 +940,53 @@ TEST(OnnxGraph, OpWithoutMapping_IsAnErrorNamingOpDomainAndOpset) {
         EXPECT_NE(e.find(part), std::string::npos) << e;
 }
 
+// An import rule named "<domain>.<op>" (com.microsoft.MatMulNBits, in
+// ops/matmul_nbits) maps that op of that domain only, sees that domain's
+// opset, and the unknown-op error lists it under its domain.
+TEST(OnnxMap, DomainQualifiedRule_MapsItsDomainOnly) {
+    auto node = [](const std::string& domain, const std::string& op) {
+        di::OnnxNode n;
+        n.domain = domain;
+        n.op_type = op;
+        n.name = "q";
+        n.outputs = {"y"};
+        n.inputs = {"a", "b", "s"};
+        return n;
+    };
+    const auto reg = test::registry();
+    EXPECT_EQ(di::claimed_ops(*reg).at("com.microsoft.MatMulNBits"), "matmul_nbits");
+    EXPECT_TRUE(di::has_rule(*reg, node("com.microsoft", "MatMulNBits")));
+    EXPECT_FALSE(di::has_rule(*reg, node("", "MatMulNBits")));
+    EXPECT_FALSE(di::has_rule(*reg, node("ai.onnx", "com.microsoft.MatMulNBits")));
+    EXPECT_FALSE(di::has_rule(*reg, node("com.microsoft", "MatMul")));
+    EXPECT_TRUE(di::has_rule(*reg, node("ai.onnx", "MatMul")));
+    const std::string e = error_of([&] { di::require_rule(*reg, node("", "MatMulNBits"), 17); });
+    for (const char* part : {"unknown ONNX op 'MatMulNBits'", "in domain 'ai.onnx': ", "MatMul,",
+                             "in domain 'com.microsoft': MatMulNBits"})
+        EXPECT_NE(e.find(part), std::string::npos) << e;
+
+    std::map<std::string, di::OnnxAttr> attrs = {
+        {"K", a_int(32)}, {"N", a_int(4)}, {"bits", a_int(4)}, {"block_size", a_int(32)}, {"accuracy_level", a_int(4)}};
+    const std::vector<di::MapInput> in = {input({2, 32}), input({4, 1, 16}, DataType::u8), input({4})};
+    di::OnnxNode q = node("com.microsoft", "MatMulNBits");
+    q.attrs = attrs;
+    const di::Mapped m = di::map_node(*reg, q, 1, in);
+    ASSERT_TRUE(m.unsupported.empty()) << m.unsupported;
+    EXPECT_EQ(m.op, "matmul_nbits");
+    EXPECT_EQ(m.inputs, (std::vector<size_t>{0, 1, 2}));
+    EXPECT_EQ(m.attrs.get_int("block_size"), 32);
+    EXPECT_FALSE(m.attrs.get_bool("zero_points"));
+    // g_idx (input 4) and 3-bit codes are refused with the reason.
+    std::vector<di::MapInput> with_gidx = in;
+    with_gidx.resize(5);
+    with_gidx[4] = input({32}, DataType::i32);
+    q.inputs = {"a", "b", "s", "", "g"};
+    EXPECT_NE(di::map_node(*reg, q, 1, with_gidx).unsupported.find("g_idx"), std::string::npos);
+    q.inputs = {"a", "b", "s"};
+    q.attrs["bits"] = a_int(3);
+    EXPECT_NE(di::map_node(*reg, q, 1, in).unsupported.find("bits 3"), std::string::npos);
+}
+
 TEST(OnnxGraph, NodeTheMapperRefuses_IsUnsupportedNamingTheNode) {
     TempDir dir;
     ox::ModelProto m = unary_model("Relu", 2);
@@ -1017,21 +1068,136 @@ TEST(OnnxGraph, ExternalData_IsReadInsideTheModelFolderOnly) {
     ASSERT_EQ(got.shape(), (Shape{3, 2}));
     for (size_t i = 0; i < w.size(); ++i) EXPECT_EQ(got.as<float>()[i], w[i]);
 
-    const std::vector<std::tuple<std::string, std::string, std::string, std::string>> bad = {
-        {"../weights.bin", "0", "", "inside the model's folder"},
-        {(dir.path / "weights.bin").string(), "0", "", "inside the model's folder"},
-        {"weights.bin", "8", "20", "is not the 24 bytes"},
-        {"weights.bin", "16", "", "beyond the end of the 32-byte file"},
-        {"weights.bin", "-1", "", "not an integer >= 0"},
-        {"missing.bin", "0", "", "cannot read external data file 'missing.bin'"},
+    // Each: location, offset, length, what the message says, the field it names.
+    const std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>> bad = {
+        {"../weights.bin", "0", "", "inside the model's folder", "location"},
+        {"sub/../../weights.bin", "0", "", "no '..'", "location"},
+        {(dir.path / "weights.bin").string(), "0", "", "inside the model's folder", "location"},
+        {"weights.bin", "8", "20", "length 20 is not the 24 bytes its dims [3,2] of f32 need", "length"},
+        {"weights.bin", "16", "", "[16, +24) lies beyond the end of the 32-byte file", "offset"},
+        {"weights.bin", "33", "", "[33, +24) lies beyond the end of the 32-byte file", "offset"},
+        {"weights.bin", "-1", "", "offset '-1' is not an integer >= 0", "offset"},
+        {"missing.bin", "0", "", "cannot open external data file", "location"},
     };
+    const std::string model_file = (dir.path / "model.onnx").string();
     for (const auto& c : bad) {
-        const auto& [location, offset, length, want] = c;
-        const std::string e =
-            error_of([&] { di::load_model(model_with(std::get<0>(c), std::get<1>(c), std::get<2>(c))); });
-        EXPECT_NE(e.find(want), std::string::npos) << location << " " << offset << " " << length << ": " << e;
+        const auto& [location, offset, length, want, field] = c;
+        const std::string e = error_of([&] { di::load_model(model_with(location, offset, length)); });
+        SCOPED_TRACE(location + " " + offset + " " + length);
+        EXPECT_NE(e.find(want), std::string::npos) << e;
         EXPECT_NE(e.find("tensor 'W'"), std::string::npos) << e;
+        EXPECT_NE(e.find(model_file), std::string::npos) << e;
+        EXPECT_NE(e.find("field 'external_data." + field + "'"), std::string::npos) << e;
     }
+    EXPECT_NE(error_of([&] { di::load_model(model_with("missing.bin", "0", "")); }).find("missing.bin"),
+              std::string::npos);
+    // A link in the folder leading out of it, and a folder as the file.
+    const fs::path outside = dir.path.string() + "_outside.bin";
+    fs::copy_file(dir.path / "weights.bin", outside, fs::copy_options::overwrite_existing);
+    fs::create_symlink(outside, dir.path / "link.bin");
+    fs::create_directories(dir.path / "sub.bin");
+    for (const auto& [location, want] : std::vector<std::pair<std::string, std::string>>{
+             {"link.bin", "leads outside the model's folder"}, {"sub.bin", "is not a regular file"}}) {
+        const std::string e = error_of([&] { di::load_model(model_with(location, "0", "")); });
+        EXPECT_NE(e.find(want), std::string::npos) << e;
+        EXPECT_NE(e.find("field 'external_data.location'"), std::string::npos) << e;
+    }
+    fs::remove(outside);
+}
+
+// A model whose external data file is larger than 4 GiB, made in a few
+// milliseconds as a sparse file (ftruncate, then two small blocks written):
+// a Gather table past 2^31 and a MatMul weight past 2^32 are read at their
+// 64-bit offsets (only their own bytes: the load takes a few hundred KiB),
+// and the graph's output is the one computed here from the written values.
+TEST(OnnxGraph, ExternalDataPast4GiB_LoadsFromASparseFileAndRuns) {
+    TempDir dir;
+    constexpr uint64_t kGiB = uint64_t{1} << 30;
+    constexpr int64_t kRows = 4096, kD = 16, kN = 5;
+    const uint64_t table_at = 2 * kGiB + 12, weight_at = 4 * kGiB + 64, file_size = 4 * kGiB + (uint64_t{1} << 20);
+    const fs::path bin = dir.path / "big.bin";
+    {
+        const int fd = ::open(bin.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0644);
+        ASSERT_GE(fd, 0) << std::strerror(errno);
+        const bool sized = ::ftruncate(fd, static_cast<off_t>(file_size)) == 0;
+        struct stat st {};
+        const bool sparse = sized && ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_blocks) * 512 < (64u << 20);
+        if (!sparse) {
+            ::close(fd);
+            GTEST_SKIP() << "the file system of " << dir.path << " cannot hold a sparse " << file_size << "-byte file";
+        }
+        ::close(fd);
+    }
+    // Rows 0, 7 and the last of the table hold values; every other row is a
+    // hole of the sparse file and reads as zeros.
+    std::vector<float> table(static_cast<size_t>(kRows * kD), 0.0f), weight(static_cast<size_t>(kD * kN));
+    for (int64_t r : {int64_t{0}, int64_t{7}, kRows - 1})
+        for (int64_t d = 0; d < kD; ++d)
+            table[static_cast<size_t>(r * kD + d)] =
+                static_cast<float>(r % 5 + 1) * 0.25f - static_cast<float>(d) * 0.125f;
+    for (size_t i = 0; i < weight.size(); ++i) weight[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.5f;
+    {
+        const int fd = ::open(bin.c_str(), O_WRONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        const auto put = [&](uint64_t at, const void* p, size_t n) {
+            ASSERT_EQ(::pwrite(fd, p, n, static_cast<off_t>(at)), static_cast<ssize_t>(n));
+        };
+        for (int64_t r : {int64_t{0}, int64_t{7}, kRows - 1})
+            put(table_at + static_cast<uint64_t>(r * kD) * 4, &table[static_cast<size_t>(r * kD)], kD * 4);
+        put(weight_at, weight.data(), weight.size() * 4);
+        ::close(fd);
+    }
+    ox::ModelProto m = empty_model();
+    add_node(m, "Gather", {"E", "idx"}, {"rows"}, "lookup");
+    add_node(m, "MatMul", {"rows", "W"}, {"Y"}, "mm");
+    auto external = [&](const std::string& name, std::vector<int64_t> dims, uint64_t at) {
+        ox::TensorProto* t = m.mutable_graph()->add_initializer();
+        t->set_name(name);
+        t->set_data_type(ox::TensorProto::FLOAT);
+        uint64_t n = 4;
+        for (int64_t d : dims) {
+            t->add_dims(d);
+            n *= static_cast<uint64_t>(d);
+        }
+        t->set_data_location(ox::TensorProto::EXTERNAL);
+        for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+                 {"location", "big.bin"}, {"offset", std::to_string(at)}, {"length", std::to_string(n)}}) {
+            auto* e = t->add_external_data();
+            e->set_key(k);
+            e->set_value(v);
+        }
+    };
+    external("E", {kRows, kD}, table_at);
+    external("W", {kD, kN}, weight_at);
+    add_value(m.mutable_graph()->add_input(), "idx", ox::TensorProto::INT64, {0}, {"n"});
+    add_value(m.mutable_graph()->add_output(), "Y", ox::TensorProto::FLOAT, {0, kN}, {"n"});
+    const di::OnnxModel model = load(dir, m);
+    const di::ImportedGraph g = di::import_graph(test::registry(), model);
+    ASSERT_TRUE(g.unsupported.empty()) << g.unsupported;
+    di::GraphRunner run(g, test::engine(), NetworkOptions{}, model.file);
+    for (const std::vector<int64_t>& idx :
+         {std::vector<int64_t>{7, 0, kRows - 1, 3}, std::vector<int64_t>{kRows - 1}}) {
+        const auto n = static_cast<int64_t>(idx.size());
+        std::vector<float> want(static_cast<size_t>(n * kN));
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t c = 0; c < kN; ++c) {
+                double acc = 0;
+                for (int64_t d = 0; d < kD; ++d)
+                    acc += double(table[static_cast<size_t>(idx[static_cast<size_t>(i)] * kD + d)]) *
+                           weight[static_cast<size_t>(d * kN + c)];
+                want[static_cast<size_t>(i * kN + c)] = static_cast<float>(acc);
+            }
+        run.set_input("idx", HostTensor::from_int64(DataType::i64, Shape{n}, idx));
+        run.infer();
+        SCOPED_TRACE("n = " + std::to_string(n));
+        expect_near(run.output(0), Shape{n, kN}, want);
+    }
+    // A tensor claiming more than the file holds past a 64-bit offset is
+    // refused from the file's size, before anything is allocated.
+    m.mutable_graph()->mutable_initializer(1)->mutable_external_data(1)->set_value(std::to_string(file_size - 16));
+    m.mutable_graph()->mutable_initializer(1)->mutable_external_data(1)->set_key("offset");
+    const std::string e = error_of([&] { load(dir, m); });
+    EXPECT_NE(e.find("lies beyond the end of the " + std::to_string(file_size) + "-byte file"), std::string::npos) << e;
 }
 
 #else

@@ -459,7 +459,9 @@ private:
         named.name = labels_[k];
         Mapped m;
         try {
-            m = map_node(*registry_, named, model_.opset, mi);
+            // A node of another domain (com.microsoft) sees that domain's opset.
+            const auto dom = model_.opsets.find(split_rule_name(rule_name(node)).first);
+            m = map_node(*registry_, named, dom == model_.opsets.end() ? model_.opset : dom->second, mi);
         } catch (const Error& e) {
             throw e.with_context(at_node(k));
         }

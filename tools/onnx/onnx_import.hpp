@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dynrt/attributes.hpp"
@@ -111,7 +112,13 @@ struct Mapped {
     std::vector<size_t> inputs;   // ONNX input index feeding each dynrt input
 };
 
-// The ONNX ops (default domain) the loaded modules map, each with its dynrt op.
+// The name an import rule gives the node's op: its op_type in the default
+// domain ("MatMul"), domain and op_type joined by a dot in any other
+// ("com.microsoft.MatMulNBits"); split_rule_name turns it back into the
+// domain ("" for ai.onnx) and the op_type.
+std::string rule_name(const OnnxNode& node);
+std::pair<std::string, std::string> split_rule_name(const std::string& name);
+// The ONNX ops the loaded modules map (by rule name), each with its dynrt op.
 std::map<std::string, std::string> claimed_ops(const Registry& registry);
 // The dynrt op an ONNX op maps to ("" when none).
 std::string target_op(const Registry& registry, const std::string& onnx_op);

@@ -4,6 +4,8 @@
 // reads them; every attribute a rule does not understand makes the node
 // unsupported (with the reason), so nothing passes by ignoring an attribute.
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "dynrt/error.hpp"
 #include "onnx_import.hpp"
@@ -15,8 +17,10 @@ namespace {
 bool default_domain(const OnnxNode& node) { return node.domain.empty() || node.domain == "ai.onnx"; }
 
 FoundImport find_rule(const Registry& registry, const OnnxNode& node) {
-    if (!default_domain(node)) return {};
-    return registry.find_import("onnx", node.op_type);
+    // An op_type of the default domain never holds a dot: "com.microsoft.X"
+    // as an ai.onnx op_type must not reach the rule of com.microsoft's X.
+    if (default_domain(node) && node.op_type.find('.') != std::string::npos) return {};
+    return registry.find_import("onnx", rule_name(node));
 }
 
 ErrorContext node_context(const OnnxNode& node) {
@@ -27,13 +31,21 @@ ErrorContext node_context(const OnnxNode& node) {
 }
 
 [[noreturn]] void unknown_op(const Registry& registry, const OnnxNode& node, int64_t opset) {
-    std::string known;
-    for (const auto& kv : claimed_ops(registry)) known += (known.empty() ? "" : ", ") + kv.first;
-    throw Error(
-        "unknown ONNX op '" + (node.domain.empty() ? "" : node.domain + ".") + node.op_type + "' (domain '" +
-            (node.domain.empty() ? std::string("ai.onnx") : node.domain) + "', opset " + std::to_string(opset) +
-            "; the loaded modules map, in domain 'ai.onnx': " + (known.empty() ? std::string("nothing") : known) + ")",
-        node_context(node));
+    // The claimed ops by domain, ai.onnx first.
+    std::map<std::string, std::string> by_domain;
+    by_domain["ai.onnx"];
+    for (const auto& kv : claimed_ops(registry)) {
+        const auto [domain, op] = split_rule_name(kv.first);
+        std::string& list = by_domain[domain.empty() ? "ai.onnx" : domain];
+        list += (list.empty() ? "" : ", ") + op;
+    }
+    std::string known = "in domain 'ai.onnx': " + (by_domain["ai.onnx"].empty() ? "nothing" : by_domain["ai.onnx"]);
+    for (const auto& [domain, list] : by_domain)
+        if (domain != "ai.onnx") known += "; in domain '" + domain + "': " + list;
+    throw Error("unknown ONNX op '" + (node.domain.empty() ? "" : node.domain + ".") + node.op_type + "' (domain '" +
+                    (node.domain.empty() ? std::string("ai.onnx") : node.domain) + "', opset " + std::to_string(opset) +
+                    "; the loaded modules map, " + known + ")",
+                node_context(node));
 }
 
 std::string arity(const ImportRule& rule) {
@@ -79,6 +91,16 @@ ImportNode import_node(const OnnxNode& node, int64_t opset, const std::vector<Ma
 }
 
 }   // namespace
+
+std::string rule_name(const OnnxNode& node) {
+    return default_domain(node) ? node.op_type : node.domain + "." + node.op_type;
+}
+
+std::pair<std::string, std::string> split_rule_name(const std::string& name) {
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos) return {std::string(), name};
+    return {name.substr(0, dot), name.substr(dot + 1)};
+}
 
 std::map<std::string, std::string> claimed_ops(const Registry& registry) {
     std::map<std::string, std::string> out;

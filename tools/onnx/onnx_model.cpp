@@ -1,5 +1,8 @@
 // Reading ONNX protobuf files: ModelProto -> OnnxModel, TensorProto -> HostTensor.
+#include <fcntl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -7,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
@@ -34,10 +36,19 @@ const char* supported_list() { return "FLOAT, FLOAT16, DOUBLE, INT32, INT64, INT
 // External data (TensorProto data_location EXTERNAL): `location` names a file
 // relative to the model's folder, never outside it (no absolute path, no
 // "..", no link leading out); `offset` and `length` must lie inside the file
-// and `length` must be the size the dims and type need. Returns the bytes.
-std::string external_bytes(const ::onnx::TensorProto& t, const std::string& what, size_t bytes,
-                           const std::string& file) {
+// and `length` must be the size the dims and type need. The bytes are read
+// with pread straight into the tensor's own storage, in chunks (no second
+// copy of a multi-GiB weight, 64-bit offsets). A HostTensor owns its storage
+// (a std::vector), so a mapping could not back it without a change to
+// dynrt/host_tensor.hpp; reading (not mmap) also keeps a side file truncated
+// while it is read an error rather than a SIGBUS. Every error names the model
+// file, the tensor and the external_data field at fault.
+HostTensor external_tensor(const ::onnx::TensorProto& t, const std::string& what, DataType dt, const Shape& shape,
+                           size_t bytes, const std::string& file) {
     namespace fs = std::filesystem;
+    auto fail = [&](const std::string& why, const std::string& field) {
+        return Error(what + ": " + why, in_file(file, "external_data." + field));
+    };
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : t.external_data()) {
@@ -48,22 +59,20 @@ std::string external_bytes(const ::onnx::TensorProto& t, const std::string& what
             errno = 0;
             const long long x = std::strtoll(v.c_str(), &end, 10);
             if (v.empty() || errno != 0 || *end != '\0' || x < 0)
-                throw Error(what + ": external_data " + k + " '" + v + "' is not an integer >= 0",
-                            in_file(file, "external_data"));
+                throw fail("external_data " + k + " '" + v + "' is not an integer >= 0", k);
             out = x;
         };
         if (k == "location") location = v;
         else if (k == "offset") number(offset);
         else if (k == "length") number(length);
-        else if (k != "checksum")
-            throw Error(what + ": unknown external_data key '" + k + "'", in_file(file, "external_data"));
+        else if (k != "checksum") throw fail("unknown external_data key '" + k + "'", k);
     }
-    if (location.empty()) throw Error(what + ": external data without a location", in_file(file, "external_data"));
+    if (location.empty()) throw fail("external data without a location", "location");
     const fs::path rel(location);
     if (rel.is_absolute() || std::any_of(rel.begin(), rel.end(), [](const fs::path& c) { return c == ".."; }))
-        throw Error(what + ": external data location '" + location +
-                        "' must be a path inside the model's folder (no absolute path, no '..')",
-                    in_file(file, "external_data"));
+        throw fail("external data location '" + location +
+                       "' must be a path inside the model's folder (no absolute path, no '..')",
+                   "location");
     const fs::path dir = fs::path(file).parent_path();
     const fs::path path = dir / rel;
     std::error_code ec;
@@ -71,23 +80,40 @@ std::string external_bytes(const ::onnx::TensorProto& t, const std::string& what
     const fs::path real_dir = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
     const std::string rs = real.string(), ds = real_dir.string();
     if (ec || rs.compare(0, ds.size(), ds) != 0 || (rs.size() > ds.size() && rs[ds.size()] != '/'))
-        throw Error(what + ": external data file '" + location + "' leads outside the model's folder",
-                    in_file(file, "external_data"));
+        throw fail("external data file '" + location + "' leads outside the model's folder", "location");
     if (length >= 0 && static_cast<uint64_t>(length) != bytes)
-        throw Error(what + ": external data length " + std::to_string(length) + " is not the " + std::to_string(bytes) +
-                        " bytes its dims and type need",
-                    in_file(path.string(), "length"));
-    const uint64_t size = fs::file_size(path, ec);
-    if (ec) throw Error(what + ": cannot read external data file '" + location + "'", in_file(path.string()));
+        throw fail("external data length " + std::to_string(length) + " is not the " + std::to_string(bytes) +
+                       " bytes its dims " + shape.to_string() + " of " + to_string(dt) + " need",
+                   "length");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw fail("cannot open external data file '" + path.string() + "': " + std::strerror(errno), "location");
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        throw fail("external data file '" + path.string() + "' is not a regular file", "location");
+    const auto size = static_cast<uint64_t>(st.st_size);
     if (static_cast<uint64_t>(offset) > size || size - static_cast<uint64_t>(offset) < bytes)
-        throw Error(what + ": external data [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
-                        ") lies beyond the end of the " + std::to_string(size) + "-byte file",
-                    in_file(path.string(), "offset"));
-    std::ifstream in(path, std::ios::binary);
-    std::string out(bytes, '\0');
-    in.seekg(offset);
-    if (!in.read(out.data(), static_cast<std::streamsize>(bytes)))
-        throw Error(what + ": cannot read external data file '" + location + "'", in_file(path.string()));
+        throw fail("external data [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
+                       ") lies beyond the end of the " + std::to_string(size) + "-byte file '" + path.string() + "'",
+                   "offset");
+    HostTensor out(dt, shape);
+    auto* dst = static_cast<char*>(out.data());
+    constexpr size_t kChunk = size_t{64} << 20;
+    for (size_t done = 0; done < bytes;) {
+        const size_t want = std::min(kChunk, bytes - done);
+        const ssize_t got = ::pread(fd, dst + done, want, static_cast<off_t>(static_cast<uint64_t>(offset) + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0)
+            throw fail("cannot read external data file '" + path.string() + "' at byte " +
+                           std::to_string(static_cast<uint64_t>(offset) + done) + ": " +
+                           (got < 0 ? std::strerror(errno) : "the file ended early"),
+                       "offset");
+        done += static_cast<size_t>(got);
+    }
     return out;
 }
 
@@ -114,10 +140,7 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
                     in_file(file, "dims"));
     const size_t bytes = checked_mul(n, byte_size(*dt), "tensor data size");
     if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
-        const std::string data = external_bytes(t, what, bytes, file);
-        HostTensor out(*dt, shape);
-        if (n) std::memcpy(out.data(), data.data(), out.bytes());
-        return out;
+        return external_tensor(t, what, *dt, shape, bytes, file);
     }
     auto count_error = [&](size_t got) {
         return Error(what + " holds " + std::to_string(got) + " values, its dims " + shape.to_string() + " need " +

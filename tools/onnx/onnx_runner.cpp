@@ -314,8 +314,8 @@ void run_graph_cases(const std::shared_ptr<const Registry>& registry, const Engi
 std::string unclaimed_op(const OnnxModel& model, const std::map<std::string, std::string>& claimed) {
     for (const OnnxNode& n : model.nodes) {
         const bool default_domain = n.domain.empty() || n.domain == "ai.onnx";
-        if (default_domain && (n.op_type == "Identity" || n.op_type == "Constant" || claimed.count(n.op_type)))
-            continue;
+        if (default_domain && (n.op_type == "Identity" || n.op_type == "Constant")) continue;
+        if (claimed.count(rule_name(n))) continue;
         return (default_domain ? "" : n.domain + ".") + n.op_type;
     }
     return {};
@@ -384,8 +384,8 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
                 }
             } else {
                 if (opt.graphs_only) continue;
-                base.onnx_op = model.nodes[0].op_type;
-                const bool known = report.claimed.count(base.onnx_op) && model.nodes[0].domain.empty();
+                base.onnx_op = rule_name(model.nodes[0]);
+                const bool known = report.claimed.count(base.onnx_op) != 0;
                 if (!known) {
                     if (!f.explicit_path) {
                         report.skipped.push_back(base.folder + ": op " + base.onnx_op + " not claimed");

@@ -113,7 +113,7 @@ ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Re
         o.import_rule = constant || onnx::has_rule(*registry, n);
         if (o.import_rule) {
             const bool alias = domain == "ai.onnx" && n.op_type == "Identity";   // its input under a second name
-            o.dynrt_op = constant ? "(constant)" : alias ? "(alias)" : onnx::target_op(*registry, n.op_type);
+            o.dynrt_op = constant ? "(constant)" : alias ? "(alias)" : onnx::target_op(*registry, onnx::rule_name(n));
             for (const std::string& dev : devices)
                 o.impls.emplace_back(dev, constant || alias || !registry->impls(o.dynrt_op, dev).empty());
         }
