@@ -219,14 +219,14 @@ std::string graph_no_impl(const Registry& registry, const std::string& device, c
 
 namespace {
 
-// A model of several nodes: every data set in order on one network per pass
-// (static: the declared input layouts; dynamic: every input dim dynamic). One
-// result per data set, failed by the first pass or output that fails.
-void run_graph_cases(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const OnnxModel& model,
-                     const std::vector<fs::path>& sets, const TestOptions& opt, std::vector<CaseResult>& results) {
-    struct DataSet {
-        std::vector<HostTensor> inputs, expected;
-    };
+struct DataSet {
+    std::vector<HostTensor> inputs, expected;
+};
+
+// Each data set's inputs and expected outputs; a set that cannot be read
+// fails its result.
+std::vector<DataSet> read_data_sets(const OnnxModel& model, const std::vector<fs::path>& sets,
+                                    std::vector<CaseResult>& results) {
     std::vector<DataSet> data(sets.size());
     for (size_t i = 0; i < sets.size(); ++i) {
         try {
@@ -237,75 +237,95 @@ void run_graph_cases(const std::shared_ptr<const Registry>& registry, const Engi
             results[i].detail = e.with_context(in_file(model.file)).what();
         }
     }
-    auto fail_all = [&](const std::string& status, const std::string& detail) {
-        for (CaseResult& r : results)
-            if (r.status == "pass") {
-                r.status = status;
-                r.detail = detail;
+    return data;
+}
+
+// One data set on the pass's runner: every output compared; the impls that
+// ran are recorded for the pass.
+void run_data_set(GraphRunner& runner, const OnnxModel& model, const DataSet& data, const TestOptions& opt,
+                  bool dynamic, CaseResult& r) {
+    const std::string pass = dynamic ? "dynamic" : "static";
+    std::set<std::string> impls;
+    try {
+        for (size_t k = 0; k < model.inputs.size(); ++k) runner.set_input(model.inputs[k].name, data.inputs[k]);
+        runner.infer();
+        for (const NodeStats& s : runner.request().last_run().nodes)
+            if (!s.impl.empty()) impls.insert(s.impl);
+        for (size_t k = 0; k < model.outputs.size(); ++k) {
+            const HostTensor& want = data.expected[k];
+            tools::Tolerance tol{opt.rtol, opt.atol};
+            if (!is_floating(want.dtype())) tol = {0, 0};
+            const tools::Comparison c = tools::compare(runner.output(k), want, tol);
+            r.max_abs = std::max(r.max_abs, c.max_abs);
+            if (!c.ok) {
+                r.status = "FAIL";
+                r.detail = pass + ", output '" + model.outputs[k].name + "': " + c.mismatch;
+                break;
             }
-    };
+        }
+    } catch (const std::exception& e) {
+        r.status = "FAIL";
+        r.detail = pass + ": " + e.what();
+    }
+    std::string list;
+    for (const std::string& s : impls) list += (list.empty() ? "" : "+") + s;
+    (dynamic ? r.impl_dynamic : r.impl_static) = list;
+}
+
+// The pass's runner, or (null) the status and detail every result gets.
+std::unique_ptr<GraphRunner> graph_runner(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine,
+                                          const OnnxModel& model, const TestOptions& opt, bool dynamic,
+                                          std::pair<std::string, std::string>& failed) {
+    ImportOptions io;
+    io.dynamic_inputs = dynamic;
+    io.passes = opt.passes;
+    io.device = opt.device;
+    ImportedGraph g;
+    try {
+        g = import_graph(registry, model, io);
+    } catch (const Error& e) {
+        // dynrt fixes every rank when a network is built: a graph whose
+        // ranks follow values that only exist at run time (a reshape to a
+        // target of computed length) runs only where the shapes are static.
+        const std::string what = e.with_context(in_file(model.file)).what();
+        if (dynamic && what.find("rank is unknown") != std::string::npos)
+            failed = {"unsupported", "dynamic pass: a rank depends on run-time values: " + what};
+        else failed = {"error", what};
+        return nullptr;
+    }
+    if (!g.unsupported.empty()) failed = {"unsupported", g.unsupported};
+    else if (std::string why = graph_no_impl(*registry, opt.device, *g.program); !why.empty())
+        failed = {"unsupported", why};
+    if (!failed.first.empty()) return nullptr;
+    NetworkOptions opts;
+    opts.use_dynamic_impls = dynamic;
+    opts.async_compile = dynamic;   // as for one node: the dynamic impls run first
+    apply_passes(opt.passes, nullptr, &opts);
+    try {
+        return std::make_unique<GraphRunner>(g, engine, opts, model.file);
+    } catch (const std::exception& e) {
+        failed = {"FAIL", std::string(dynamic ? "dynamic" : "static") + ": " + e.what()};
+        return nullptr;
+    }
+}
+
+// A model of several nodes: every data set in order on one network per pass
+// (static: the declared input layouts; dynamic: every input dim dynamic). One
+// result per data set, failed by the first pass or output that fails.
+void run_graph_cases(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const OnnxModel& model,
+                     const std::vector<fs::path>& sets, const TestOptions& opt, std::vector<CaseResult>& results) {
+    const std::vector<DataSet> data = read_data_sets(model, sets, results);
     for (bool dynamic : {false, true}) {
         if (dynamic && !opt.dynamic_pass) break;
-        const std::string pass = dynamic ? "dynamic" : "static";
-        ImportOptions io;
-        io.dynamic_inputs = dynamic;
-        io.passes = opt.passes;
-        io.device = opt.device;
-        ImportedGraph g;
-        try {
-            g = import_graph(registry, model, io);
-        } catch (const Error& e) {
-            // dynrt fixes every rank when a network is built: a graph whose
-            // ranks follow values that only exist at run time (a reshape to a
-            // target of computed length) runs only where the shapes are static.
-            const std::string what = e.with_context(in_file(model.file)).what();
-            if (dynamic && what.find("rank is unknown") != std::string::npos)
-                return fail_all("unsupported", "dynamic pass: a rank depends on run-time values: " + what);
-            return fail_all("error", what);
+        std::pair<std::string, std::string> failed;
+        const std::unique_ptr<GraphRunner> runner = graph_runner(registry, engine, model, opt, dynamic, failed);
+        if (!runner) {
+            for (CaseResult& r : results)
+                if (r.status == "pass") r.status = failed.first, r.detail = failed.second;
+            return;
         }
-        if (!g.unsupported.empty()) return fail_all("unsupported", g.unsupported);
-        if (const std::string why = graph_no_impl(*registry, opt.device, *g.program); !why.empty())
-            return fail_all("unsupported", why);
-        NetworkOptions opts;
-        opts.use_dynamic_impls = dynamic;
-        opts.async_compile = dynamic;   // as for one node: the dynamic impls run first
-        apply_passes(opt.passes, nullptr, &opts);
-        std::unique_ptr<GraphRunner> runner;
-        try {
-            runner = std::make_unique<GraphRunner>(g, engine, opts, model.file);
-        } catch (const std::exception& e) {
-            return fail_all("FAIL", pass + ": " + e.what());
-        }
-        for (size_t i = 0; i < sets.size(); ++i) {
-            CaseResult& r = results[i];
-            if (r.status != "pass") continue;
-            std::set<std::string> impls;
-            try {
-                for (size_t k = 0; k < model.inputs.size(); ++k)
-                    runner->set_input(model.inputs[k].name, data[i].inputs[k]);
-                runner->infer();
-                for (const NodeStats& s : runner->request().last_run().nodes)
-                    if (!s.impl.empty()) impls.insert(s.impl);
-                for (size_t k = 0; k < model.outputs.size(); ++k) {
-                    const HostTensor& want = data[i].expected[k];
-                    tools::Tolerance tol{opt.rtol, opt.atol};
-                    if (!is_floating(want.dtype())) tol = {0, 0};
-                    const tools::Comparison c = tools::compare(runner->output(k), want, tol);
-                    r.max_abs = std::max(r.max_abs, c.max_abs);
-                    if (!c.ok) {
-                        r.status = "FAIL";
-                        r.detail = pass + ", output '" + model.outputs[k].name + "': " + c.mismatch;
-                        break;
-                    }
-                }
-            } catch (const std::exception& e) {
-                r.status = "FAIL";
-                r.detail = pass + ": " + e.what();
-            }
-            std::string list;
-            for (const std::string& s : impls) list += (list.empty() ? "" : "+") + s;
-            (dynamic ? r.impl_dynamic : r.impl_static) = list;
-        }
+        for (size_t i = 0; i < sets.size(); ++i)
+            if (results[i].status == "pass") run_data_set(*runner, model, data[i], opt, dynamic, results[i]);
     }
 }
 
@@ -333,22 +353,22 @@ std::vector<HostTensor> read_data_set(const std::string& folder, const std::stri
     return read_side(folder, prefix.c_str(), declared);
 }
 
-TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std::vector<std::string>& paths,
-                     const TestOptions& opt) {
-    TestReport report;
-    report.claimed = claimed_ops(*registry);
+namespace {
+
+// Every --ops name is claimed by a loaded module, else an error saying why.
+void check_ops_claimed(const Registry& registry, const TestOptions& opt,
+                       const std::map<std::string, std::string>& claimed) {
     for (const std::string& op : opt.ops)
-        if (!report.claimed.count(op)) {
-            const std::string t = target_op(*registry, op);
+        if (!claimed.count(op)) {
+            const std::string t = target_op(registry, op);
             throw Error(t.empty()
                             ? "the importer does not map ONNX op '" + op + "'"
                             : "ONNX op '" + op + "' maps to dynrt op '" + t + "', which no loaded module provides");
         }
-    EngineConfig cfg;
-    cfg.device = opt.device;
-    cfg.verbose = opt.verbose;
-    const EnginePtr engine = registry->create_engine(opt.device, cfg);
+}
 
+// The test folders: a path holding model.onnx, or every such folder in it.
+std::vector<Folder> test_folders(const std::vector<std::string>& paths) {
     std::vector<Folder> folders;
     for (const std::string& p : paths) {
         const fs::path path(p);
@@ -364,81 +384,113 @@ TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std:
             throw Error("not a node-test folder (no model.onnx) nor a folder of them", in_file(p));
         }
     }
+    return folders;
+}
 
-    for (const Folder& f : folders) {
+std::vector<fs::path> data_sets_of(const fs::path& folder) {
+    std::vector<fs::path> sets;
+    for (const auto& e : fs::directory_iterator(folder))
+        if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    std::sort(sets.begin(), sets.end());
+    return sets;
+}
+
+bool filtered_out(const TestOptions& opt, const std::string& onnx_op) {
+    return !opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), onnx_op) == opt.ops.end();
+}
+
+// Whether the folder's model runs: false when it is skipped (an op no module
+// claims, a graph under an op filter); throws when a folder given by name
+// uses an op no module provides. Sets base.onnx_op.
+bool wanted(const Registry& registry, const Folder& f, const OnnxModel& model, const TestOptions& opt,
+            TestReport& report, CaseResult& base) {
+    if (model.nodes.size() != 1) {
+        // A model folder given by name is reported under its name.
+        base.onnx_op = f.explicit_path ? base.folder : std::string("graph");
+        // Graphs belong to no op family: an op filter leaves them out.
+        if (!opt.ops.empty()) return false;
+        const std::string missing = unclaimed_op(model, report.claimed);
+        if (missing.empty() || f.explicit_path) return true;
+        report.skipped.push_back(base.folder + ": op " + missing + " not claimed");
+        return false;
+    }
+    if (opt.graphs_only) return false;
+    base.onnx_op = rule_name(model.nodes[0]);
+    if (report.claimed.count(base.onnx_op)) return true;
+    if (!f.explicit_path) {
+        report.skipped.push_back(base.folder + ": op " + base.onnx_op + " not claimed");
+        return false;
+    }
+    require_rule(registry, model.nodes[0], model.opset);   // throws "unknown ONNX op"
+    throw Error("ONNX op '" + base.onnx_op + "' maps to dynrt op '" + target_op(registry, base.onnx_op) +
+                "', which no loaded module provides");
+}
+
+// Every data set of one folder's model: a graph's on one network per pass,
+// a node's each on its own networks.
+void run_folder(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const Folder& f,
+                const OnnxModel& model, const TestOptions& opt, const CaseResult& base, TestReport& report) {
+    const std::vector<fs::path> sets = data_sets_of(f.path);
+    if (sets.empty()) {
+        CaseResult r = base;
+        r.status = "error";
+        r.detail = "no test_data_set_* folder in " + f.path.string();
+        report.cases.push_back(r);
+    }
+    if (model.nodes.size() != 1) {
+        std::vector<CaseResult> results;
+        for (const fs::path& ds : sets) {
+            results.push_back(base);
+            results.back().data_set = ds.filename().string();
+            results.back().status = "pass";
+        }
+        run_graph_cases(registry, engine, model, sets, opt, results);
+        for (CaseResult& r : results) report.cases.push_back(std::move(r));
+        return;
+    }
+    for (const fs::path& ds : sets) {
+        CaseResult r = base;
+        r.data_set = ds.filename().string();
+        try {
+            run_case(registry, engine, model, ds, opt, r);
+        } catch (const Error& e) {
+            r.status = "error";
+            r.detail = e.with_context(in_file(model.file)).what();
+        } catch (const std::exception& e) {
+            r.status = "error";
+            r.detail = e.what();
+        }
+        report.cases.push_back(std::move(r));
+    }
+}
+
+}   // namespace
+
+TestReport run_tests(const std::shared_ptr<const Registry>& registry, const std::vector<std::string>& paths,
+                     const TestOptions& opt) {
+    TestReport report;
+    report.claimed = claimed_ops(*registry);
+    check_ops_claimed(*registry, opt, report.claimed);
+    EngineConfig cfg;
+    cfg.device = opt.device;
+    cfg.verbose = opt.verbose;
+    const EnginePtr engine = registry->create_engine(opt.device, cfg);
+    for (const Folder& f : test_folders(paths)) {
         CaseResult base;
         base.folder = f.path.filename().string();
         base.path = f.path.string();
         OnnxModel model;
         try {
             model = load_model((f.path / "model.onnx").string());
-            if (model.nodes.size() != 1) {
-                // A model folder given by name is reported under its name.
-                base.onnx_op = f.explicit_path ? base.folder : std::string("graph");
-                // Graphs belong to no op family: an op filter leaves them out.
-                if (!opt.ops.empty()) continue;
-                const std::string missing = unclaimed_op(model, report.claimed);
-                if (!missing.empty() && !f.explicit_path) {
-                    report.skipped.push_back(base.folder + ": op " + missing + " not claimed");
-                    continue;
-                }
-            } else {
-                if (opt.graphs_only) continue;
-                base.onnx_op = rule_name(model.nodes[0]);
-                const bool known = report.claimed.count(base.onnx_op) != 0;
-                if (!known) {
-                    if (!f.explicit_path) {
-                        report.skipped.push_back(base.folder + ": op " + base.onnx_op + " not claimed");
-                        continue;
-                    }
-                    require_rule(*registry, model.nodes[0], model.opset);   // throws "unknown ONNX op"
-                    throw Error("ONNX op '" + base.onnx_op + "' maps to dynrt op '" +
-                                target_op(*registry, base.onnx_op) + "', which no loaded module provides");
-                }
-            }
+            if (!wanted(*registry, f, model, opt, report, base)) continue;
         } catch (const Error& e) {
-            if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), base.onnx_op) == opt.ops.end()) continue;
+            if (filtered_out(opt, base.onnx_op)) continue;
             base.status = "error";
             base.detail = e.with_context(in_file((f.path / "model.onnx").string())).what();
             report.cases.push_back(base);
             continue;
         }
-        if (!opt.ops.empty() && std::find(opt.ops.begin(), opt.ops.end(), base.onnx_op) == opt.ops.end()) continue;
-        std::vector<fs::path> sets;
-        for (const auto& e : fs::directory_iterator(f.path))
-            if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
-                sets.push_back(e.path());
-        std::sort(sets.begin(), sets.end());
-        if (sets.empty()) {
-            base.status = "error";
-            base.detail = "no test_data_set_* folder in " + f.path.string();
-            report.cases.push_back(base);
-        }
-        if (model.nodes.size() != 1) {
-            std::vector<CaseResult> results;
-            for (const fs::path& ds : sets) {
-                results.push_back(base);
-                results.back().data_set = ds.filename().string();
-                results.back().status = "pass";
-            }
-            run_graph_cases(registry, engine, model, sets, opt, results);
-            for (CaseResult& r : results) report.cases.push_back(std::move(r));
-            continue;
-        }
-        for (const fs::path& ds : sets) {
-            CaseResult r = base;
-            r.data_set = ds.filename().string();
-            try {
-                run_case(registry, engine, model, ds, opt, r);
-            } catch (const Error& e) {
-                r.status = "error";
-                r.detail = e.with_context(in_file(model.file)).what();
-            } catch (const std::exception& e) {
-                r.status = "error";
-                r.detail = e.what();
-            }
-            report.cases.push_back(std::move(r));
-        }
+        if (!filtered_out(opt, base.onnx_op)) run_folder(registry, engine, f, model, opt, base, report);
     }
     for (const CaseResult& r : report.cases) {
         if (r.status == "pass") ++report.passed;
