@@ -7,11 +7,11 @@
 //     in local memory (h twice, to read the old while writing the new; c;
 //     and a GRU's z and r . h), with a barrier after each step.
 // JIT constants: CELL_RNN / CELL_GRU / CELL_LSTM, DIRS, REVERSE, LBR,
-// INPUT_FORGET, CLIP (0: none), LAYOUT, HAS_B / HAS_SEQ / HAS_H0 / HAS_C0 /
+// INPUT_FORGET, HAS_CLIP and CLIP, LAYOUT, HAS_B / HAS_SEQ / HAS_H0 / HAS_C0 /
 // HAS_P, SEQ_TYPE, and the activations ACT_F0(x) ... ACT_H1(x) of direction
 // 0 and 1.
 
-#if CLIP > 0
+#if HAS_CLIP
 #define CLIPPED(v) clamp((v), -(float)CLIP, (float)CLIP)
 #else
 #define CLIPPED(v) (v)
@@ -36,7 +36,7 @@ KERNEL(recurrent_project)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* x,
 #endif
                           __global float* xw, int rows, int input, int gh, int hidden) {
     const int j = get_global_id(0), row = get_global_id(1), d = get_global_id(2);
-    if (j >= gh || row >= rows) return;
+    if (j >= gh || row >= rows || d >= DIRS) return;
     const size_t wrow = ((size_t)d * gh + j) * input, xrow = (size_t)row * input;
     float acc = 0.0f;
     for (int k = 0; k < input; ++k) acc += LOAD(w, wrow + k) * LOAD(x, xrow + k);
@@ -90,19 +90,20 @@ KERNEL(recurrent_steps)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* r,
     const int b = get_group_id(0), d = get_global_id(1), lid = get_local_id(0), lws = get_local_size(0);
     const int rev = DIRS == 2 ? d == 1 : REVERSE;
     const int gh = GATES * hidden;
-    int len = seq;
+    int len = seq, ok = 1;
 #if HAS_SEQ
+    // No early return: a group leaving before its barriers is undefined (and
+    // PoCL then wrote past the outputs). A bad entry runs no step, writes
+    // nothing and reports itself (every group of it the same); the host
+    // raises the error.
     const long given = (long)lens[b];
-    if (given < 0 || given > seq) {
-        // Every group of a bad entry reports the same: the host raises it.
-        if (lid == 0) {
-            report[0] = b + 1;
-            report[1] = (int)(given & 0xffffffff);
-            report[2] = (int)(given >> 32);
-        }
-        return;
+    ok = given >= 0 && given <= seq;
+    if (!ok && lid == 0) {
+        report[0] = b + 1;
+        report[1] = (int)(given & 0xffffffff);
+        report[2] = (int)(given >> 32);
     }
-    len = (int)given;
+    len = ok ? (int)given : 0;
 #endif
     __local float* hcur = buf;
     __local float* hnext = buf + hidden;
@@ -182,6 +183,7 @@ KERNEL(recurrent_steps)(OPTIONAL_SHAPE_INFO_ARG __global const INPUT0_TYPE* r,
         hcur = hnext;
         hnext = tmp;
     }
+    if (!ok) return;   // after the last barrier
     for (int t = len; t < seq; ++t) {
         const size_t ya = y_at(t, d, b, seq, batch, hidden);
         for (int j = lid; j < hidden; j += lws) STORE(y, ya + j, 0.0f);

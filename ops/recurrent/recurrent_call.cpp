@@ -71,9 +71,10 @@ std::vector<Activation> read_acts(const dynrt::Attributes& a, const Config& c) {
         const char* defaults[] = {"Sigmoid", "Tanh", "Tanh"};
         if (c.kind == Kind::rnn) names = {"Tanh"};
         else names.assign(defaults, defaults + c.per_dir);
-        if (c.dirs == 2) names.insert(names.end(), names.begin(), names.end());
-    } else if (names.size() == c.per_dir && c.dirs == 2) {
-        names.insert(names.end(), names.begin(), names.end());   // one set for both directions
+    }
+    if (names.size() == c.per_dir && c.dirs == 2) {   // one set for both directions
+        const std::vector<std::string> one = names;
+        names.insert(names.end(), one.begin(), one.end());
     }
     if (names.size() != c.per_dir * c.dirs)
         throw attr_error("activations", "activations '" + a.get_string("activations") +
