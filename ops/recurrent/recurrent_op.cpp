@@ -47,7 +47,13 @@ void expect_rank(const ShapeInferContext& ctx, const std::string& field, const L
                          field + " " + l.to_string() + " must have rank " + std::to_string(rank) + " " + dims);
 }
 
-Dimension times(const Dimension& d, int64_t k) { return d.is_static() ? Dimension(d.get_length() * k) : Dimension(); }
+// k * d; a product past 2^62 is refused (a fuzzed or corrupt shape).
+Dimension times(const ShapeInferContext& ctx, const Dimension& d, int64_t k) {
+    if (!d.is_static()) return Dimension();
+    if (d.get_length() > (int64_t{1} << 62) / k)
+        throw node_error(ctx, "hidden_size", "hidden_size " + std::to_string(d.get_length()) + " is too large");
+    return Dimension(d.get_length() * k);
+}
 
 // The first static one of the dims, else the first.
 Dimension known(std::initializer_list<Dimension> dims) {
@@ -83,7 +89,7 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
         const Dimension rows = known({w.shape[1], r.shape[1]});
         if (rows.is_static()) hidden = Dimension(rows.get_length() / g);
     }
-    const Dimension gh = times(hidden, g);
+    const Dimension gh = times(ctx, hidden, g);
     const std::string gates = std::to_string(g) + " * hidden_size";
     expect_dim(ctx, "W", w, 0, dirs, "num_directions");
     expect_dim(ctx, "W", w, 1, gh, gates);
@@ -100,7 +106,7 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
         expect_rank(ctx, "B", b, 2, "[num_directions, 2 * gates * hidden_size]");
         if (b.dtype != x.dtype) throw node_error(ctx, "B", "B " + b.to_string() + " must have the type of X");
         expect_dim(ctx, "B", b, 0, dirs, "num_directions");
-        expect_dim(ctx, "B", b, 1, times(gh, 2), "2 * " + gates);
+        expect_dim(ctx, "B", b, 1, times(ctx, gh, 2), "2 * " + gates);
     }
     if (c.in_seq >= 0) {
         const Layout& s = ctx.inputs[static_cast<size_t>(c.in_seq)];
@@ -129,7 +135,7 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
         expect_rank(ctx, "P", p, 2, "[num_directions, 3 * hidden_size]");
         if (p.dtype != x.dtype) throw node_error(ctx, "P", "P " + p.to_string() + " must have the type of X");
         expect_dim(ctx, "P", p, 0, dirs, "num_directions");
-        expect_dim(ctx, "P", p, 1, times(hidden, 3), "3 * hidden_size");
+        expect_dim(ctx, "P", p, 1, times(ctx, hidden, 3), "3 * hidden_size");
     }
     const Layout y(batch_first ? PartialShape{batch, seq, dirs, hidden} : PartialShape{seq, dirs, batch, hidden},
                    x.dtype);
