@@ -45,17 +45,85 @@ void gemm_bt(size_t m, size_t n, size_t k, const float* a, size_t lda, const flo
                            std::to_string(k) + ")");
 }
 
+// Below this many multiply-adds a step's product H_t-1 R^T runs as plain
+// loops on the calling thread: sgemm's call and OpenMP's fork and join cost
+// more than the product itself (a batch of 1 with 48 hidden units is 9216
+// multiply-adds, about a microsecond).
+constexpr size_t kSmallProduct = size_t{1} << 16;
+
+// C [m, n] (ldc) = A [m, k] (lda) times Bt [k, n] (ldb, R transposed once per
+// call): each row of C a sum of rows of Bt, contiguous, so the loop vectorises.
+DYNRT_CPU_CLONES void small_product(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* bt,
+                                    size_t ldb, float* c, size_t ldc) {
+    for (size_t i = 0; i < m; ++i) {
+        float* ci = c + i * ldc;
+        std::fill(ci, ci + n, 0.0f);
+        for (size_t t = 0; t < k; ++t) {
+            const float w = a[i * lda + t];
+            const float* row = bt + t * ldb;
+            for (size_t j = 0; j < n; ++j) ci[j] += w * row[j];
+        }
+    }
+}
+
+// Eight floats as one value (GCC's vector extension). The loops of
+// dynrt/cpu_vec_math.hpp's exp are left scalar by GCC 12 in the AVX2 clone
+// ("control flow in loop"; only the AVX-512 clone vectorises), and the gate
+// activations were half the time of a small lstm; written on whole vectors
+// the same exp runs 8 lanes at a time on any clone.
+using F8 = float __attribute__((vector_size(8 * sizeof(float))));
+using I8 = int32_t __attribute__((vector_size(8 * sizeof(int32_t))));
+
+// e = e^a on 8 lanes, a within [lo, hi] (the caller clamps): dynrt::vec::exp's
+// range reduction and polynomial. (Through references, as sdpa's loads: a
+// vector by value would change the ABI of the baseline clone.)
+DYNRT_VEC_INLINE void exp8(F8& e, const F8& a) {
+    const F8 magic = F8{} + 12582912.0f;   // 1.5 * 2^23: adding it rounds to an integer
+    const F8 n = (a * 1.44269504089f + magic) - magic;
+    const F8 r = (a - n * 0.693359375f) + n * 2.12194440e-4f;
+    F8 p = F8{} + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const I8 ni = __builtin_convertvector(n, I8);
+    const I8 half = ni >> 1;   // 2^n as two factors: never past the exponent field
+    const I8 b0 = (half + 127) << 23, b1 = (ni - half + 127) << 23;
+    F8 f0, f1;
+    std::memcpy(&f0, &b0, sizeof f0);
+    std::memcpy(&f1, &b1, sizeof f1);
+    e = p * f0 * f1;
+}
+
+// x = sigmoid(x) or tanh(x), 8 lanes at a time; NaN stays NaN.
+DYNRT_CPU_CLONES void sigmoid_or_tanh(float* x, size_t n, bool tanh_) {
+    const float lo = -87.33654f, hi = 88.72283f;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        F8 v;
+        std::memcpy(&v, x + i, sizeof v);
+        F8 a = tanh_ ? v * 2.0f : -v;
+        a = a != a ? F8{} : a;
+        a = a < lo ? F8{} + lo : a;
+        a = a > hi ? F8{} + hi : a;
+        F8 e;
+        exp8(e, a);
+        F8 y = tanh_ ? 1.0f - 2.0f / (e + 1.0f) : 1.0f / (1.0f + e);
+        y = v != v ? v : y;
+        std::memcpy(x + i, &y, sizeof y);
+    }
+    for (; i < n; ++i) x[i] = tanh_ ? dynrt::vec::tanh(x[i]) : dynrt::vec::sigmoid(x[i]);
+}
+
 // x[0, n) = act(clip(x)).
 DYNRT_CPU_CLONES void activate(const Activation& a, double clip, float* x, size_t n) {
     if (clip > 0.0)
         for (size_t i = 0; i < n; ++i) x[i] = clip_to(x[i], clip);
     switch (a.f) {
-        case Act::sigmoid:
-            for (size_t i = 0; i < n; ++i) x[i] = dynrt::vec::sigmoid(x[i]);
-            return;
-        case Act::tanh:
-            for (size_t i = 0; i < n; ++i) x[i] = dynrt::vec::tanh(x[i]);
-            return;
+        case Act::sigmoid: sigmoid_or_tanh(x, n, false); return;
+        case Act::tanh: sigmoid_or_tanh(x, n, true); return;
         case Act::relu:
             for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
             return;
@@ -106,6 +174,17 @@ void run_direction(const Call& k, size_t d) {
         if (k.c0) std::memcpy(&cell[b * H], k.c0 + g.state_at(d, b), H * sizeof(float));
     }
     const int64_t steps = k.lens.empty() ? 0 : *std::max_element(k.lens.begin(), k.lens.end());
+    // Small steps multiply by R transposed ([H, GH]) in plain loops, large ones call sgemm.
+    const bool small = B * GH * H < kSmallProduct;
+    std::vector<float> rt(small ? H * GH : 0);
+    if (small)
+        for (size_t j = 0; j < GH; ++j)
+            for (size_t t = 0; t < H; ++t) rt[t * GH + j] = rd[j * H + t];
+    // rec[:, col0, col0 + n) = a R[col0, col0 + n)^T.
+    auto product = [&](const float* a, size_t col0, size_t n) {
+        if (small) small_product(B, n, H, a, H, rt.data() + col0, GH, rec.data() + col0, GH);
+        else gemm_bt(B, n, H, a, H, rd + col0 * H, H, 0.0f, rec.data() + col0, GH);
+    };
     const Activation& f = c.act(d, 0);
     const Activation& ga = c.act(d, c.per_dir > 1 ? 1 : 0);
     const Activation& ha = c.act(d, c.per_dir > 2 ? 2 : 0);
@@ -116,7 +195,7 @@ void run_direction(const Call& k, size_t d) {
     };
     for (size_t s = 0; s < static_cast<size_t>(steps); ++s) {
         const bool two_products = gru && !c.linear_before_reset;
-        gemm_bt(B, two_products ? 2 * H : GH, H, h.data(), H, rd, H, 0.0f, rec.data(), GH);
+        product(h.data(), 0, two_products ? 2 * H : GH);
         if (two_products) {
             for (size_t b = 0; b < B; ++b) {
                 if (static_cast<int64_t>(s) >= k.lens[b]) continue;
@@ -126,7 +205,7 @@ void run_direction(const Call& k, size_t d) {
                 activate(f, c.clip, rg, 2 * H);   // z, r
                 for (size_t j = 0; j < H; ++j) reset_h[b * H + j] = rg[H + j] * h[b * H + j];
             }
-            gemm_bt(B, H, H, reset_h.data(), H, rd + 2 * H * H, H, 0.0f, rec.data() + 2 * H, GH);
+            product(reset_h.data(), 2 * H, H);
         }
         for (size_t b = 0; b < B; ++b) {
             if (static_cast<int64_t>(s) >= k.lens[b]) continue;
