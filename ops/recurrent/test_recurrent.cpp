@@ -283,7 +283,9 @@ TEST(RecurrentErrors, LengthOutOfRangeIsAnErrorNamingTheNodeAndFieldOnEveryEngin
     const auto program = test::single_node_program(s.op, s.inputs, s.attrs, s.constants);
     std::vector<std::pair<std::string, bool>> engines{{"cpu", true}, {"cpu", false}};
     if (test::ocl_engine()) engines.insert(engines.end(), {{"ocl", true}, {"ocl", false}});
-    for (const auto& [engine, dynamic] : engines) {
+    for (const auto& e : engines) {
+        const std::string engine = e.first;   // not a structured binding: C++17 lambdas cannot capture one
+        const bool dynamic = e.second;
         for (int64_t bad : {4, -1}) {
             SCOPED_TRACE(engine + (dynamic ? " dynamic " : " static ") + std::to_string(bad));
             test::Run run = run_of(c, DataType::f32, 3, 2, 5);
