@@ -2,13 +2,14 @@
 //
 // Per direction: the input projection of every step at once, X W^T as one
 // oneDNN sgemm over all seq * batch rows (plus both biases), then the
-// recurrence step by step: H_t-1 R^T for the whole batch as one sgemm
-// (a GRU without linear_before_reset takes two: z and r first, then
-// (r . H_t-1) Rh^T), and the gate math row by row with the float
-// activations of dynrt/cpu_vec_math.hpp. Step s of batch entry b is time
-// s (forward) or len_b - 1 - s (reverse); an entry whose sequence has ended
-// keeps its state, which is its Y_h. sgemm runs on the call's share of the
-// engine's threads (dynrt/cpu_parallel.hpp sets OpenMP's count for it).
+// recurrence step by step: H_t-1 R^T for the whole batch (a GRU without
+// linear_before_reset takes two products: z and r first, then
+// (r . H_t-1) Rh^T), as plain loops over R transposed when the product is
+// small and as one sgemm otherwise, and the gate math row by row (sigmoid
+// and tanh on 8-lane vectors). Step s of batch entry b is time s (forward)
+// or len_b - 1 - s (reverse); an entry whose sequence has ended keeps its
+// state, which is its Y_h. sgemm runs on the call's share of the engine's
+// threads (dynrt/cpu_parallel.hpp sets OpenMP's count for it).
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
