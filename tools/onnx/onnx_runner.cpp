@@ -79,7 +79,7 @@ std::string no_impl_for(const Registry& registry, const std::string& device, con
 
 RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const OnnxModel& model,
                        const Mapped& m, const std::vector<const HostTensor*>& node_values, bool dynamic,
-                       const PassSet& passes) {
+                       const PassSet& passes, const std::vector<size_t>& output_slots) {
     const OnnxNode& node = model.nodes[0];
     const RegisteredOp& def = registry->op(m.op);
     tools::SingleNode one;
@@ -113,7 +113,7 @@ RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const En
     tools::feed(req, one);
     req.infer();
     RunOutcome out;
-    for (size_t k = 0; k < model.outputs.size(); ++k) out.outputs.push_back(req.get_output(k));
+    for (size_t slot : output_slots) out.outputs.push_back(req.get_output(slot));
     for (const NodeStats& s : req.last_run().nodes)
         if (s.node == tools::kSingleNodeName) out.impl = s.impl;
     return out;
@@ -162,12 +162,16 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
         r.detail = m.unsupported;
         return;
     }
-    // The graph outputs are the node's outputs, in order (trailing optional
-    // outputs left out).
-    bool outputs_match = !model.outputs.empty() && model.outputs.size() <= node.outputs.size();
-    for (size_t k = 0; outputs_match && k < model.outputs.size(); ++k)
-        outputs_match = node.outputs[k] == model.outputs[k].name;
-    if (!outputs_match) throw Error("the graph outputs are not the node's outputs, in order", in_file(model.file));
+    // The graph outputs are node outputs, in order: all of them, or those
+    // left after optional ones named "" (LSTM's Y_h alone is output 1).
+    std::vector<size_t> output_slots;
+    for (size_t k = 0, slot = 0; k < model.outputs.size(); ++k, ++slot) {
+        while (slot < node.outputs.size() && node.outputs[slot].empty()) ++slot;
+        if (slot >= node.outputs.size() || node.outputs[slot] != model.outputs[k].name) break;
+        output_slots.push_back(slot);
+    }
+    if (model.outputs.empty() || output_slots.size() != model.outputs.size())
+        throw Error("the graph outputs are not the node's outputs, in order", in_file(model.file));
     // A data type no impl of the op takes on this device is unsupported, not a failure.
     const std::string no_impl = no_impl_for(*registry, opt.device, m.op, values[m.inputs.at(0)]->dtype());
     if (!no_impl.empty()) {
@@ -182,7 +186,7 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
         const char* pass = dynamic ? "dynamic" : "static";
         RunOutcome o;
         try {
-            o = run_network(registry, engine, model, m, values, dynamic, opt.passes);
+            o = run_network(registry, engine, model, m, values, dynamic, opt.passes, output_slots);
         } catch (const std::exception& e) {
             r.status = "FAIL";
             r.detail = std::string(pass) + ": " + e.what();
