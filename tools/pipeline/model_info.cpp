@@ -77,26 +77,20 @@ ModelTensorInfo tensor_info(const onnx::ValueInfo& v) {
 
 }   // namespace
 
-ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Registry>& registry,
-                         const PassSet& passes) {
 #ifdef DYNRT_HAVE_ONNX
-    const onnx::OnnxModel model = onnx::load_model(path);
-    ModelInfo info;
-    info.file = path;
-    info.ir_version = model.ir_version;
-    info.producer_name = model.producer_name;
-    info.producer_version = model.producer_version;
-    info.graph_name = model.graph_name;
-    for (const auto& [domain, version] : model.opsets) info.opsets[domain.empty() ? "ai.onnx" : domain] = version;
-    for (const onnx::ValueInfo& v : model.outputs) info.outputs.push_back(tensor_info(v));
-    info.initializers = model.initializers.size();
-    for (const auto& [name, t] : model.initializers) info.initializer_bytes += t.bytes();
+namespace {
 
-    // The ops by type, each checked the way the importer checks it.
+// The devices every op is checked on: cpu and ocl, then any other engine.
+std::vector<std::string> info_devices(const Registry& registry) {
     std::vector<std::string> devices = {"cpu", "ocl"};
-    for (const std::string& e : registry->engine_names())
+    for (const std::string& e : registry.engine_names())
         if (std::find(devices.begin(), devices.end(), e) == devices.end()) devices.push_back(e);
-    info.nodes = model.nodes.size();
+    return devices;
+}
+
+// The ops by type, each checked the way the importer checks it.
+void add_ops(const onnx::OnnxModel& model, const Registry& registry, const std::vector<std::string>& devices,
+             ModelInfo& info) {
     for (const onnx::OnnxNode& n : model.nodes) {
         const std::string domain = n.domain.empty() ? std::string("ai.onnx") : n.domain;
         auto op = std::find_if(info.ops.begin(), info.ops.end(),
@@ -110,15 +104,19 @@ ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Re
         o.domain = domain;
         o.nodes = 1;
         const bool constant = domain == "ai.onnx" && n.op_type == "Constant";   // a constant: no dynrt op
-        o.import_rule = constant || onnx::has_rule(*registry, n);
+        o.import_rule = constant || onnx::has_rule(registry, n);
         if (o.import_rule) {
             const bool alias = domain == "ai.onnx" && n.op_type == "Identity";   // its input under a second name
-            o.dynrt_op = constant ? "(constant)" : alias ? "(alias)" : onnx::target_op(*registry, onnx::rule_name(n));
+            o.dynrt_op = constant ? "(constant)" : alias ? "(alias)" : onnx::target_op(registry, onnx::rule_name(n));
             for (const std::string& dev : devices)
-                o.impls.emplace_back(dev, constant || alias || !registry->impls(o.dynrt_op, dev).empty());
+                o.impls.emplace_back(dev, constant || alias || !registry.impls(o.dynrt_op, dev).empty());
         }
         info.ops.push_back(std::move(o));
     }
+}
+
+// Why an op type does not load, or has no impl on a device.
+void add_unsupported_ops(ModelInfo& info) {
     for (const ModelOpInfo& o : info.ops) {
         const std::string nodes = std::to_string(o.nodes) + (o.nodes == 1 ? " node" : " nodes");
         const std::string name = (o.domain == "ai.onnx" ? "" : o.domain + ".") + o.op_type;
@@ -133,9 +131,34 @@ ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Re
                                            " impl" +
                                            (dev == "cpu" ? "" : " (it runs on the host with --device " + dev + ")"));
     }
+}
 
-    // The import, as `dynrt run` makes it: the symbols of the dynamic dims
-    // and whether every node maps.
+// Each dynamic dim of `t` (input `d` of its rank) under its symbol.
+void add_symbols(const ModelTensorInfo& t, ModelInfo& info) {
+    for (size_t d = 0; d < t.dims.size(); ++d) {
+        const ModelDimInfo& dim = t.dims[d];
+        if (dim.is_static) continue;
+        const std::string sym = !dim.symbol.empty() ? dim.symbol : dim.dim_param;
+        if (sym.empty()) continue;   // anonymous, and not imported: no symbol to give
+        auto s = std::find_if(info.symbols.begin(), info.symbols.end(),
+                              [&](const ModelSymbolInfo& x) { return x.name == sym; });
+        if (s == info.symbols.end()) {
+            ModelSymbolInfo si;
+            si.name = sym;
+            si.dim_param = dim.dim_param != sym ? dim.dim_param : std::string();
+            si.anonymous = dim.anonymous;
+            si.example = example_value(dim.anonymous ? std::string() : sym, dim.anonymous, d, t.dims.size());
+            info.symbols.push_back(si);
+            s = info.symbols.end() - 1;
+        }
+        s->where.push_back(t.name + " dim " + std::to_string(d));
+    }
+}
+
+// The import, as `dynrt run` makes it: the symbols of the dynamic dims, the
+// passes' matches and declines, and which devices run every node.
+void add_import(const std::string& path, const onnx::OnnxModel& model, const std::shared_ptr<const Registry>& registry,
+                const PassSet& passes, const std::vector<std::string>& devices, ModelInfo& info) {
     ModelGraph graph;
     try {
         graph = load_model_graph(path, registry, passes);
@@ -157,31 +180,36 @@ ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Re
             for (size_t d = 0; d < t.dims.size() && d < in.dims.size(); ++d)
                 if (in.dims[d].kind == DimSpec::Kind::symbol) t.dims[d].symbol = in.dims[d].symbol;
         }
-        for (size_t d = 0; d < t.dims.size(); ++d) {
-            const ModelDimInfo& dim = t.dims[d];
-            if (dim.is_static) continue;
-            const std::string sym = !dim.symbol.empty() ? dim.symbol : dim.dim_param;
-            if (sym.empty()) continue;   // anonymous, and not imported: no symbol to give
-            auto s = std::find_if(info.symbols.begin(), info.symbols.end(),
-                                  [&](const ModelSymbolInfo& x) { return x.name == sym; });
-            if (s == info.symbols.end()) {
-                ModelSymbolInfo si;
-                si.name = sym;
-                si.dim_param = dim.dim_param != sym ? dim.dim_param : std::string();
-                si.anonymous = dim.anonymous;
-                si.example = example_value(dim.anonymous ? std::string() : sym, dim.anonymous, d, t.dims.size());
-                info.symbols.push_back(si);
-                s = info.symbols.end() - 1;
-            }
-            s->where.push_back(t.name + " dim " + std::to_string(d));
-        }
+        add_symbols(t, info);
         info.inputs.push_back(std::move(t));
     }
     if (imported)
-        for (const std::string& dev : devices) {
-            const std::string why = onnx::graph_no_impl(*registry, dev, *graph.program);
-            info.devices.emplace_back(dev, why);
-        }
+        for (const std::string& dev : devices)
+            info.devices.emplace_back(dev, onnx::graph_no_impl(*registry, dev, *graph.program));
+}
+
+}   // namespace
+#endif
+
+ModelInfo describe_model(const std::string& path, const std::shared_ptr<const Registry>& registry,
+                         const PassSet& passes) {
+#ifdef DYNRT_HAVE_ONNX
+    const onnx::OnnxModel model = onnx::load_model(path);
+    ModelInfo info;
+    info.file = path;
+    info.ir_version = model.ir_version;
+    info.producer_name = model.producer_name;
+    info.producer_version = model.producer_version;
+    info.graph_name = model.graph_name;
+    for (const auto& [domain, version] : model.opsets) info.opsets[domain.empty() ? "ai.onnx" : domain] = version;
+    for (const onnx::ValueInfo& v : model.outputs) info.outputs.push_back(tensor_info(v));
+    info.initializers = model.initializers.size();
+    for (const auto& [name, t] : model.initializers) info.initializer_bytes += t.bytes();
+    info.nodes = model.nodes.size();
+    const std::vector<std::string> devices = info_devices(*registry);
+    add_ops(model, *registry, devices, info);
+    add_unsupported_ops(info);
+    add_import(path, model, registry, passes, devices, info);
     return info;
 #else
     (void)registry;
