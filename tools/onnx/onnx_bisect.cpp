@@ -281,13 +281,9 @@ bool BisectReport::failed() const {
                        [](const BisectSet& s) { return !s.error.empty() || s.diff || !s.outputs_match; });
 }
 
-BisectReport bisect(const std::shared_ptr<const Registry>& registry, const std::string& folder,
-                    const BisectOptions& opt) {
-    BisectReport report;
-    report.folder = folder;
-    report.passes = opt.passes.to_string();
-    report.device = opt.device;
-    const OnnxModel model = load_model((fs::path(folder) / "model.onnx").string());
+namespace {
+
+std::vector<DataSet> read_data_sets(const std::string& folder, const OnnxModel& model) {
     std::vector<fs::path> set_paths;
     for (const auto& e : fs::directory_iterator(folder))
         if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
@@ -298,99 +294,141 @@ BisectReport bisect(const std::shared_ptr<const Registry>& registry, const std::
     for (const fs::path& p : set_paths)
         data.push_back({p.filename().string(), read_data_set(p.string(), "input_", model.inputs),
                         read_data_set(p.string(), "output_", model.outputs)});
-    const std::vector<ModelTensor> order = tensors_in_order(model);
+    return data;
+}
+
+// bisect()'s work: the reference once, then per mode the configured run and,
+// where a tensor differs, each pass that was on tried off alone.
+class Bisector {
+public:
+    Bisector(const std::shared_ptr<const Registry>& registry, const std::string& folder, const BisectOptions& opt)
+        : registry_(registry), opt_(opt), model_(load_model((fs::path(folder) / "model.onnx").string())),
+          data_(read_data_sets(folder, model_)), order_(tensors_in_order(model_)) {
+        report_.folder = folder;
+        report_.passes = opt.passes.to_string();
+        report_.device = opt.device;
+        EngineConfig cfg;
+        cfg.device = opt.device;
+        engine_ = registry->create_engine(opt.device, cfg);
+    }
 
     // The reference, once for every mode: its values do not depend on how
     // the configured run declares its inputs.
-    std::unique_ptr<ObservedRun> reference = make_reference(registry, model, opt, report.reference_note);
-    std::vector<Observed> ref_obs;
-    for (const DataSet& d : data) ref_obs.push_back(reference->run(d.inputs));
+    void run_reference() {
+        reference_ = make_reference(registry_, model_, opt_, report_.reference_note);
+        for (const DataSet& d : data_) ref_obs_.push_back(reference_->run(d.inputs));
+    }
 
-    EngineConfig cfg;
-    cfg.device = opt.device;
-    const EnginePtr engine = registry->create_engine(opt.device, cfg);
-    for (bool dynamic : {false, true}) {
-        if (dynamic && !opt.dynamic_pass) break;
-        const std::string mode = dynamic ? "dynamic" : "static";
-        const size_t first_set = report.sets.size();
+    void run_mode(bool dynamic) {
+        const size_t first_set = report_.sets.size();
+        run_configured(dynamic);
+        size_t last_diff = SIZE_MAX;
+        for (size_t i = first_set; i < report_.sets.size(); ++i)
+            if (report_.sets[i].diff) last_diff = i - first_set;
+        if (last_diff == SIZE_MAX) return;
+        for (const PassInfo& p : passes())
+            if (opt_.passes.on(p.name)) try_without(p.name, dynamic, first_set, last_diff);
+    }
+
+    BisectReport finish() { return std::move(report_); }
+
+private:
+    // The data sets in order on one network as configured: outputs against
+    // the expected ones, and the first tensor that differs from the reference.
+    void run_configured(bool dynamic) {
         std::unique_ptr<ObservedRun> run;
         std::string setup_error;
         try {
-            run = std::make_unique<ObservedRun>(registry, engine, model, opt.passes, dynamic, false);
+            run = std::make_unique<ObservedRun>(registry_, engine_, model_, opt_.passes, dynamic, false);
         } catch (const std::exception& e) {
             setup_error = e.what();
         }
-        for (size_t i = 0; i < data.size(); ++i) {
+        for (size_t i = 0; i < data_.size(); ++i) {
             BisectSet s;
-            s.data_set = data[i].name;
-            s.mode = mode;
-            const std::string ref_bad = outputs_mismatch(model, ref_obs[i].outputs, data[i].expected, opt);
+            s.data_set = data_[i].name;
+            s.mode = dynamic ? "dynamic" : "static";
+            const std::string ref_bad = outputs_mismatch(model_, ref_obs_[i].outputs, data_[i].expected, opt_);
             s.reference_matches = ref_bad.empty();
             s.reference_detail = ref_bad;
             if (!run) {
                 s.error = setup_error;
-                report.sets.push_back(std::move(s));
+                report_.sets.push_back(std::move(s));
                 continue;
             }
             try {
-                const Observed conf = run->run(data[i].inputs);
-                const std::string bad = outputs_mismatch(model, conf.outputs, data[i].expected, opt);
+                const Observed conf = run->run(data_[i].inputs);
+                const std::string bad = outputs_mismatch(model_, conf.outputs, data_[i].expected, opt_);
                 s.outputs_match = bad.empty();
                 s.outputs_detail = bad;
-                first_difference(order, run->graph(), conf, reference->graph(), ref_obs[i], opt, s);
+                first_difference(order_, run->graph(), conf, reference_->graph(), ref_obs_[i], opt_, s);
             } catch (const std::exception& e) {
                 s.error = e.what();
             }
-            report.sets.push_back(std::move(s));
-        }
-        // Each pass that was on, off alone: the data sets again in order, on
-        // one network, and the differing tensor of each set against the
-        // reference's.
-        size_t last_diff = SIZE_MAX;
-        for (size_t i = first_set; i < report.sets.size(); ++i)
-            if (report.sets[i].diff) last_diff = i - first_set;
-        if (last_diff == SIZE_MAX) continue;
-        for (const PassInfo& p : passes()) {
-            if (!opt.passes.on(p.name)) continue;
-            PassSet without = opt.passes;
-            without.set(p.name, false);
-            std::unique_ptr<ObservedRun> trial;
-            std::string trial_error;
-            try {
-                trial = std::make_unique<ObservedRun>(registry, engine, model, without, dynamic, false);
-            } catch (const std::exception& e) {
-                trial_error = e.what();
-            }
-            for (size_t i = 0; i <= last_diff; ++i) {
-                BisectSet& s = report.sets[first_set + i];
-                PassTrial t;
-                t.pass = p.name;
-                Observed obs;
-                try {
-                    if (!trial) throw Error(trial_error);
-                    obs = trial->run(data[i].inputs);
-                } catch (const std::exception& e) {
-                    t.outcome = std::string("does not run without it: ") + e.what();
-                    if (s.diff) s.trials.push_back(std::move(t));
-                    continue;
-                }
-                if (!s.diff) continue;
-                const Seen got = find_tensor(trial->graph(), obs, s.diff->tensor);
-                const Seen want = find_tensor(reference->graph(), ref_obs[i], s.diff->tensor);
-                if (!got.value) {
-                    t.outcome = "no value of its own without it (" + got.why + ")";
-                } else {
-                    const tools::Comparison c =
-                        tools::compare(*got.value, *want.value, tolerance_for(want.value->dtype(), opt));
-                    t.fixes = c.ok;
-                    t.outcome = c.ok ? "right" : "still differs (max abs " + max_abs_text(c.max_abs) + ")";
-                }
-                if (t.fixes) s.blamed.push_back(t.pass);
-                s.trials.push_back(std::move(t));
-            }
+            report_.sets.push_back(std::move(s));
         }
     }
-    return report;
+
+    // Pass `pass` off alone: the data sets again in order, on one network,
+    // and the differing tensor of each set against the reference's.
+    void try_without(const std::string& pass, bool dynamic, size_t first_set, size_t last_diff) {
+        PassSet without = opt_.passes;
+        without.set(pass, false);
+        std::unique_ptr<ObservedRun> trial;
+        std::string trial_error;
+        try {
+            trial = std::make_unique<ObservedRun>(registry_, engine_, model_, without, dynamic, false);
+        } catch (const std::exception& e) {
+            trial_error = e.what();
+        }
+        for (size_t i = 0; i <= last_diff; ++i) {
+            BisectSet& s = report_.sets[first_set + i];
+            PassTrial t;
+            t.pass = pass;
+            Observed obs;
+            try {
+                if (!trial) throw Error(trial_error);
+                obs = trial->run(data_[i].inputs);
+            } catch (const std::exception& e) {
+                t.outcome = std::string("does not run without it: ") + e.what();
+                if (s.diff) s.trials.push_back(std::move(t));
+                continue;
+            }
+            if (!s.diff) continue;
+            const Seen got = find_tensor(trial->graph(), obs, s.diff->tensor);
+            const Seen want = find_tensor(reference_->graph(), ref_obs_[i], s.diff->tensor);
+            if (!got.value) {
+                t.outcome = "no value of its own without it (" + got.why + ")";
+            } else {
+                const tools::Comparison c =
+                    tools::compare(*got.value, *want.value, tolerance_for(want.value->dtype(), opt_));
+                t.fixes = c.ok;
+                t.outcome = c.ok ? "right" : "still differs (max abs " + max_abs_text(c.max_abs) + ")";
+            }
+            if (t.fixes) s.blamed.push_back(t.pass);
+            s.trials.push_back(std::move(t));
+        }
+    }
+
+    std::shared_ptr<const Registry> registry_;
+    const BisectOptions& opt_;
+    const OnnxModel model_;
+    const std::vector<DataSet> data_;
+    const std::vector<ModelTensor> order_;
+    EnginePtr engine_;
+    std::unique_ptr<ObservedRun> reference_;
+    std::vector<Observed> ref_obs_;
+    BisectReport report_;
+};
+
+}   // namespace
+
+BisectReport bisect(const std::shared_ptr<const Registry>& registry, const std::string& folder,
+                    const BisectOptions& opt) {
+    Bisector b(registry, folder, opt);
+    b.run_reference();
+    b.run_mode(false);
+    if (opt.dynamic_pass) b.run_mode(true);
+    return b.finish();
 }
 
 std::string bisect_text(const BisectReport& r) {
