@@ -418,68 +418,19 @@ private:
 
     bool map_node_at(size_t k) {
         const OnnxNode& node = nodes_[k];
-        if (node.op_type == "Identity") {
-            if (node.inputs.size() != 1 || node.outputs.size() != 1 || node.inputs[0].empty() || !node.attrs.empty())
-                throw Error(node_text(k) + " is not an Identity of one input and one output without attributes",
-                            at_node(k));
-            // An alias: the output names the input's program node (a constant
-            // gets its node now, so that both names share it).
-            ref_of(node.inputs[0]);
-            tensors_[node.outputs[0]] = tensors_.at(node.inputs[0]);
-            return true;
-        }
-        if (node.op_type == "Constant") {
-            std::string why;
-            auto value = constant_value(node, why);
-            if (!value) {
-                unsupported_ = node_text(k) + ": " + why;
-                return false;
-            }
-            if (node.outputs.size() != 1 || !node.inputs.empty())
-                throw Error(node_text(k) + " must have no inputs and one output", at_node(k));
-            TensorInfo t;
-            t.layout = value->layout();
-            t.value = value;
-            t.producer = node_text(k);
-            // The constant node takes the node's name, not the tensor's.
-            t.ref = unique_name(labels_[k]);
-            out_.program->add_constant(t.ref, *value, at_node(k));
-            tensors_[node.outputs[0]] = std::move(t);
-            return true;
-        }
-        std::vector<MapInput> mi(node.inputs.size());
-        for (size_t i = 0; i < node.inputs.size(); ++i) {
-            if (node.inputs[i].empty()) continue;
-            const TensorInfo& t = tensors_.at(node.inputs[i]);
-            mi[i].present = true;
-            mi[i].layout = t.layout;
-            mi[i].value = t.value.get();
-        }
-        OnnxNode named = node;
-        named.name = labels_[k];
+        if (node.op_type == "Identity") return map_identity(k);
+        if (node.op_type == "Constant") return map_constant(k);
         Mapped m;
-        try {
-            // A node of another domain (com.microsoft) sees that domain's opset.
-            const auto dom = model_.opsets.find(split_rule_name(rule_name(node)).first);
-            m = map_node(*registry_, named, dom == model_.opsets.end() ? model_.opset : dom->second, mi);
-        } catch (const Error& e) {
-            throw e.with_context(at_node(k));
-        }
-        if (!m.unsupported.empty()) {
-            unsupported_ = node_text(k) + ": " + m.unsupported;
-            return false;
-        }
+        if (!map_rule(k, m)) return false;
         const RegisteredOp* def = registry_->find_op(m.op);
         if (!def)
             throw Error(
                 "ONNX op '" + node.op_type + "' maps to dynrt op '" + m.op + "', which no loaded module provides",
                 at_node(k));
-        std::vector<std::string> refs;
         std::vector<Layout> layouts;
         std::vector<const HostTensor*> values;
         for (size_t onnx_index : m.inputs) {
-            const std::string& name = node.inputs[onnx_index];
-            const TensorInfo& t = tensors_.at(name);
+            const TensorInfo& t = tensors_.at(node.inputs[onnx_index]);
             layouts.push_back(t.layout);
             values.push_back(t.value.get());
         }
@@ -491,24 +442,98 @@ private:
                 if (t.graph_input != SIZE_MAX) keep_static_.insert(t.graph_input);
             }
         }
-        ErrorContext w = at_node(k);
         const std::string name = unique_name(labels_[k]);
-        // The layouts the next nodes are mapped with; Program::build infers
-        // them again for the program itself.
+        const std::vector<Layout> outs = infer_mapped(k, name, *def, m, layouts, values);
+        if (fold(k, *def, m, layouts, values, outs)) return true;
+        add_mapped(k, name, m, outs);
+        return true;
+    }
+
+    // An alias: the output names the input's program node (a constant gets
+    // its node now, so that both names share it).
+    bool map_identity(size_t k) {
+        const OnnxNode& node = nodes_[k];
+        if (node.inputs.size() != 1 || node.outputs.size() != 1 || node.inputs[0].empty() || !node.attrs.empty())
+            throw Error(node_text(k) + " is not an Identity of one input and one output without attributes",
+                        at_node(k));
+        ref_of(node.inputs[0]);
+        tensors_[node.outputs[0]] = tensors_.at(node.inputs[0]);
+        return true;
+    }
+
+    bool map_constant(size_t k) {
+        const OnnxNode& node = nodes_[k];
+        std::string why;
+        auto value = constant_value(node, why);
+        if (!value) {
+            unsupported_ = node_text(k) + ": " + why;
+            return false;
+        }
+        if (node.outputs.size() != 1 || !node.inputs.empty())
+            throw Error(node_text(k) + " must have no inputs and one output", at_node(k));
+        TensorInfo t;
+        t.layout = value->layout();
+        t.value = value;
+        t.producer = node_text(k);
+        // The constant node takes the node's name, not the tensor's.
+        t.ref = unique_name(labels_[k]);
+        out_.program->add_constant(t.ref, *value, at_node(k));
+        tensors_[node.outputs[0]] = std::move(t);
+        return true;
+    }
+
+    // The module's import rule for node k: the dynrt op, its inputs and
+    // attributes (false: unsupported, with the reason kept).
+    bool map_rule(size_t k, Mapped& m) {
+        const OnnxNode& node = nodes_[k];
+        std::vector<MapInput> mi(node.inputs.size());
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+            if (node.inputs[i].empty()) continue;
+            const TensorInfo& t = tensors_.at(node.inputs[i]);
+            mi[i].present = true;
+            mi[i].layout = t.layout;
+            mi[i].value = t.value.get();
+        }
+        OnnxNode named = node;
+        named.name = labels_[k];
+        try {
+            // A node of another domain (com.microsoft) sees that domain's opset.
+            const auto dom = model_.opsets.find(split_rule_name(rule_name(node)).first);
+            m = map_node(*registry_, named, dom == model_.opsets.end() ? model_.opset : dom->second, mi);
+        } catch (const Error& e) {
+            throw e.with_context(at_node(k));
+        }
+        if (m.unsupported.empty()) return true;
+        unsupported_ = node_text(k) + ": " + m.unsupported;
+        return false;
+    }
+
+    // The layouts the next nodes are mapped with; Program::build infers them
+    // again for the program itself.
+    std::vector<Layout> infer_mapped(size_t k, const std::string& name, const RegisteredOp& def, const Mapped& m,
+                                     const std::vector<Layout>& layouts, const std::vector<const HostTensor*>& values) {
         std::vector<Layout> outs;
         try {
-            const Attributes attrs = Attributes::validate(def->def.attrs, m.attrs);
+            const Attributes attrs = Attributes::validate(def.def.attrs, m.attrs);
             ShapeInferContext ctx{name, layouts, attrs, {}};
             ctx.values.assign(layouts.size(), nullptr);
-            for (size_t v : def->def.value_inputs)
+            for (size_t v : def.def.value_inputs)
                 if (v < values.size()) ctx.values[v] = values[v];
-            outs = def->def.infer(ctx);
+            outs = def.def.infer(ctx);
         } catch (const Error& e) {
+            ErrorContext w = at_node(k);
             w.op = m.op;
             throw e.with_context(w);
         }
-        if (outs.empty()) throw Error("dynrt op '" + m.op + "' has no output", w);
-        if (fold(k, *def, m, layouts, values, outs)) return true;
+        if (outs.empty()) throw Error("dynrt op '" + m.op + "' has no output", at_node(k));
+        return outs;
+    }
+
+    // The program node and the tensors its outputs give.
+    void add_mapped(size_t k, const std::string& name, const Mapped& m, const std::vector<Layout>& outs) {
+        const OnnxNode& node = nodes_[k];
+        const ErrorContext w = at_node(k);
+        std::vector<std::string> refs;
         for (size_t onnx_index : m.inputs) refs.push_back(ref_of(node.inputs[onnx_index]));
         out_.program->add_node(name, m.op, refs, m.attrs, w);
         for (size_t o = 0; o < node.outputs.size(); ++o) {
@@ -523,7 +548,6 @@ private:
             t.producer = node_text(k);
             tensors_[node.outputs[o]] = std::move(t);
         }
-        return true;
     }
 
     // Every graph input is declared, used or not, so that a data set can set it.
