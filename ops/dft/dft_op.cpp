@@ -61,7 +61,8 @@ int64_t length_of(const std::string& node, const std::vector<int64_t>& v) {
 
 std::vector<Layout> infer(const ShapeInferContext& ctx) {
     const Layout& x = ctx.inputs.at(0);
-    if (!is_floating(x.dtype)) throw node_error(ctx.node, "input", "dft takes a floating-point input, got " + x.to_string());
+    if (!is_floating(x.dtype))
+        throw node_error(ctx.node, "input", "dft takes a floating-point input, got " + x.to_string());
     if (x.shape.rank() < 2)
         throw node_error(ctx.node, "input", "input " + x.to_string() + " needs rank >= 2 ([..., signal, ..., 1 or 2])");
     const size_t rank = x.shape.rank();
@@ -78,8 +79,9 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
             throw node_error(ctx.node, "dft_length", "dft_length must be an integer scalar, got " + l.to_string());
         len = ctx.value(1) ? Dimension(length_of(ctx.node, ctx.value(1)->to_int64())) : Dimension();
     } else if (len.is_static() && len.get_length() < 1) {
-        throw node_error(ctx.node, "input", "input " + x.to_string() + " has no samples along axis " +
-                                                std::to_string(axis) + " (the dft length must be >= 1)");
+        throw node_error(ctx.node, "input",
+                         "input " + x.to_string() + " has no samples along axis " + std::to_string(axis) +
+                             " (the dft length must be >= 1)");
     }
     PartialShape out = x.shape;
     out[rank - 1] = Dimension(2);
@@ -123,7 +125,8 @@ void reference(HostCall& call) {
                 for (size_t n = 0; n < used; ++n) {
                     const size_t at = ((o * g.n_in + n) * g.inner + i) * g.parts;
                     const double xr = call.get(0, at), xi = g.parts == 2 ? call.get(0, at + 1) : 0.0;
-                    const double a = sign * 2.0 * kPi * static_cast<double>((k * n) % g.len) / static_cast<double>(g.len);
+                    const double a =
+                        sign * 2.0 * kPi * static_cast<double>((k * n) % g.len) / static_cast<double>(g.len);
                     re += xr * std::cos(a) - xi * std::sin(a);
                     im += xr * std::sin(a) + xi * std::cos(a);
                 }
@@ -223,13 +226,12 @@ bool onnx_dft(ImportContext& c) {
 }
 
 void register_dft(ModuleRegistrar& reg) {
-    OpDefinition def =
-        op_def("dft", "discrete Fourier transform along one axis; real [..., 1] or complex [..., 2] in, complex out", 1,
-               2,
-               {attr_int("axis", 1, "the signal axis (not the last, which holds the complex parts)"),
-                attr_bool("inverse", false, "the inverse transform (plus sign, scaled by 1/L)"),
-                attr_bool("onesided", false, "keep bins 0 .. L/2 only")},
-               infer);
+    OpDefinition def = op_def(
+        "dft", "discrete Fourier transform along one axis; real [..., 1] or complex [..., 2] in, complex out", 1, 2,
+        {attr_int("axis", 1, "the signal axis (not the last, which holds the complex parts)"),
+         attr_bool("inverse", false, "the inverse transform (plus sign, scaled by 1/L)"),
+         attr_bool("onesided", false, "keep bins 0 .. L/2 only")},
+        infer);
     def.value_inputs = {1};
     def.imports = {onnx_rule("DFT", 1, 3, onnx_dft,
                              "opset 17: `axis`, `inverse`, `onesided`, dft_length as input 1; opset 20: axis input "

@@ -26,20 +26,20 @@ Attributes dft_attrs(int64_t axis, bool inverse = false, bool onesided = false) 
 TEST(DftShape, AxisDimFollowsTheLengthAndOnesidedKeepsHalfPlusOne) {
     const Layout real = test::f32({2, 10, 3, 1}), cplx = test::f32({2, 10, 3, 2});
     const Layout dyn = test::f32({Dimension(), Dimension(), 3, 1});
-    test::expect_shapes(
-        "dft", {
-                   {{real}, dft_attrs(1), {test::f32({2, 10, 3, 2})}},
-                   {{cplx}, dft_attrs(2), {test::f32({2, 10, 3, 2})}},
-                   {{cplx}, dft_attrs(-2), {test::f32({2, 10, 3, 2})}},
-                   {{real}, dft_attrs(1, false, true), {test::f32({2, 6, 3, 2})}},
-                   {{real}, dft_attrs(2, false, true), {test::f32({2, 10, 2, 2})}},
-                   {{real, kLen}, dft_attrs(1), {test::f32({2, 16, 3, 2})}, {}, {{1, length(16)}}},
-                   {{real, kLen}, dft_attrs(1, true, true), {test::f32({2, 3, 3, 2})}, {}, {{1, length(5)}}},
-                   {{real, kLen}, dft_attrs(1), {test::f32({2, Dimension(), 3, 2})}},   // length unknown
-                   {{dyn}, dft_attrs(1), {test::f32({Dimension(), Dimension(), 3, 2})}},
-                   {{dyn}, dft_attrs(1, false, true), {test::f32({Dimension(), Dimension(), 3, 2})}},
-                   {{Layout({4, Dimension()}, DataType::f16)}, dft_attrs(0), {Layout({4, 2}, DataType::f16)}},
-               });
+    test::expect_shapes("dft",
+                        {
+                            {{real}, dft_attrs(1), {test::f32({2, 10, 3, 2})}},
+                            {{cplx}, dft_attrs(2), {test::f32({2, 10, 3, 2})}},
+                            {{cplx}, dft_attrs(-2), {test::f32({2, 10, 3, 2})}},
+                            {{real}, dft_attrs(1, false, true), {test::f32({2, 6, 3, 2})}},
+                            {{real}, dft_attrs(2, false, true), {test::f32({2, 10, 2, 2})}},
+                            {{real, kLen}, dft_attrs(1), {test::f32({2, 16, 3, 2})}, {}, {{1, length(16)}}},
+                            {{real, kLen}, dft_attrs(1, true, true), {test::f32({2, 3, 3, 2})}, {}, {{1, length(5)}}},
+                            {{real, kLen}, dft_attrs(1), {test::f32({2, Dimension(), 3, 2})}},   // length unknown
+                            {{dyn}, dft_attrs(1), {test::f32({Dimension(), Dimension(), 3, 2})}},
+                            {{dyn}, dft_attrs(1, false, true), {test::f32({Dimension(), Dimension(), 3, 2})}},
+                            {{Layout({4, Dimension()}, DataType::f16)}, dft_attrs(0), {Layout({4, 2}, DataType::f16)}},
+                        });
 }
 
 TEST(DftShape, BadInputsAreErrorsNamingNodeAndField) {
@@ -132,8 +132,7 @@ TEST(DftDynamic, OneInstanceFollowsChangingSignalLengthsOnEveryEngine) {
     const Layout x({2, Dimension(), 1}, DataType::f32);
     for (test::SequenceOptions o : test::every_engine_and_mode(test::Tolerance{1e-4, 1e-4})) {
         SCOPED_TRACE(o.engine + ", " + test::mode_name(o.mode));
-        test::expect_sequence({"dft", dft_attrs(1, false, true), {x}, {}}, test::random_runs(DataType::f32, shapes),
-                              o);
+        test::expect_sequence({"dft", dft_attrs(1, false, true), {x}, {}}, test::random_runs(DataType::f32, shapes), o);
     }
 }
 

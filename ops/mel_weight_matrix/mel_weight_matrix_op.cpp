@@ -47,11 +47,13 @@ int64_t edge(const Mel& m, int64_t e) {
     const double high = 2595.0 * std::log10(1.0 + m.upper / 700.0);
     const double step = (high - low) / static_cast<double>(m.bands + 2);
     const double hz = 700.0 * std::expm1((static_cast<double>(e) * step + low) / 2595.0 * std::log(10.0));
-    return static_cast<int64_t>(std::floor(static_cast<double>(m.dft_length + 1) * hz / static_cast<double>(m.sample_rate)));
+    return static_cast<int64_t>(
+        std::floor(static_cast<double>(m.dft_length + 1) * hz / static_cast<double>(m.sample_rate)));
 }
 
 void check(const std::string& node, const Mel& m) {
-    if (m.bands < 1) throw node_error(node, "num_mel_bins", "num_mel_bins is " + std::to_string(m.bands) + ", it must be >= 1");
+    if (m.bands < 1)
+        throw node_error(node, "num_mel_bins", "num_mel_bins is " + std::to_string(m.bands) + ", it must be >= 1");
     if (m.dft_length < 1)
         throw node_error(node, "dft_length", "dft_length is " + std::to_string(m.dft_length) + ", it must be >= 1");
     if (m.sample_rate < 1)
@@ -165,9 +167,9 @@ bool onnx_mel(ImportContext& c) {
 }
 
 void register_mel_weight_matrix(ModuleRegistrar& reg) {
-    OpDefinition def = op_def("mel_weight_matrix",
-                              "triangular mel bands over a onesided spectrum, [dft_length / 2 + 1, num_mel_bins]", 5,
-                              5, {attr_string("dtype", std::string("f32"), kTypes, "the output's type")}, infer);
+    OpDefinition def =
+        op_def("mel_weight_matrix", "triangular mel bands over a onesided spectrum, [dft_length / 2 + 1, num_mel_bins]",
+               5, 5, {attr_string("dtype", std::string("f32"), kTypes, "the output's type")}, infer);
     def.value_inputs = {0, 1, 2, 3, 4};
     def.imports = {onnx_rule("MelWeightMatrix", 5, 5, onnx_mel,
                              "the five scalars as inputs (read by value); `output_datatype` float, float16, double")};

@@ -90,7 +90,8 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
     if (x.shape.rank() != 3)
         throw node_error(ctx.node, "signal", "signal " + x.to_string() + " must be [batch, length, 1 or 2]");
     if (x.shape[2].is_static() && x.shape[2].get_length() != 1 && x.shape[2].get_length() != 2)
-        throw node_error(ctx.node, "signal", "signal " + x.to_string() + ": the last dim must be 1 (real) or 2 (complex)");
+        throw node_error(ctx.node, "signal",
+                         "signal " + x.to_string() + ": the last dim must be 1 (real) or 2 (complex)");
     check_int_scalar(ctx.node, ctx.inputs[1], "frame_step");
     Dimension step, len = x.shape[1];
     if (ctx.value(1)) step = Dimension(positive(ctx.node, ctx.value(1)->to_int64(), "frame_step"));
@@ -116,8 +117,7 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
     Dimension frames, bins;
     if (len.is_static() && step.is_static() && x.shape[1].is_static())
         frames = Dimension(frames_of(ctx.node, x.shape[1].get_length(), len.get_length(), step.get_length()));
-    if (len.is_static())
-        bins = Dimension(ctx.attrs.get_bool("onesided") ? len.get_length() / 2 + 1 : len.get_length());
+    if (len.is_static()) bins = Dimension(ctx.attrs.get_bool("onesided") ? len.get_length() / 2 + 1 : len.get_length());
     return {Layout(PartialShape{x.shape[0], frames, bins, Dimension(2)}, x.dtype)};
 }
 
@@ -247,12 +247,12 @@ bool onnx_stft(ImportContext& c) {
 }
 
 void register_stft(ModuleRegistrar& reg) {
-    OpDefinition def = op_def(
-        "stft", "short-time Fourier transform of [batch, length, 1 or 2] frames, optional window", 2, 4,
-        {attr_bool("onesided", true, "keep bins 0 .. L/2 only"),
-         attr_bool("with_window", false, "a window [L] follows frame_step"),
-         attr_bool("with_frame_length", false, "frame_length is the last input")},
-        infer);
+    OpDefinition def =
+        op_def("stft", "short-time Fourier transform of [batch, length, 1 or 2] frames, optional window", 2, 4,
+               {attr_bool("onesided", true, "keep bins 0 .. L/2 only"),
+                attr_bool("with_window", false, "a window [L] follows frame_step"),
+                attr_bool("with_frame_length", false, "frame_length is the last input")},
+               infer);
     def.value_inputs = {1, 2, 3};
     def.imports = {onnx_rule("STFT", 2, 4, onnx_stft,
                              "`onesided`; frame_step, window and frame_length as inputs (steps and lengths read by "

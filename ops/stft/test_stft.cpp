@@ -29,10 +29,22 @@ TEST(StftShape, FramesAndBinsFollowStepWindowAndFrameLength) {
     test::expect_shapes(
         "stft",
         {
-            {{x, kInt, kInt}, stft_attrs(true, false, true), {test::f32({2, 15, 9, 2})}, {}, {{1, scalar(8)}, {2, scalar(16)}}},
+            {{x, kInt, kInt},
+             stft_attrs(true, false, true),
+             {test::f32({2, 15, 9, 2})},
+             {},
+             {{1, scalar(8)}, {2, scalar(16)}}},
             {{x, kInt, w}, stft_attrs(true, true, false), {test::f32({2, 15, 9, 2})}, {}, {{1, scalar(8)}}},
-            {{x, kInt, w, kInt}, stft_attrs(false, true, true), {test::f32({2, 8, 16, 2})}, {}, {{1, scalar(16)}, {3, scalar(16)}}},
-            {{x, kInt, kInt}, stft_attrs(true, false, true), {test::f32({2, 1, 64, 2})}, {}, {{1, scalar(5)}, {2, scalar(127)}}},
+            {{x, kInt, w, kInt},
+             stft_attrs(false, true, true),
+             {test::f32({2, 8, 16, 2})},
+             {},
+             {{1, scalar(16)}, {3, scalar(16)}}},
+            {{x, kInt, kInt},
+             stft_attrs(true, false, true),
+             {test::f32({2, 1, 64, 2})},
+             {},
+             {{1, scalar(5)}, {2, scalar(127)}}},
             {{x, kInt}, stft_attrs(false, false, false), {test::f32({2, 1, 128, 2})}, {}, {{1, scalar(3)}}},
             {{x, kInt, w}, stft_attrs(true, true, false), {test::f32({2, Dimension(), 9, 2})}},   // step unknown
             {{x, kInt, kInt}, stft_attrs(true, false, true), {test::f32({2, Dimension(), Dimension(), 2})}},
@@ -45,11 +57,31 @@ TEST(StftShape, BadInputsAreErrorsNamingNodeAndField) {
     test::expect_shapes(
         "stft",
         {
-            {{x, kInt, kInt}, stft_attrs(true, false, true), {}, {"node 'node'", "frame_length", "40", "larger than the signal", "32"}, {{1, scalar(4)}, {2, scalar(40)}}},
-            {{x, kInt, test::f32({33})}, stft_attrs(true, true, false), {}, {"frame_length", "33", "larger"}, {{1, scalar(4)}}},
-            {{x, kInt, kInt}, stft_attrs(true, false, true), {}, {"node 'node'", "frame_step", "is 0"}, {{1, scalar(0)}, {2, scalar(8)}}},
-            {{x, kInt, kInt}, stft_attrs(true, false, true), {}, {"frame_length", "is -2"}, {{1, scalar(2)}, {2, scalar(-2)}}},
-            {{x, kInt, test::f32({8}), kInt}, stft_attrs(true, true, true), {}, {"node 'node'", "window", "frame_length 16"}, {{1, scalar(2)}, {3, scalar(16)}}},
+            {{x, kInt, kInt},
+             stft_attrs(true, false, true),
+             {},
+             {"node 'node'", "frame_length", "40", "larger than the signal", "32"},
+             {{1, scalar(4)}, {2, scalar(40)}}},
+            {{x, kInt, test::f32({33})},
+             stft_attrs(true, true, false),
+             {},
+             {"frame_length", "33", "larger"},
+             {{1, scalar(4)}}},
+            {{x, kInt, kInt},
+             stft_attrs(true, false, true),
+             {},
+             {"node 'node'", "frame_step", "is 0"},
+             {{1, scalar(0)}, {2, scalar(8)}}},
+            {{x, kInt, kInt},
+             stft_attrs(true, false, true),
+             {},
+             {"frame_length", "is -2"},
+             {{1, scalar(2)}, {2, scalar(-2)}}},
+            {{x, kInt, test::f32({8}), kInt},
+             stft_attrs(true, true, true),
+             {},
+             {"node 'node'", "window", "frame_length 16"},
+             {{1, scalar(2)}, {3, scalar(16)}}},
             {{x, kInt, Layout({8}, DataType::f16)}, stft_attrs(true, true, false), {}, {"window", "signal's type"}},
             {{test::f32({32, 1}), kInt}, stft_attrs(true, false, false), {}, {"signal", "[batch, length, 1 or 2]"}},
             {{test::f32({1, 32, 3}), kInt}, stft_attrs(true, false, false), {}, {"signal", "1 (real) or 2"}},
@@ -68,8 +100,9 @@ TEST(StftValues, FramesOfAConstantAndAnImpulseOnEveryEngine) {
     for (const char* engine : {"cpu", "ocl"}) {
         if (std::string(engine) == "ocl" && !test::ocl_engine()) continue;
         SCOPED_TRACE(engine);
-        const HostTensor y = test::run_once(test::single_node_program("stft", {xl, kInt, kInt}, stft_attrs(true, false, true)),
-                                            {x, scalar(2), scalar(4)}, {}, engine);
+        const HostTensor y =
+            test::run_once(test::single_node_program("stft", {xl, kInt, kInt}, stft_attrs(true, false, true)),
+                           {x, scalar(2), scalar(4)}, {}, engine);
         ASSERT_EQ(y.shape(), (Shape{1, 2, 3, 2}));
         const std::vector<double> want = {4, 0, 0, 0, 0, 0, 2, 0, 1, -1, 0, 0};
         for (size_t j = 0; j < want.size(); ++j) EXPECT_NEAR(y.get_as_double(j), want[j], 1e-6) << j;
@@ -94,13 +127,18 @@ TEST(StftImpls, EveryImplMatchesTheReferenceWithAndWithoutWindow) {
     const HostTensor window = test::random_tensor(DataType::f32, Shape{20}, 7, 0.0, 1.0);
     std::vector<test::Run> runs;
     for (int64_t n : {20, 21, 63}) runs.push_back({test::random_tensor(DataType::f32, Shape{1, n, 2}, 3), scalar(3)});
-    test::expect_impls_match_reference(
-        {"stft", stft_attrs(false, true, false), {test::f32({1, Dimension(), 2}), kInt, test::f32({20})}, {{2, window}}},
-        runs, tol);
+    test::expect_impls_match_reference({"stft",
+                                        stft_attrs(false, true, false),
+                                        {test::f32({1, Dimension(), 2}), kInt, test::f32({20})},
+                                        {{2, window}}},
+                                       runs, tol);
     // f16: the references and the OpenCL impls (the FFT takes f32 only).
-    test::expect_impls_match_reference(
-        {"stft", stft_attrs(true, false, true), {Layout({1, Dimension(), 1}, DataType::f16), kInt, kInt}, {{2, scalar(8)}}},
-        {{test::random_tensor(DataType::f16, Shape{1, 30, 1}, 5), scalar(4)}}, {}, test::kOptimisedCpuImpls);
+    test::expect_impls_match_reference({"stft",
+                                        stft_attrs(true, false, true),
+                                        {Layout({1, Dimension(), 1}, DataType::f16), kInt, kInt},
+                                        {{2, scalar(8)}}},
+                                       {{test::random_tensor(DataType::f16, Shape{1, 30, 1}, 5), scalar(4)}}, {},
+                                       test::kOptimisedCpuImpls);
 }
 
 // ---- 3. one instance, changing lengths --------------------------------------------

@@ -25,13 +25,22 @@ Attributes window_attrs(const std::string& kind, bool periodic = true, const std
 TEST(WindowShape, LengthIsTheSizeValueAndDynamicWhileUnknown) {
     const Layout i32(PartialShape{}, DataType::i32);
     test::expect_shapes(
-        "window", {
-                      {{kSize}, window_attrs("hann"), {test::f32({10})}, {}, {{0, size_of(10)}}},
-                      {{i32}, window_attrs("blackman", false, "f16"), {Layout({1}, DataType::f16)}, {}, {{0, size_of(1, DataType::i32)}}},
-                      {{kSize}, window_attrs("hamming", true, "f64"), {Layout({0}, DataType::f64)}, {}, {{0, size_of(0)}}},
-                      {{kSize}, window_attrs("hann"), {test::f32({Dimension()})}},   // size unknown
-                      {{Layout({1}, DataType::i64)}, window_attrs("hann"), {test::f32({3})}, {}, {{0, HostTensor::from_int64(DataType::i64, Shape{1}, {3})}}},
-                  });
+        "window",
+        {
+            {{kSize}, window_attrs("hann"), {test::f32({10})}, {}, {{0, size_of(10)}}},
+            {{i32},
+             window_attrs("blackman", false, "f16"),
+             {Layout({1}, DataType::f16)},
+             {},
+             {{0, size_of(1, DataType::i32)}}},
+            {{kSize}, window_attrs("hamming", true, "f64"), {Layout({0}, DataType::f64)}, {}, {{0, size_of(0)}}},
+            {{kSize}, window_attrs("hann"), {test::f32({Dimension()})}},   // size unknown
+            {{Layout({1}, DataType::i64)},
+             window_attrs("hann"),
+             {test::f32({3})},
+             {},
+             {{0, HostTensor::from_int64(DataType::i64, Shape{1}, {3})}}},
+        });
 }
 
 TEST(WindowShape, BadSizesAreErrorsNamingNodeAndField) {
@@ -52,11 +61,12 @@ HostTensor run_window(const Attributes& a, int64_t n, const std::string& engine)
 
 TEST(WindowValues, KnownWindowsOfTenOnEveryEngine) {
     // numpy: 0.5 - 0.5 cos(2 pi n / N), 25/46 - 21/46 cos(.), 0.42 - 0.5 cos(.) + 0.08 cos(2 .).
-    const std::vector<double> hann = {0, 0.0954915, 0.3454915, 0.6545085, 0.9045085, 1, 0.9045085, 0.6545085, 0.3454915, 0.0954915};
+    const std::vector<double> hann = {0, 0.0954915, 0.3454915, 0.6545085, 0.9045085,
+                                      1, 0.9045085, 0.6545085, 0.3454915, 0.0954915};
     const std::vector<double> hamming_sym = {0.0869565, 0.1937623, 0.4642041, 0.7717391, 0.9724684,
                                              0.9724684, 0.7717391, 0.4642041, 0.1937623, 0.0869565};
-    const std::vector<double> blackman = {0,         0.0402129, 0.2007701, 0.5097871, 0.8492299,
-                                          1,         0.8492299, 0.5097871, 0.2007701, 0.0402129};
+    const std::vector<double> blackman = {0, 0.0402129, 0.2007701, 0.5097871, 0.8492299,
+                                          1, 0.8492299, 0.5097871, 0.2007701, 0.0402129};
     for (const char* engine : {"cpu", "ocl"}) {
         if (std::string(engine) == "ocl" && !test::ocl_engine()) continue;
         SCOPED_TRACE(engine);

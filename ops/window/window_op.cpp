@@ -91,7 +91,8 @@ OclKernelSpec ocl_spec() {
 // f32 and f16 windows (f64 needs a device with fp64: the reference serves it).
 std::string ocl_validate(const KernelParams& p) {
     const DataType t = p.outputs.at(0).dtype;
-    if (t != DataType::f32 && t != DataType::f16) return std::string("the OpenCL window writes f32 or f16, not ") + to_string(t);
+    if (t != DataType::f32 && t != DataType::f16)
+        return std::string("the OpenCL window writes f32 or f16, not ") + to_string(t);
     return "";
 }
 
@@ -123,12 +124,12 @@ ImportFn onnx_window(const std::string& kind, const std::string& op_type) {
 }
 
 void register_window(ModuleRegistrar& reg) {
-    OpDefinition def = op_def(
-        "window", "a Hann, Hamming or Blackman window of `size` (an integer scalar input) elements", 1, 1,
-        {attr_string("kind", std::string("hann"), kKinds, "the window: hann, hamming or blackman"),
-         attr_bool("periodic", true, "periodic (N = size) or symmetric (N = size - 1)"),
-         attr_string("dtype", std::string("f32"), kTypes, "the output's type")},
-        infer);
+    OpDefinition def =
+        op_def("window", "a Hann, Hamming or Blackman window of `size` (an integer scalar input) elements", 1, 1,
+               {attr_string("kind", std::string("hann"), kKinds, "the window: hann, hamming or blackman"),
+                attr_bool("periodic", true, "periodic (N = size) or symmetric (N = size - 1)"),
+                attr_string("dtype", std::string("f32"), kTypes, "the output's type")},
+               infer);
     def.value_inputs = {0};
     const std::string doc = "size as input 0 (read by value); `periodic`; `output_datatype` float, float16, double";
     def.imports = {onnx_rule("HannWindow", 1, 1, onnx_window("hann", "HannWindow"), doc),
