@@ -86,12 +86,11 @@ TEST(MelWeightMatrixValues, TwoBandsOverSixteenPointsOnEveryEngine) {
 TEST(MelWeightMatrixImpls, EveryImplMatchesTheReference) {
     const std::vector<test::Run> runs = {
         {i64(1), i64(1), i64(16000), f32(0), f32(0)},
-        {i64(8), i64(16), i64(8192), f32(0), f32(4096)},
         {i64(13), i64(255), i64(16000), f32(20), f32(7999)},
         {i64(80), i64(400), i64(16000), f32(0), f32(8000)},
     };
     test::expect_impls_match_reference({"mel_weight_matrix", mel_attrs(), kInputs, {}}, runs);
-    test::expect_impls_match_reference({"mel_weight_matrix", mel_attrs("f16"), kInputs, {}}, {runs[2]});
+    test::expect_impls_match_reference({"mel_weight_matrix", mel_attrs("f16"), kInputs, {}}, {runs[1]});
     test::expect_impls_match_reference({"mel_weight_matrix", mel_attrs("f64"), kInputs, {}}, {runs[1]}, {},
                                        {"ocl_static", "ocl_dynamic"});
 }
@@ -100,7 +99,7 @@ TEST(MelWeightMatrixImpls, EveryImplMatchesTheReference) {
 
 TEST(MelWeightMatrixDynamic, OneInstanceFollowsChangingSizesOnEveryEngine) {
     std::vector<test::Run> runs;
-    for (int64_t n : test::tail_sizes())
+    for (int64_t n : {1, 13, 257, 13, 1})   // revisits
         runs.push_back({i64(n % 7 + 1), i64(2 * n + 8), i64(16000), f32(0), f32(7000)});
     for (test::SequenceOptions o : test::every_engine_and_mode()) {
         SCOPED_TRACE(o.engine + ", " + test::mode_name(o.mode));

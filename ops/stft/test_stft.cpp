@@ -113,11 +113,11 @@ TEST(StftValues, FramesOfAConstantAndAnImpulseOnEveryEngine) {
 
 TEST(StftImpls, EveryImplMatchesTheReferenceWithAndWithoutWindow) {
     const test::Tolerance tol{1e-4, 1e-4};
-    // frame_length 16 (radix 2), 12 (mixed), 37 (Bluestein), with frame_length given.
-    for (int64_t len : {12, 16, 37}) {
+    // frame_length 12 (mixed radix) and 37 (Bluestein), given as an input.
+    for (int64_t len : {12, 37}) {
         SCOPED_TRACE(len);
         std::vector<test::Run> runs;
-        for (int64_t n : {len, len + 1, int64_t{100}})
+        for (int64_t n : {len, int64_t{100}})
             runs.push_back({test::random_tensor(DataType::f32, Shape{2, n, 1}, static_cast<uint64_t>(n)), scalar(5)});
         test::expect_impls_match_reference(
             {"stft", stft_attrs(true, false, true), {test::f32({2, Dimension(), 1}), kInt, kInt}, {{2, scalar(len)}}},
@@ -126,7 +126,7 @@ TEST(StftImpls, EveryImplMatchesTheReferenceWithAndWithoutWindow) {
     // A window (constant) and a complex signal, two-sided.
     const HostTensor window = test::random_tensor(DataType::f32, Shape{20}, 7, 0.0, 1.0);
     std::vector<test::Run> runs;
-    for (int64_t n : {20, 21, 63}) runs.push_back({test::random_tensor(DataType::f32, Shape{1, n, 2}, 3), scalar(3)});
+    for (int64_t n : {20, 63}) runs.push_back({test::random_tensor(DataType::f32, Shape{1, n, 2}, 3), scalar(3)});
     test::expect_impls_match_reference({"stft",
                                         stft_attrs(false, true, false),
                                         {test::f32({1, Dimension(), 2}), kInt, test::f32({20})},
