@@ -56,6 +56,8 @@ int64_t length_of(const std::string& node, const std::vector<int64_t>& v) {
                          "dft_length must hold one value, got " + std::to_string(v.size()) + " elements");
     const int64_t n = v[0];
     if (n < 1) throw node_error(node, "dft_length", "dft_length is " + std::to_string(n) + ", it must be >= 1");
+    if (static_cast<uint64_t>(n) > (uint64_t{1} << 31))
+        throw node_error(node, "dft_length", "dft_length " + std::to_string(n) + " is above 2^31");
     return n;
 }
 

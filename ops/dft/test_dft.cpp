@@ -55,6 +55,7 @@ TEST(DftShape, BadInputsAreErrorsNamingNodeAndField) {
                    {{test::f32({2, 0, 1})}, dft_attrs(1), {}, {"input", "no samples"}},
                    {{real, kLen}, dft_attrs(1), {}, {"node 'node'", "dft_length", "is 0", ">= 1"}, {{1, length(0)}}},
                    {{real, kLen}, dft_attrs(1), {}, {"dft_length", "is -3"}, {{1, length(-3)}}},
+                   {{real, kLen}, dft_attrs(1), {}, {"dft_length", "above 2^31"}, {{1, length(int64_t{1} << 40)}}},
                    {{real, test::f32({})}, dft_attrs(1), {}, {"dft_length", "integer scalar"}},
                });
 }

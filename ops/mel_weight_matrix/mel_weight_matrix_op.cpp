@@ -80,17 +80,20 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
                                  " scalar, got " + l.to_string());
     }
     const DataType out = parse_data_type(ctx.attrs.get_string("dtype"));
+    // The sizes, checked as soon as each is known; the rest once all five are.
+    const auto size = [&](size_t i) {
+        if (ctx.value(i) == nullptr) return Dimension();
+        const int64_t v = ctx.value(i)->to_int64().at(0);   // a scalar: one element
+        if (v < 1)
+            throw node_error(ctx.node, kNames[i],
+                             std::string(kNames[i]) + " is " + std::to_string(v) + ", it must be >= 1");
+        if (v > (int64_t{1} << 31))
+            throw node_error(ctx.node, kNames[i], std::string(kNames[i]) + " " + std::to_string(v) + " is above 2^31");
+        return Dimension(i == 1 ? v / 2 + 1 : v);
+    };
+    const Dimension bands = size(0), bins = size(1);
     for (size_t i = 0; i < 5; ++i)
-        if (ctx.value(i) == nullptr) {
-            // Bands are known once both sizes are; the rest is checked then.
-            const Dimension bins = ctx.value(1) ? Dimension(ctx.value(1)->to_int64()[0] / 2 + 1) : Dimension();
-            const Dimension bands = ctx.value(0) ? Dimension(ctx.value(0)->to_int64()[0]) : Dimension();
-            if (bins.is_static() && bins.get_length() < 1)
-                throw node_error(ctx.node, "dft_length", "dft_length must be >= 1");
-            if (bands.is_static() && bands.get_length() < 1)
-                throw node_error(ctx.node, "num_mel_bins", "num_mel_bins must be >= 1");
-            return {Layout(PartialShape{bins, bands}, out)};
-        }
+        if (ctx.value(i) == nullptr) return {Layout(PartialShape{bins, bands}, out)};
     Mel m;
     m.bands = ctx.value(0)->to_int64()[0];
     m.dft_length = ctx.value(1)->to_int64()[0];

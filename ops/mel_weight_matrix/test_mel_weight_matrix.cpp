@@ -38,6 +38,11 @@ TEST(MelWeightMatrixShape, DimsFollowDftLengthAndBandsAndAreDynamicWhileUnknown)
             {kInputs, mel_attrs("f16"), {Layout({201, 80}, DataType::f16)}, {}, values(80, 400, 16000, 0, 8000)},
             {kInputs, mel_attrs(), {test::f32({Dimension(), Dimension()})}},
             {kInputs, mel_attrs(), {test::f32({257, Dimension()})}, {}, {{1, i64(512)}}},
+            {kInputs,
+             mel_attrs(),
+             {test::f32({Dimension(), Dimension()})},
+             {},
+             {{2, i64(16000)}, {3, f32(0)}, {4, f32(100)}}},
         });
 }
 

@@ -47,6 +47,12 @@ TEST(WindowShape, BadSizesAreErrorsNamingNodeAndField) {
     test::expect_shapes(
         "window", {
                       {{kSize}, window_attrs("hann"), {}, {"node 'node'", "size", "is -1", ">= 0"}, {{0, size_of(-1)}}},
+                      {{kSize}, window_attrs("hann"), {}, {"size", "above 2^60"}, {{0, size_of(int64_t{1} << 61)}}},
+                      {{Layout({Dimension()}, DataType::i64)},
+                       window_attrs("hann"),
+                       {},
+                       {"size", "one value, got 0"},
+                       {{0, HostTensor::from_int64(DataType::i64, Shape{0}, {})}}},
                       {{test::f32({})}, window_attrs("hann"), {}, {"node 'node'", "size", "integer scalar", "f32[]"}},
                       {{Layout({2}, DataType::i64)}, window_attrs("hann"), {}, {"size", "integer scalar"}},
                       {{Layout({1, 1}, DataType::i64)}, window_attrs("hann"), {}, {"size", "integer scalar"}},

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "dynrt/checked_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -44,8 +45,13 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
     const DataType out = parse_data_type(ctx.attrs.get_string("dtype"));
     const HostTensor* v = ctx.value(0);
     if (v == nullptr) return {Layout(PartialShape{Dimension::dynamic()}, out)};   // known once the value is
-    const int64_t n = v->to_int64().at(0);
+    const std::vector<int64_t> sizes = v->to_int64();
+    if (sizes.size() != 1)
+        throw node_error(ctx.node, "size", "size must hold one value, got " + std::to_string(sizes.size()));
+    const int64_t n = sizes[0];
     if (n < 0) throw node_error(ctx.node, "size", "the window size is " + std::to_string(n) + ", it must be >= 0");
+    if (static_cast<uint64_t>(n) > kMaxElements)
+        throw node_error(ctx.node, "size", "the window size " + std::to_string(n) + " is above 2^60 elements");
     return {Layout(PartialShape{Dimension(n)}, out)};
 }
 
