@@ -5,7 +5,9 @@
 // cut or zero-padded to L samples and bin k of the output is
 //   y[k] = s * sum_{n<L} x[n] exp(-+2 pi i k n / L)
 // with the minus sign and s = 1 forward, the plus sign and s = 1/L inverse.
-// onesided keeps bins 0 .. L/2 (L/2 + 1 of them).
+// onesided keeps bins 0 .. L/2 (L/2 + 1 of them), forward only: onesided
+// with inverse is an error (ONNX's reference reads it as an inverse real
+// FFT, a real signal out of a half spectrum, which this op is not).
 //
 // dft_length is a value input: the output's axis dim follows it, dynamic
 // until it is known. The reference sums in double with the angle reduced
@@ -74,6 +76,10 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
                          "input " + x.to_string() + ": the last dim must be 1 (real) or 2 (complex), got " +
                              std::to_string(parts.get_length()));
     const size_t axis = signal_axis(ctx.node, ctx.attrs.get_int("axis"), rank);
+    if (ctx.attrs.get_bool("inverse") && ctx.attrs.get_bool("onesided"))
+        throw node_error(ctx.node, "onesided",
+                         "onesided with inverse is not supported (the inverse of a onesided spectrum is a real "
+                         "signal: an inverse real FFT, not this op)");
     Dimension len = x.shape[axis];
     if (ctx.inputs.size() > 1) {
         const Layout& l = ctx.inputs[1];
@@ -220,6 +226,10 @@ bool onnx_dft(ImportContext& c) {
             axis = v->to_int64().at(0);
         }
     }
+    if (c.i("inverse", 0) != 0 && c.i("onesided", 0) != 0)
+        return c.unsupported(
+            "DFT with inverse and onesided: the ONNX reference takes it as an inverse real FFT (a "
+            "real output of dft_length samples), which dynrt does not implement");
     c.set("axis", axis);
     c.set("inverse", c.i("inverse", 0) != 0);
     c.set("onesided", c.i("onesided", 0) != 0);

@@ -34,7 +34,7 @@ TEST(DftShape, AxisDimFollowsTheLengthAndOnesidedKeepsHalfPlusOne) {
                             {{real}, dft_attrs(1, false, true), {test::f32({2, 6, 3, 2})}},
                             {{real}, dft_attrs(2, false, true), {test::f32({2, 10, 2, 2})}},
                             {{real, kLen}, dft_attrs(1), {test::f32({2, 16, 3, 2})}, {}, {{1, length(16)}}},
-                            {{real, kLen}, dft_attrs(1, true, true), {test::f32({2, 3, 3, 2})}, {}, {{1, length(5)}}},
+                            {{real, kLen}, dft_attrs(1, false, true), {test::f32({2, 3, 3, 2})}, {}, {{1, length(5)}}},
                             {{real, kLen}, dft_attrs(1), {test::f32({2, Dimension(), 3, 2})}},   // length unknown
                             {{dyn}, dft_attrs(1), {test::f32({Dimension(), Dimension(), 3, 2})}},
                             {{dyn}, dft_attrs(1, false, true), {test::f32({Dimension(), Dimension(), 3, 2})}},
@@ -48,6 +48,7 @@ TEST(DftShape, BadInputsAreErrorsNamingNodeAndField) {
         "dft", {
                    {{real}, dft_attrs(2), {}, {"node 'node'", "axis", "out of range"}},
                    {{real}, dft_attrs(-1), {}, {"axis", "out of range"}},
+                   {{real}, dft_attrs(1, true, true), {}, {"node 'node'", "onesided", "inverse"}},
                    {{real}, dft_attrs(-4), {}, {"axis"}},
                    {{test::f32({2, 10, 3})}, dft_attrs(1), {}, {"node 'node'", "input", "1 (real) or 2"}},
                    {{test::f32({10})}, dft_attrs(0), {}, {"input", "rank >= 2"}},
