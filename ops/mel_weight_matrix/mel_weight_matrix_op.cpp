@@ -41,14 +41,15 @@ struct Mel {
     int64_t bins() const { return dft_length / 2 + 1; }
 };
 
-// Edge e of the bands (e in [0, bands + 2)).
-int64_t edge(const Mel& m, int64_t e) {
+// Edge e of the bands (e in [0, bands + 2)), a whole number as a double:
+// +inf for edge frequencies too high to count (check() refuses those before
+// any edge is cast to an integer).
+double edge(const Mel& m, int64_t e) {
     const double low = 2595.0 * std::log10(1.0 + m.lower / 700.0);
     const double high = 2595.0 * std::log10(1.0 + m.upper / 700.0);
     const double step = (high - low) / static_cast<double>(m.bands + 2);
     const double hz = 700.0 * std::expm1((static_cast<double>(e) * step + low) / 2595.0 * std::log(10.0));
-    return static_cast<int64_t>(
-        std::floor(static_cast<double>(m.dft_length + 1) * hz / static_cast<double>(m.sample_rate)));
+    return std::floor(static_cast<double>(m.dft_length + 1) * hz / static_cast<double>(m.sample_rate));
 }
 
 void check(const std::string& node, const Mel& m) {
@@ -62,8 +63,9 @@ void check(const std::string& node, const Mel& m) {
         throw node_error(node, "lower_edge_hertz",
                          "the edges " + std::to_string(m.lower) + " and " + std::to_string(m.upper) +
                              " Hz must satisfy 0 <= lower_edge_hertz <= upper_edge_hertz");
-    const int64_t last = edge(m, m.bands + 1);
-    if (last >= m.bins())
+    // The edges rise with e: the last is the largest.
+    const double last = edge(m, m.bands + 1);
+    if (!(last < static_cast<double>(m.bins())))
         throw node_error(node, "upper_edge_hertz",
                          "upper_edge_hertz " + std::to_string(m.upper) + " reaches spectrogram bin " +
                              std::to_string(last) + ", beyond the " + std::to_string(m.bins()) +
@@ -122,7 +124,8 @@ void reference(HostCall& call) {
     m.lower = call.get(3, 0);
     m.upper = call.get(4, 0);
     std::vector<int64_t> edges(static_cast<size_t>(m.bands + 2));
-    for (int64_t e = 0; e < m.bands + 2; ++e) edges[static_cast<size_t>(e)] = edge(m, e);
+    for (int64_t e = 0; e < m.bands + 2; ++e)   // in [0, bins): checked by shape inference
+        edges[static_cast<size_t>(e)] = static_cast<int64_t>(edge(m, e));
     const auto bands = static_cast<size_t>(m.bands);
     for (size_t j = 0; j < static_cast<size_t>(m.bins()); ++j)
         for (size_t i = 0; i < bands; ++i)

@@ -63,6 +63,7 @@ TEST(MelWeightMatrixShape, BadValuesAreErrorsNamingNodeAndField) {
              {},
              {"node 'node'", "upper_edge_hertz", "sample_rate / 2"},
              values(8, 16, 8000, 0, 8000)},
+            {kInputs, mel_attrs(), {}, {"upper_edge_hertz", "beyond"}, values(8, 16, 8000, 0, 1e30)},
             {{kFloat, kInt, kInt, kFloat, kFloat}, mel_attrs(), {}, {"num_mel_bins", "integer scalar", "f32[]"}},
             {{kInt, kInt, kInt, kInt, kFloat}, mel_attrs(), {}, {"lower_edge_hertz", "floating-point scalar"}},
         });
