@@ -11,7 +11,7 @@
 //
 // dft_length is a value input: the output's axis dim follows it, dynamic
 // until it is known. The reference sums in double with the angle reduced
-// exactly (k n mod L); the cpu impl runs an FFT per line (fft_plan.hpp); the
+// exactly (k n mod L); the cpu impl runs an FFT per line (dynrt/cpu_fft.hpp); the
 // OpenCL kernels a direct sum per output bin.
 #include <algorithm>
 #include <cmath>
@@ -21,6 +21,7 @@
 
 #include "dft_cl.hpp"
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_fft.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
@@ -28,7 +29,6 @@
 #include "dynrt/op_import.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "fft_plan.hpp"
 
 namespace {
 
@@ -153,21 +153,21 @@ void fft_kernel(HostCall& call) {
     const Lines g = lines_of(call);
     const size_t lines = g.outer * g.inner;
     if (lines == 0 || g.bins == 0) return;
-    const dft_fft::Plan plan(g.len);
+    const cpu_fft::Plan plan(g.len);
     const float* x = call.in<float>(0);
     float* y = call.out<float>(0);
     const size_t used = std::min(g.n_in, g.len);
     const double scale = g.inverse ? 1.0 / static_cast<double>(g.len) : 1.0, conj = g.inverse ? -1.0 : 1.0;
     const CpuThreads threads(call.params().engine, checked_mul(lines, g.len * 32, "dft work"));
     parallel_for(threads, lines, std::max<size_t>(1, 4096 / g.len), [&](size_t begin, size_t end) {
-        std::vector<dft_fft::cplx> a(g.len), f(g.len), scratch(plan.scratch_size());
+        std::vector<cpu_fft::cplx> a(g.len), f(g.len), scratch(plan.scratch_size());
         for (size_t line = begin; line < end; ++line) {
             const size_t o = line / g.inner, i = line % g.inner;
             for (size_t n = 0; n < used; ++n) {
                 const float* p = x + ((o * g.n_in + n) * g.inner + i) * g.parts;
-                a[n] = dft_fft::cplx(p[0], g.parts == 2 ? conj * static_cast<double>(p[1]) : 0.0);
+                a[n] = cpu_fft::cplx(p[0], g.parts == 2 ? conj * static_cast<double>(p[1]) : 0.0);
             }
-            std::fill(a.begin() + static_cast<std::ptrdiff_t>(used), a.end(), dft_fft::cplx(0, 0));
+            std::fill(a.begin() + static_cast<std::ptrdiff_t>(used), a.end(), cpu_fft::cplx(0, 0));
             plan.transform(a.data(), f.data(), scratch.data());
             for (size_t k = 0; k < g.bins; ++k) {
                 float* q = y + ((o * g.bins + k) * g.inner + i) * 2;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dynrt/checked_math.hpp"
+#include "dynrt/cpu_fft.hpp"
 #include "dynrt/cpu_parallel.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
@@ -26,7 +27,6 @@
 #include "dynrt/op_import.hpp"
 #include "dynrt/op_registry.hpp"
 #include "dynrt/op_sdk.hpp"
-#include "fft_plan.hpp"
 #include "stft_cl.hpp"
 
 namespace {
@@ -174,19 +174,19 @@ void fft_kernel(HostCall& call) {
     const Frames g = geometry_of(call);
     const size_t count = g.batch * g.frames;
     if (count == 0 || g.bins == 0) return;
-    const stft_fft::Plan plan(g.len);
+    const cpu_fft::Plan plan(g.len);
     const float* x = call.in<float>(0);
     const float* w = g.window ? call.in<float>(g.window_at) : nullptr;
     float* y = call.out<float>(0);
     const CpuThreads threads(call.params().engine, checked_mul(count, g.len * 32, "stft work"));
     parallel_for(threads, count, std::max<size_t>(1, 4096 / g.len), [&](size_t begin, size_t end) {
-        std::vector<stft_fft::cplx> a(g.len), s(g.len), scratch(plan.scratch_size());
+        std::vector<cpu_fft::cplx> a(g.len), s(g.len), scratch(plan.scratch_size());
         for (size_t frame = begin; frame < end; ++frame) {
             const size_t b = frame / g.frames, f = frame % g.frames;
             const float* p = x + (b * g.length + f * g.step) * g.parts;
             for (size_t n = 0; n < g.len; ++n) {
                 const double wn = w ? static_cast<double>(w[n]) : 1.0;
-                a[n] = stft_fft::cplx(wn * p[n * g.parts], g.parts == 2 ? wn * p[n * g.parts + 1] : 0.0);
+                a[n] = cpu_fft::cplx(wn * p[n * g.parts], g.parts == 2 ? wn * p[n * g.parts + 1] : 0.0);
             }
             plan.transform(a.data(), s.data(), scratch.data());
             float* q = y + frame * g.bins * 2;

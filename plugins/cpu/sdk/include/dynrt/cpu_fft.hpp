@@ -1,4 +1,5 @@
-// A complex FFT of any length for the dft op's cpu impl: mixed-radix
+// A complex FFT of any length for the cpu impls of the spectral ops (dft,
+// stft): mixed-radix
 // Cooley-Tukey (decimation in time, the smallest prime factor first) when
 // every prime factor of the length is small, Bluestein's chirp-z transform
 // (three FFTs of a power of two >= 2n - 1) when one is not, so no length
@@ -15,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-namespace dft_fft {
+namespace dynrt::cpu_fft {
 
 using cplx = std::complex<double>;
 
@@ -125,4 +126,4 @@ private:
     std::unique_ptr<Plan> inner_;   // the power-of-two plan (Bluestein)
 };
 
-}   // namespace dft_fft
+}   // namespace dynrt::cpu_fft
