@@ -77,80 +77,77 @@ TEST(QuantizeLinearImpls, EveryImplMatchesTheReferencePerTensorAndPerAxis) {
     // f16 x with u8 only: the output type changes nothing f16 touches.
     for (const auto& [xt, zt] : std::vector<std::pair<DataType, DataType>>{
              {DataType::f32, DataType::u8}, {DataType::f32, DataType::i8}, {DataType::f16, DataType::u8}}) {
-        {
-            SCOPED_TRACE(std::string(to_string(xt)) + " -> " + to_string(zt));
-            const std::vector<std::string> skip =
-                xt == DataType::f32 ? std::vector<std::string>{} : test::kOptimisedCpuImpls;
-            const Layout x(PartialShape::dynamic_of_rank(2), xt);
-            test::expect_impls_match_reference({kOp, {}, {x, f32({}), Layout({}, zt)}, {}},
-                                               runs(xt, zt, {{1, 1}, {3, 17}, {2, 257}, {0, 5}}, 0, true, 1), {}, skip);
-            // Per axis 1 of a rank-3 x, and the last axis.
-            test::expect_impls_match_reference(
-                {kOp, axis(1), {Layout({Dimension(), 3, Dimension()}, xt), f32({3}), Layout({3}, zt)}, {}},
-                runs(xt, zt, {{2, 3, 5}, {1, 3, 16}, {3, 3, 1}}, 3, true, 20), {}, skip);
-            test::expect_impls_match_reference(
-                {kOp, axis(-1), {Layout({Dimension(), 7}, xt), f32({7}), Layout({7}, zt)}, {}},
-                runs(xt, zt, {{5, 7}, {1, 7}}, 7, true, 40), {}, skip);
-        }
-        // No zero point: u8 by default, i8 by `to`.
-        for (const char* to : {"u8", "i8"})
-            test::expect_impls_match_reference(
-                {kOp, attrs({{"to", std::string(to)}}), {f32({Dimension()}), f32({})}, {}},
-                runs(DataType::f32, DataType::u8, {{13}, {1}, {300}}, 0, false, 60));
+        SCOPED_TRACE(std::string(to_string(xt)) + " -> " + to_string(zt));
+        const std::vector<std::string> skip =
+            xt == DataType::f32 ? std::vector<std::string>{} : test::kOptimisedCpuImpls;
+        const Layout x(PartialShape::dynamic_of_rank(2), xt);
+        test::expect_impls_match_reference({kOp, {}, {x, f32({}), Layout({}, zt)}, {}},
+                                           runs(xt, zt, {{1, 1}, {3, 17}, {2, 257}, {0, 5}}, 0, true, 1), {}, skip);
+        // Per axis 1 of a rank-3 x, and the last axis.
+        test::expect_impls_match_reference(
+            {kOp, axis(1), {Layout({Dimension(), 3, Dimension()}, xt), f32({3}), Layout({3}, zt)}, {}},
+            runs(xt, zt, {{2, 3, 5}, {1, 3, 16}, {3, 3, 1}}, 3, true, 20), {}, skip);
+        test::expect_impls_match_reference(
+            {kOp, axis(-1), {Layout({Dimension(), 7}, xt), f32({7}), Layout({7}, zt)}, {}},
+            runs(xt, zt, {{5, 7}, {1, 7}}, 7, true, 40), {}, skip);
     }
+    // No zero point: u8 by default, i8 by `to`.
+    for (const char* to : {"u8", "i8"})
+        test::expect_impls_match_reference({kOp, attrs({{"to", std::string(to)}}), {f32({Dimension()}), f32({})}, {}},
+                                           runs(DataType::f32, DataType::u8, {{13}, {1}, {300}}, 0, false, 60));
+}
 
-    // ---- 3. one instance, changing shapes ---------------------------------------------
+// ---- 3. one instance, changing shapes ---------------------------------------------
 
-    TEST(QuantizeLinearDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
-        std::vector<Shape> xs;
-        for (int64_t n : test::tail_sizes()) xs.push_back(Shape{2, 3, n});
-        for (const test::SequenceOptions& o : test::every_engine_and_mode()) {
-            SCOPED_TRACE(test::mode_name(o.mode));
-            test::expect_sequence(
-                {kOp, axis(1), {Layout({2, 3, Dimension()}, DataType::f32), f32({3}), Layout({3}, DataType::i8)}, {}},
-                runs(DataType::f32, DataType::i8, xs, 3, true, 80), o);
-        }
+TEST(QuantizeLinearDynamic, OneInstanceFollowsChangingShapesOnEveryEngine) {
+    std::vector<Shape> xs;
+    for (int64_t n : test::tail_sizes()) xs.push_back(Shape{2, 3, n});
+    for (const test::SequenceOptions& o : test::every_engine_and_mode()) {
+        SCOPED_TRACE(test::mode_name(o.mode));
+        test::expect_sequence(
+            {kOp, axis(1), {Layout({2, 3, Dimension()}, DataType::f32), f32({3}), Layout({3}, DataType::i8)}, {}},
+            runs(DataType::f32, DataType::i8, xs, 3, true, 80), o);
     }
+}
 
-    // ---- the reference's values -------------------------------------------------------
+// ---- the reference's values -------------------------------------------------------
 
-    // Ties round to even, then the zero point is added and the sum saturated.
-    TEST(QuantizeLinearValues, TiesRoundToEvenAndResultsSaturate) {
-        const float nan = std::nanf("");
-        const HostTensor x =
-            HostTensor::from_floats(Shape{9}, {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 1000, -1000, 0.25f, nan});
-        const HostTensor s = HostTensor::from_floats(Shape{}, {0.5f});
-        for (DataType zt : {DataType::u8, DataType::i8}) {
-            const HostTensor z = HostTensor::from_int64(zt, Shape{}, {zt == DataType::u8 ? 10 : -10});
-            const std::vector<HostTensor> y =
-                test::reference_outputs({kOp, {}, {x.layout(), s.layout(), z.layout()}, {}}, {x, s, z});
-            // x / 0.5: 1, 3, 5, -1, -5, 2000, -2000, 0.5 -> 0 (tie to even), NaN -> 0.
-            const int64_t zp = zt == DataType::u8 ? 10 : -10, lo = zt == DataType::u8 ? 0 : -128,
-                          hi = zt == DataType::u8 ? 255 : 127;
-            const int64_t want[] = {1 + zp, 3 + zp, 5 + zp, -1 + zp, -5 + zp, hi, lo, zp, 0};
-            for (size_t i = 0; i < 9; ++i)
-                EXPECT_EQ(static_cast<int64_t>(y[0].get_as_double(i)), want[i]) << to_string(zt) << " " << i;
-        }
-        // Scale 1: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0, -2.5 -> -2.
-        const HostTensor one = HostTensor::from_floats(Shape{}, {1.0f});
-        const HostTensor z = HostTensor::from_int64(DataType::i8, Shape{}, {0});
+// Ties round to even, then the zero point is added and the sum saturated.
+TEST(QuantizeLinearValues, TiesRoundToEvenAndResultsSaturate) {
+    const float nan = std::nanf("");
+    const HostTensor x = HostTensor::from_floats(Shape{9}, {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 1000, -1000, 0.25f, nan});
+    const HostTensor s = HostTensor::from_floats(Shape{}, {0.5f});
+    for (DataType zt : {DataType::u8, DataType::i8}) {
+        const HostTensor z = HostTensor::from_int64(zt, Shape{}, {zt == DataType::u8 ? 10 : -10});
         const std::vector<HostTensor> y =
-            test::reference_outputs({kOp, {}, {x.layout(), one.layout(), z.layout()}, {}}, {x, one, z});
-        const int64_t want[] = {0, 2, 2, 0, -2};
-        for (size_t i = 0; i < 5; ++i) EXPECT_EQ(static_cast<int64_t>(y[0].get_as_double(i)), want[i]) << i;
+            test::reference_outputs({kOp, {}, {x.layout(), s.layout(), z.layout()}, {}}, {x, s, z});
+        // x / 0.5: 1, 3, 5, -1, -5, 2000, -2000, 0.5 -> 0 (tie to even), NaN -> 0.
+        const int64_t zp = zt == DataType::u8 ? 10 : -10, lo = zt == DataType::u8 ? 0 : -128,
+                      hi = zt == DataType::u8 ? 255 : 127;
+        const int64_t want[] = {1 + zp, 3 + zp, 5 + zp, -1 + zp, -5 + zp, hi, lo, zp, 0};
+        for (size_t i = 0; i < 9; ++i)
+            EXPECT_EQ(static_cast<int64_t>(y[0].get_as_double(i)), want[i]) << to_string(zt) << " " << i;
     }
+    // Scale 1: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0, -2.5 -> -2.
+    const HostTensor one = HostTensor::from_floats(Shape{}, {1.0f});
+    const HostTensor z = HostTensor::from_int64(DataType::i8, Shape{}, {0});
+    const std::vector<HostTensor> y =
+        test::reference_outputs({kOp, {}, {x.layout(), one.layout(), z.layout()}, {}}, {x, one, z});
+    const int64_t want[] = {0, 2, 2, 0, -2};
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(static_cast<int64_t>(y[0].get_as_double(i)), want[i]) << i;
+}
 
-    TEST(QuantizeLinearValues, AScaleThatIsNotPositiveIsAnErrorNamingTheNodeAndField) {
-        const HostTensor x = HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4});
-        for (float bad : {0.0f, -1.0f}) {
-            const HostTensor s = HostTensor::from_floats(Shape{2}, {0.5f, bad});
-            const std::string e = test::error_of([&] {
-                test::reference_outputs({kOp, axis(0), {x.layout(), s.layout()}, {}}, {x, s});
-            });
-            for (const char* w : {"node 'node'", "y_scale", "y_scale[1]", "positive"})
-                EXPECT_NE(e.find(w), std::string::npos) << e;
-        }
+TEST(QuantizeLinearValues, AScaleThatIsNotPositiveIsAnErrorNamingTheNodeAndField) {
+    const HostTensor x = HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4});
+    for (float bad : {0.0f, -1.0f}) {
+        const HostTensor s = HostTensor::from_floats(Shape{2}, {0.5f, bad});
+        const std::string e = test::error_of([&] {
+            test::reference_outputs({kOp, axis(0), {x.layout(), s.layout()}, {}}, {x, s});
+        });
+        for (const char* w : {"node 'node'", "y_scale", "y_scale[1]", "positive"})
+            EXPECT_NE(e.find(w), std::string::npos) << e;
     }
+}
 
 }   // namespace
 }   // namespace dynrt
