@@ -27,6 +27,7 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
 #include "dynrt/cpu_parallel.hpp"
+#include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
 #include "dynrt/ocl_impl.hpp"
@@ -236,8 +237,8 @@ void reference(HostCall& call) {
 //
 // The reference's sums with typed pointers and int32 accumulators (255 * 255
 // * C/groups * kH * kW must stay below 2^31: larger windows go to the
-// reference), one (image, output channel) plane per task, the valid tap range
-// of each output row computed once instead of tested per tap.
+// reference), one (image, output channel) plane per task, each tap's valid
+// output rows and columns computed once instead of tested per element.
 constexpr int64_t kMaxTaps = 33000;
 
 struct Geometry {
@@ -255,28 +256,69 @@ Geometry geometry_of(const HostCall& call, const Slots& s) {
     return g;
 }
 
+// The first output index o >= 0 whose input index o * s + off is >= 0, and
+// the end of those whose input index is < in (off = tap offset - begin pad).
+void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, int64_t& lo, int64_t& hi) {
+    lo = off >= 0 ? 0 : (-off + s - 1) / s;
+    hi = in - off <= 0 ? 0 : (in - off - 1) / s + 1;
+    lo = std::min(lo, out);
+    hi = std::clamp(hi, lo, out);
+}
+
+// One output plane, tap by tap: for each (input channel, ky, kx) the rows of
+// the plane accumulate (x - xzp) * (w - wzp) over the output columns whose
+// input column lies inside x, a loop over contiguous input for stride 1
+// that the compiler vectorises.
 template <typename TX, typename TW>
-void plane(const TX* x, const TW* w, int32_t* acc, const Geometry& g, int64_t b, int64_t oc, int32_t xzp, int32_t wzp) {
+__attribute__((always_inline)) inline void plane_body(const TX* x, const TW* w, int32_t* acc, const Geometry& g,
+                                                      int64_t b, int64_t oc, int32_t xzp, int32_t wzp) {
     const int64_t grp = oc / g.mg;
-    for (int64_t oy = 0; oy < g.h.out; ++oy)
-        for (int64_t ox = 0; ox < g.w.out; ++ox) {
-            int32_t sum = 0;
-            for (int64_t ic = 0; ic < g.cg; ++ic) {
-                const TX* xp = x + (b * g.c + grp * g.cg + ic) * g.h.in * g.w.in;
-                const TW* wp = w + (oc * g.cg + ic) * g.h.k * g.w.k;
-                for (int64_t ky = 0; ky < g.h.k; ++ky) {
-                    const int64_t iy = oy * g.h.s - g.h.pb + ky * g.h.d;
-                    if (iy < 0 || iy >= g.h.in) continue;
-                    for (int64_t kx = 0; kx < g.w.k; ++kx) {
-                        const int64_t ix = ox * g.w.s - g.w.pb + kx * g.w.d;
-                        if (ix < 0 || ix >= g.w.in) continue;
-                        sum += (static_cast<int32_t>(xp[iy * g.w.in + ix]) - xzp) *
-                               (static_cast<int32_t>(wp[ky * g.w.k + kx]) - wzp);
+    std::fill(acc, acc + g.h.out * g.w.out, 0);
+    for (int64_t ic = 0; ic < g.cg; ++ic) {
+        const TX* xp = x + (b * g.c + grp * g.cg + ic) * g.h.in * g.w.in;
+        const TW* wp = w + (oc * g.cg + ic) * g.h.k * g.w.k;
+        for (int64_t ky = 0; ky < g.h.k; ++ky) {
+            int64_t y0 = 0, y1 = 0;
+            valid_range(ky * g.h.d - g.h.pb, g.h.s, g.h.in, g.h.out, y0, y1);
+            for (int64_t kx = 0; kx < g.w.k; ++kx) {
+                const int32_t wv = static_cast<int32_t>(wp[ky * g.w.k + kx]) - wzp;
+                const int64_t off = kx * g.w.d - g.w.pb;
+                int64_t x0 = 0, x1 = 0;
+                valid_range(off, g.w.s, g.w.in, g.w.out, x0, x1);
+                for (int64_t oy = y0; oy < y1; ++oy) {
+                    // Input index of output column 0 (may lie before the row: only
+                    // columns x0.. are read).
+                    const int64_t i0 = (oy * g.h.s + ky * g.h.d - g.h.pb) * g.w.in + off;
+                    int32_t* ar = acc + oy * g.w.out;
+                    if (g.w.s == 1) {
+                        const TX* row = xp + i0 + x0;
+                        for (int64_t j = 0; j < x1 - x0; ++j) ar[x0 + j] += (static_cast<int32_t>(row[j]) - xzp) * wv;
+                    } else {
+                        for (int64_t ox = x0; ox < x1; ++ox)
+                            ar[ox] += (static_cast<int32_t>(xp[i0 + ox * g.w.s]) - xzp) * wv;
                     }
                 }
             }
-            acc[oy * g.w.out + ox] = sum;
         }
+    }
+}
+
+using Acc = int32_t;
+DYNRT_CPU_CLONES void plane_uu(const uint8_t* x, const uint8_t* w, Acc* acc, const Geometry& g, int64_t b, int64_t oc,
+                               int32_t xzp, int32_t wzp) {
+    plane_body(x, w, acc, g, b, oc, xzp, wzp);
+}
+DYNRT_CPU_CLONES void plane_us(const uint8_t* x, const int8_t* w, Acc* acc, const Geometry& g, int64_t b, int64_t oc,
+                               int32_t xzp, int32_t wzp) {
+    plane_body(x, w, acc, g, b, oc, xzp, wzp);
+}
+DYNRT_CPU_CLONES void plane_su(const int8_t* x, const uint8_t* w, Acc* acc, const Geometry& g, int64_t b, int64_t oc,
+                               int32_t xzp, int32_t wzp) {
+    plane_body(x, w, acc, g, b, oc, xzp, wzp);
+}
+DYNRT_CPU_CLONES void plane_ss(const int8_t* x, const int8_t* w, Acc* acc, const Geometry& g, int64_t b, int64_t oc,
+                               int32_t xzp, int32_t wzp) {
+    plane_body(x, w, acc, g, b, oc, xzp, wzp);
 }
 
 void plane_any(const HostCall& call, const Slots& s, int32_t* acc, const Geometry& g, int64_t b, int64_t oc,
@@ -285,10 +327,10 @@ void plane_any(const HostCall& call, const Slots& s, int32_t* acc, const Geometr
     const void* w = call.in_raw(static_cast<size_t>(s.w));
     const bool xu = call.in_type(static_cast<size_t>(s.x)) == DataType::u8;
     const bool wu = call.in_type(static_cast<size_t>(s.w)) == DataType::u8;
-    if (xu && wu) plane(static_cast<const uint8_t*>(x), static_cast<const uint8_t*>(w), acc, g, b, oc, xzp, wzp);
-    if (xu && !wu) plane(static_cast<const uint8_t*>(x), static_cast<const int8_t*>(w), acc, g, b, oc, xzp, wzp);
-    if (!xu && wu) plane(static_cast<const int8_t*>(x), static_cast<const uint8_t*>(w), acc, g, b, oc, xzp, wzp);
-    if (!xu && !wu) plane(static_cast<const int8_t*>(x), static_cast<const int8_t*>(w), acc, g, b, oc, xzp, wzp);
+    if (xu && wu) plane_uu(static_cast<const uint8_t*>(x), static_cast<const uint8_t*>(w), acc, g, b, oc, xzp, wzp);
+    if (xu && !wu) plane_us(static_cast<const uint8_t*>(x), static_cast<const int8_t*>(w), acc, g, b, oc, xzp, wzp);
+    if (!xu && wu) plane_su(static_cast<const int8_t*>(x), static_cast<const uint8_t*>(w), acc, g, b, oc, xzp, wzp);
+    if (!xu && !wu) plane_ss(static_cast<const int8_t*>(x), static_cast<const int8_t*>(w), acc, g, b, oc, xzp, wzp);
 }
 
 void fast_kernel(HostCall& call) {
