@@ -74,27 +74,29 @@ std::vector<test::Run> runs(DataType xt, DataType zt, const std::vector<Shape>& 
 }
 
 TEST(QuantizeLinearImpls, EveryImplMatchesTheReferencePerTensorAndPerAxis) {
-    // f16 x with u8 only: the output type changes nothing f16 touches.
+    // Every form with f32 x to u8; i8 and f16 x per axis (a static OpenCL
+    // kernel per shape and form: the test keeps their count small).
     for (const auto& [xt, zt] : std::vector<std::pair<DataType, DataType>>{
              {DataType::f32, DataType::u8}, {DataType::f32, DataType::i8}, {DataType::f16, DataType::u8}}) {
         SCOPED_TRACE(std::string(to_string(xt)) + " -> " + to_string(zt));
         const std::vector<std::string> skip =
             xt == DataType::f32 ? std::vector<std::string>{} : test::kOptimisedCpuImpls;
-        const Layout x(PartialShape::dynamic_of_rank(2), xt);
-        test::expect_impls_match_reference({kOp, {}, {x, f32({}), Layout({}, zt)}, {}},
-                                           runs(xt, zt, {{1, 1}, {3, 17}, {2, 257}, {0, 5}}, 0, true, 1), {}, skip);
-        // Per axis 1 of a rank-3 x, and the last axis.
+        // Per axis 1 of a rank-3 x.
         test::expect_impls_match_reference(
             {kOp, axis(1), {Layout({Dimension(), 3, Dimension()}, xt), f32({3}), Layout({3}, zt)}, {}},
-            runs(xt, zt, {{2, 3, 5}, {1, 3, 16}, {3, 3, 1}}, 3, true, 20), {}, skip);
+            runs(xt, zt, {{2, 3, 5}, {3, 3, 1}}, 3, true, 20), {}, skip);
+        if (xt != DataType::f32 || zt != DataType::u8) continue;
+        // Per tensor (tails, no elements) and per last axis.
         test::expect_impls_match_reference(
-            {kOp, axis(-1), {Layout({Dimension(), 7}, xt), f32({7}), Layout({7}, zt)}, {}},
-            runs(xt, zt, {{5, 7}, {1, 7}}, 7, true, 40), {}, skip);
+            {kOp, {}, {f32(PartialShape::dynamic_of_rank(2)), f32({}), Layout({}, zt)}, {}},
+            runs(xt, zt, {{1, 1}, {3, 17}, {0, 5}}, 0, true, 1));
+        test::expect_impls_match_reference({kOp, axis(-1), {f32({Dimension(), 7}), f32({7}), Layout({7}, zt)}, {}},
+                                           runs(xt, zt, {{5, 7}}, 7, true, 40));
     }
     // No zero point: u8 by default, i8 by `to`.
     for (const char* to : {"u8", "i8"})
         test::expect_impls_match_reference({kOp, attrs({{"to", std::string(to)}}), {f32({Dimension()}), f32({})}, {}},
-                                           runs(DataType::f32, DataType::u8, {{13}, {1}, {300}}, 0, false, 60));
+                                           runs(DataType::f32, DataType::u8, {{13}, {300}}, 0, false, 60));
 }
 
 // ---- 3. one instance, changing shapes ---------------------------------------------
