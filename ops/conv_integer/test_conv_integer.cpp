@@ -177,5 +177,19 @@ TEST(ConvIntegerValues, AScaleThatIsNotPositiveIsAnErrorNamingTheNodeAndField) {
     for (const char* word : {"node 'node'", "w_scale", "positive"}) EXPECT_NE(e.find(word), std::string::npos) << e;
 }
 
+// The OpenCL kernel reports a bad scale; the host raises an error naming it.
+TEST(ConvIntegerValues, OpenClRaisesTheErrorOfANonPositiveScale) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no OpenCL engine";
+    const HostTensor x = HostTensor::from_int64(DataType::u8, Shape{1, 1, 2, 2}, {1, 2, 3, 4});
+    const HostTensor w = HostTensor::from_int64(DataType::u8, Shape{1, 1, 1, 1}, {2});
+    const HostTensor z = HostTensor::from_int64(DataType::u8, Shape{}, {0});
+    const HostTensor one = HostTensor::from_floats(Shape{}, {1.0f}), bad = HostTensor::from_floats(Shape{}, {0.0f});
+    const auto program = test::single_node_program(
+        kOp, {x.layout(), one.layout(), z.layout(), w.layout(), one.layout(), z.layout(), bad.layout(), z.layout()},
+        attrs({{"requantize", true}}));
+    const std::string e = test::error_of([&] { test::run_once(program, {x, one, z, w, one, z, bad, z}, {}, "ocl"); });
+    for (const char* word : {"node 'node'", "y_scale", "not positive"}) EXPECT_NE(e.find(word), std::string::npos) << e;
+}
+
 }   // namespace
 }   // namespace dynrt

@@ -134,5 +134,20 @@ TEST(DequantizeLinearValues, BadScalesAndI32ZeroPointsAreErrorsNamingTheNodeAndF
     for (const char* w : {"node 'node'", "x_zero_point", "0 only"}) EXPECT_NE(e.find(w), std::string::npos) << e;
 }
 
+// The OpenCL kernel reports bad scales and zero points (its own words); the host raises
+// them naming the node, field and element.
+TEST(DequantizeLinearValues, OpenClRaisesTheErrorsOfBadScalesAndZeroPoints) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no OpenCL engine";
+    const HostTensor x = HostTensor::from_int64(DataType::i32, Shape{2}, {1, 2});
+    const HostTensor s = HostTensor::from_floats(Shape{}, {0.0f}), one = HostTensor::from_floats(Shape{}, {1.0f});
+    const HostTensor z = HostTensor::from_int64(DataType::i32, Shape{}, {0}),
+                     bad = HostTensor::from_int64(DataType::i32, Shape{}, {2});
+    const auto program = test::single_node_program(kOp, {x.layout(), s.layout(), z.layout()}, {});
+    std::string e = test::error_of([&] { test::run_once(program, {x, s, z}, {}, "ocl"); });
+    for (const char* w : {"node 'node'", "x_scale[0]", "not positive"}) EXPECT_NE(e.find(w), std::string::npos) << e;
+    e = test::error_of([&] { test::run_once(program, {x, one, bad}, {}, "ocl"); });
+    for (const char* w : {"node 'node'", "x_zero_point[0]", "is not 0"}) EXPECT_NE(e.find(w), std::string::npos) << e;
+}
+
 }   // namespace
 }   // namespace dynrt

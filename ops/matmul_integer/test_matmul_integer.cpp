@@ -158,5 +158,19 @@ TEST(MatmulIntegerValues, ProductsMatchHandComputedValues) {
     for (size_t i = 0; i < 4; ++i) EXPECT_EQ(static_cast<int64_t>(q[0].get_as_double(i)), wantq[i]) << i;
 }
 
+// The OpenCL kernel reports a bad scale; the host raises an error naming it.
+TEST(MatmulIntegerValues, OpenClRaisesTheErrorOfANonPositiveScale) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no OpenCL engine";
+    const HostTensor a = HostTensor::from_int64(DataType::u8, Shape{1, 2}, {1, 2});
+    const HostTensor b = HostTensor::from_int64(DataType::u8, Shape{2, 1}, {3, 4});
+    const HostTensor z = HostTensor::from_int64(DataType::u8, Shape{}, {0});
+    const HostTensor one = HostTensor::from_floats(Shape{}, {1.0f}), bad = HostTensor::from_floats(Shape{1}, {-2.0f});
+    const auto program = test::single_node_program(
+        kOp, {a.layout(), one.layout(), z.layout(), b.layout(), bad.layout(), z.layout(), one.layout(), z.layout()},
+        kRequant);
+    const std::string e = test::error_of([&] { test::run_once(program, {a, one, z, b, bad, z, one, z}, {}, "ocl"); });
+    for (const char* w : {"node 'node'", "b_scale", "not positive"}) EXPECT_NE(e.find(w), std::string::npos) << e;
+}
+
 }   // namespace
 }   // namespace dynrt

@@ -151,5 +151,18 @@ TEST(QuantizeLinearValues, AScaleThatIsNotPositiveIsAnErrorNamingTheNodeAndField
     }
 }
 
+// The OpenCL kernel reports a bad scale (its own words: "not positive"); the
+// host raises it naming the node, field and element.
+TEST(QuantizeLinearValues, OpenClRaisesTheErrorOfANonPositiveScale) {
+    if (!test::ocl_engine()) GTEST_SKIP() << "no OpenCL engine";
+    const HostTensor x = HostTensor::from_floats(Shape{2, 2}, {1, 2, 3, 4});
+    const HostTensor s = HostTensor::from_floats(Shape{2}, {0.5f, -1.0f});
+    const auto program = test::single_node_program(kOp, {x.layout(), s.layout()}, axis(0));
+    const std::string e = test::error_of([&] { test::run_once(program, {x, s}, {}, "ocl"); });
+    for (const char* w : {"node 'node'", "y_scale[1]", "not positive"}) EXPECT_NE(e.find(w), std::string::npos) << e;
+    const HostTensor good = HostTensor::from_floats(Shape{2}, {0.5f, 1.0f});
+    EXPECT_EQ(test::run_once(program, {x, good}, {}, "ocl").get_as_double(3), 4);
+}
+
 }   // namespace
 }   // namespace dynrt
