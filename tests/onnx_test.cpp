@@ -358,6 +358,11 @@ TEST(OnnxTest, GraphWithAnUnclaimedOp_IsSkippedWhenScannedAndAnErrorWhenNamed) {
     EXPECT_TRUE(scanned.cases.empty());
     ASSERT_EQ(scanned.skipped.size(), 1u);
     EXPECT_NE(scanned.skipped[0].find("Frobnicate"), std::string::npos) << scanned.skipped[0];
+    // -v names the folder and the op; the summary only counts it.
+    EXPECT_NE(di::summary_text(scanned, true).find("skipped  test_relu_frob: op Frobnicate not claimed"),
+              std::string::npos)
+        << di::summary_text(scanned, true);
+    EXPECT_EQ(di::summary_text(scanned, false).find("skipped  test_relu_frob"), std::string::npos);
     const auto r = run_one(f);
     EXPECT_EQ(r.status, "error");
     EXPECT_NE(r.detail.find("unknown ONNX op 'Frobnicate'"), std::string::npos) << r.detail;

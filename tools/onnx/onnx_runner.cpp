@@ -518,6 +518,8 @@ std::string summary_text(const TestReport& r, bool verbose) {
         if (!c.detail.empty()) os << ": " << c.detail;
         os << "\n";
     }
+    if (verbose)
+        for (const std::string& s : r.skipped) os << "skipped  " << s << "\n";
     os << "\nop                   passed  failed  errors  unsupported\n";
     for (const auto& [op, cases] : by_op) {
         size_t p = 0, f = 0, e = 0, u = 0;
