@@ -119,28 +119,25 @@ RunOutcome run_network(const std::shared_ptr<const Registry>& registry, const En
     return out;
 }
 
-void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const OnnxModel& model,
-              const fs::path& ds, const TestOptions& opt, CaseResult& r) {
-    const OnnxNode& node = model.nodes[0];
-    for (const auto* side : {&model.inputs, &model.outputs}) {
+// Empty when every graph input and output is a tensor of a type dynrt has,
+// else why the case is unsupported.
+std::string untyped_value(const OnnxModel& model) {
+    for (const auto* side : {&model.inputs, &model.outputs})
         for (const ValueInfo& v : *side) {
-            if (v.kind != "tensor") {
-                r.status = "unsupported";
-                r.detail = "'" + v.name + "' is a " + v.kind + " (dynrt has tensors only)";
-                return;
-            }
-            if (!dtype_from_onnx(v.onnx_type)) {
-                r.status = "unsupported";
-                r.detail = "'" + v.name + "' is " + onnx_type_name(v.onnx_type) + ", which dynrt does not have";
-                return;
-            }
+            if (v.kind != "tensor") return "'" + v.name + "' is a " + v.kind + " (dynrt has tensors only)";
+            if (!dtype_from_onnx(v.onnx_type))
+                return "'" + v.name + "' is " + onnx_type_name(v.onnx_type) + ", which dynrt does not have";
         }
-    }
-    const std::vector<HostTensor> inputs = read_side(ds, "input_", model.inputs);
-    const std::vector<HostTensor> expected = read_side(ds, "output_", model.outputs);
+    return {};
+}
 
-    std::vector<MapInput> mi(node.inputs.size());
-    std::vector<const HostTensor*> values(node.inputs.size(), nullptr);
+// The node's inputs as the mapper sees them (graph inputs from the data set,
+// initializers) and their values.
+void node_inputs(const OnnxModel& model, const std::vector<HostTensor>& inputs, std::vector<MapInput>& mi,
+                 std::vector<const HostTensor*>& values) {
+    const OnnxNode& node = model.nodes[0];
+    mi.assign(node.inputs.size(), MapInput{});
+    values.assign(node.inputs.size(), nullptr);
     for (size_t k = 0; k < node.inputs.size(); ++k) {
         const std::string& name = node.inputs[k];
         if (name.empty()) continue;
@@ -156,14 +153,12 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
         mi[k].value = v;
         values[k] = v;
     }
-    const Mapped m = map_node(*registry, node, model.opset, mi);
-    if (!m.unsupported.empty()) {
-        r.status = "unsupported";
-        r.detail = m.unsupported;
-        return;
-    }
-    // The graph outputs are node outputs, in order: all of them, or those
-    // left after optional ones named "" (LSTM's Y_h alone is output 1).
+}
+
+// The graph outputs are node outputs, in order: all of them, or those left
+// after optional ones named "" (LSTM's Y_h alone is output 1).
+std::vector<size_t> output_slots_of(const OnnxModel& model) {
+    const OnnxNode& node = model.nodes[0];
     std::vector<size_t> output_slots;
     for (size_t k = 0, slot = 0; k < model.outputs.size(); ++k, ++slot) {
         while (slot < node.outputs.size() && node.outputs[slot].empty()) ++slot;
@@ -172,15 +167,45 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
     }
     if (model.outputs.empty() || output_slots.size() != model.outputs.size())
         throw Error("the graph outputs are not the node's outputs, in order", in_file(model.file));
+    return output_slots;
+}
+
+// One pass's outputs against the expected ones (false: r failed).
+bool outputs_match(const RunOutcome& o, const std::vector<HostTensor>& expected, const TestOptions& opt,
+                   const char* pass, CaseResult& r) {
+    const tools::Tolerance tol{opt.rtol, opt.atol};
+    for (size_t k = 0; k < expected.size(); ++k) {
+        const tools::Tolerance tk = is_floating(expected[k].dtype()) ? tol : tools::Tolerance{0, 0};
+        const tools::Comparison c = tools::compare(o.outputs.at(k), expected[k], tk);
+        r.max_abs = std::max(r.max_abs, c.max_abs);
+        if (!c.ok) {
+            r.status = "FAIL";
+            r.detail = std::string(pass) + " (" + o.impl + ")" +
+                       (expected.size() > 1 ? ", output " + std::to_string(k) : std::string()) + ": " + c.mismatch;
+            return false;
+        }
+    }
+    return true;
+}
+
+void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& engine, const OnnxModel& model,
+              const fs::path& ds, const TestOptions& opt, CaseResult& r) {
+    const auto unsupported = [&r](const std::string& why) {
+        r.status = "unsupported";
+        r.detail = why;
+    };
+    if (const std::string why = untyped_value(model); !why.empty()) return unsupported(why);
+    const std::vector<HostTensor> inputs = read_side(ds, "input_", model.inputs);
+    const std::vector<HostTensor> expected = read_side(ds, "output_", model.outputs);
+    std::vector<MapInput> mi;
+    std::vector<const HostTensor*> values;
+    node_inputs(model, inputs, mi, values);
+    const Mapped m = map_node(*registry, model.nodes[0], model.opset, mi);
+    if (!m.unsupported.empty()) return unsupported(m.unsupported);
+    const std::vector<size_t> output_slots = output_slots_of(model);
     // A data type no impl of the op takes on this device is unsupported, not a failure.
     const std::string no_impl = no_impl_for(*registry, opt.device, m.op, values[m.inputs.at(0)]->dtype());
-    if (!no_impl.empty()) {
-        r.status = "unsupported";
-        r.detail = no_impl;
-        return;
-    }
-
-    const tools::Tolerance tol{opt.rtol, opt.atol};
+    if (!no_impl.empty()) return unsupported(no_impl);
     for (bool dynamic : {false, true}) {
         if (dynamic && !opt.dynamic_pass) break;
         const char* pass = dynamic ? "dynamic" : "static";
@@ -193,17 +218,7 @@ void run_case(const std::shared_ptr<const Registry>& registry, const EnginePtr& 
             return;
         }
         (dynamic ? r.impl_dynamic : r.impl_static) = o.impl;
-        for (size_t k = 0; k < expected.size(); ++k) {
-            const tools::Tolerance tk = is_floating(expected[k].dtype()) ? tol : tools::Tolerance{0, 0};
-            const tools::Comparison c = tools::compare(o.outputs.at(k), expected[k], tk);
-            r.max_abs = std::max(r.max_abs, c.max_abs);
-            if (!c.ok) {
-                r.status = "FAIL";
-                r.detail = std::string(pass) + " (" + o.impl + ")" +
-                           (expected.size() > 1 ? ", output " + std::to_string(k) : std::string()) + ": " + c.mismatch;
-                return;
-            }
-        }
+        if (!outputs_match(o, expected, opt, pass, r)) return;
     }
     r.status = "pass";
 }
