@@ -199,22 +199,24 @@ struct RunLists {
     std::vector<std::string> modules_dirs, shapes, feeds, ranges;
 };
 
+constexpr const char* kRunUsage =
+    "usage: dynrt run PIPELINE.yaml [options]\n"
+    "       dynrt run MODEL.onnx [--shapes \"batch=1;seq=16\"]... [--input x=a.npy,b.npy]... [options]\n\n"
+    "Runs a YAML pipeline (docs/yaml.md) once per schedule entry, or an ONNX\n"
+    "model once per --shapes or per --input file (docs/onnx.md), on one infer\n"
+    "request and prints a summary table: per input shapes the first run apart,\n"
+    "then min/p50/p90/p99/max/mean of the steady runs, and throughput. A model\n"
+    "with dynamic dims and no --shapes or data for them exits 2 listing its\n"
+    "inputs and an example (`dynrt info MODEL.onnx` lists them too).\n\n"
+    "Benchmarking: --warmup N runs first (not measured); then --iterations N or\n"
+    "--repeat K set the measured runs (default: run.iterations, else one pass of\n"
+    "the schedule); --duration S makes that count a least and runs on until S\n"
+    "seconds are spent too. The schedule cycles from its first entry.\n\n"
+    "Profiling: --profile times every node's flow steps and kernels and prints\n"
+    "where the time goes; --trace FILE writes a Perfetto trace (docs/report.md).\n\noptions";
+
 po::options_description run_description(RunLists& lists) {
-    po::options_description desc(
-        "usage: dynrt run PIPELINE.yaml [options]\n"
-        "       dynrt run MODEL.onnx [--shapes \"batch=1;seq=16\"]... [--input x=a.npy,b.npy]... [options]\n\n"
-        "Runs a YAML pipeline (docs/yaml.md) once per schedule entry, or an ONNX\n"
-        "model once per --shapes or per --input file (docs/onnx.md), on one infer\n"
-        "request and prints a summary table: per input shapes the first run apart,\n"
-        "then min/p50/p90/p99/max/mean of the steady runs, and throughput. A model\n"
-        "with dynamic dims and no --shapes or data for them exits 2 listing its\n"
-        "inputs and an example (`dynrt info MODEL.onnx` lists them too).\n\n"
-        "Benchmarking: --warmup N runs first (not measured); then --iterations N or\n"
-        "--repeat K set the measured runs (default: run.iterations, else one pass of\n"
-        "the schedule); --duration S makes that count a least and runs on until S\n"
-        "seconds are spent too. The schedule cycles from its first entry.\n\n"
-        "Profiling: --profile times every node's flow steps and kernels and prints\n"
-        "where the time goes; --trace FILE writes a Perfetto trace (docs/report.md).\n\noptions");
+    po::options_description desc(kRunUsage);
     desc.add_options()("help,h", "show this help")(
         "device", po::value<std::string>(),
         "auto|cpu|ocl|ocl:N (default: the pipeline's run.device, else auto: a GPU OpenCL device, else cpu)")(
@@ -236,7 +238,8 @@ po::options_description run_description(RunLists& lists) {
                              "the statistics, reported as warm-up (default: run.warmup, else 0)")(
         "duration", po::value<std::string>(),
         "measure for at least S seconds (0 < S <= 86400): runs go on until both the time is spent and the "
-        "--iterations / --repeat count (default: one pass) is made, and stop at 1000000 measured runs")(
+        "--iterations / --repeat count (default: one pass) is made, and stop at 1000000 measured runs");
+    desc.add_options()(
         "report-level", po::value<std::string>(),
         "summary|runs|nodes: what the --report holds (docs/report.md); summary: statistics and totals, runs: "
         "also a record per run, nodes: also every node of every run (default: runs up to 10000 runs, summary "
