@@ -484,53 +484,63 @@ struct Loader {
         const DataType dtype = has_dtype ? read_dtype(src, spec["dtype"], what + " dtype") : DataType::f32;
         std::optional<Shape> shape;
         if (spec["shape"]) shape = Shape(read_static_shape(src, spec["shape"], what + " shape"));
-
-        if (const YAML::Node f = spec["npy"]) {
-            const std::string path = src.resolve(detail::read_string(src, f, what + " npy"));
-            HostTensor t;
-            try {
-                t = read_npy(path);
-            } catch (const Error& e) {
-                src.fail(f, what + ": " + e.what(), "npy");
-            }
-            if (has_dtype && t.dtype() != dtype)
-                src.fail(f,
-                         what + ": " + path + " holds " + to_string(t.dtype()) + ", the constant is declared " +
-                             to_string(dtype),
-                         "npy");
-            if (shape && t.shape() != *shape)
-                src.fail(
-                    f, what + ": " + path + " has shape " + t.shape().to_string() + ", declared " + shape->to_string(),
-                    "npy");
-            return t;
-        }
-        if (const YAML::Node v = spec["values"]) {
-            std::vector<double> values;
-            if (v.IsSequence()) {
-                for (const auto& e : v) values.push_back(detail::read_float(src, e, what + " value"));
-            } else {
-                values.push_back(detail::read_float(src, v, what + " value"));
-            }
-            const Shape s = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
-            HostTensor t(dtype, s);
-            if (values.size() != t.count())
-                src.fail(v,
-                         what + ": " + std::to_string(values.size()) + " values for shape " + s.to_string() + " (" +
-                             std::to_string(t.count()) + " elements)",
-                         "values");
-            for (size_t i = 0; i < values.size(); ++i) {
-                check_value(src, v.IsSequence() ? v[i] : v, dtype, values[i], what + " value " + std::to_string(i),
-                            "values");
-                t.set_from_double(i, values[i]);
-            }
-            return t;
-        }
-        const YAML::Node init = spec["init"];
+        if (const YAML::Node f = spec["npy"]) return constant_from_npy(f, has_dtype, dtype, shape, what);
+        if (const YAML::Node v = spec["values"]) return constant_from_values(v, dtype, shape, what);
         if (!shape) src.fail(spec, what + " with 'init' needs a 'shape'");
+        return constant_from_init(spec["init"], dtype, *shape, what);
+    }
+
+    // npy: FILE, checked against the declared dtype and shape.
+    HostTensor constant_from_npy(const YAML::Node& f, bool has_dtype, DataType dtype, const std::optional<Shape>& shape,
+                                 const std::string& what) {
+        const std::string path = src.resolve(detail::read_string(src, f, what + " npy"));
+        HostTensor t;
+        try {
+            t = read_npy(path);
+        } catch (const Error& e) {
+            src.fail(f, what + ": " + e.what(), "npy");
+        }
+        if (has_dtype && t.dtype() != dtype)
+            src.fail(f,
+                     what + ": " + path + " holds " + to_string(t.dtype()) + ", the constant is declared " +
+                         to_string(dtype),
+                     "npy");
+        if (shape && t.shape() != *shape)
+            src.fail(f, what + ": " + path + " has shape " + t.shape().to_string() + ", declared " + shape->to_string(),
+                     "npy");
+        return t;
+    }
+
+    // values: a number or a list, one per element, each in the dtype's range.
+    HostTensor constant_from_values(const YAML::Node& v, DataType dtype, const std::optional<Shape>& shape,
+                                    const std::string& what) {
+        std::vector<double> values;
+        if (v.IsSequence()) {
+            for (const auto& e : v) values.push_back(detail::read_float(src, e, what + " value"));
+        } else {
+            values.push_back(detail::read_float(src, v, what + " value"));
+        }
+        const Shape s = shape ? *shape : Shape{static_cast<int64_t>(values.size())};
+        HostTensor t(dtype, s);
+        if (values.size() != t.count())
+            src.fail(v,
+                     what + ": " + std::to_string(values.size()) + " values for shape " + s.to_string() + " (" +
+                         std::to_string(t.count()) + " elements)",
+                     "values");
+        for (size_t i = 0; i < values.size(); ++i) {
+            check_value(src, v.IsSequence() ? v[i] : v, dtype, values[i], what + " value " + std::to_string(i),
+                        "values");
+            t.set_from_double(i, values[i]);
+        }
+        return t;
+    }
+
+    // init: {fill: V} or {random: {seed, low, high}}.
+    HostTensor constant_from_init(const YAML::Node& init, DataType dtype, const Shape& shape, const std::string& what) {
         detail::expect_map(src, init, what + " init");
         detail::check_keys(src, init, {"random", "fill"}, what + " init");
         if (init.size() != 1) src.fail(init, what + ": init needs exactly one of 'random', 'fill'");
-        HostTensor t(dtype, *shape);
+        HostTensor t(dtype, shape);
         if (const YAML::Node f = init["fill"]) {
             const double v = detail::read_float(src, f, what + " fill");
             check_value(src, f, dtype, v, what + " fill", "fill");
@@ -644,8 +654,6 @@ struct Loader {
     void read_nodes(const YAML::Node& n) {
         detail::expect_seq(src, n, "nodes");
         std::vector<PendingRef> refs;
-        std::vector<std::string> node_names;
-        const auto ops = registry->op_names();
         for (const auto& spec : n) {
             detail::expect_map(src, spec, "a node");
             if (!spec["name"]) src.fail(spec, "a node needs a 'name'");
@@ -655,27 +663,10 @@ struct Loader {
             declare(spec["name"], name, "node");
             if (!spec["op"]) src.fail(spec, what + " needs an 'op'");
             const std::string op = detail::read_string(src, spec["op"], what + " op");
-            const RegisteredOp* def = registry->find_op(op);
+            const RegisteredOp& def = node_op(spec, name, op, what);
             ErrorContext where = src.at(spec);
             where.node = name;
             where.op = op;
-            // Graph inputs and constants are built into Program, not ops.
-            if (op == "parameter" || op == "constant")
-                src.fail(spec["op"], what + ": declare " + op + " nodes under 'inputs:' or 'constants:'", "op");
-            if (!def) {
-                std::string msg = "unknown op '" + op + "'";
-                const auto close = close_names(op, ops);
-                if (!close.empty()) {
-                    msg += "; did you mean";
-                    for (size_t i = 0; i < close.size(); ++i) msg += (i ? ", '" : " '") + close[i] + "'";
-                    msg += "?";
-                }
-                msg += " (is its module in the module folder? see `dynrt ops`)";
-                ErrorContext c = src.at(spec["op"], "op");
-                c.node = name;
-                throw Error(msg, c);
-            }
-
             std::vector<std::string> inputs;
             if (const YAML::Node ins = spec["inputs"]) {
                 std::vector<YAML::Node> items;
@@ -690,40 +681,61 @@ struct Loader {
                     refs.push_back({ref, e, name});
                 }
             }
-
-            Attributes attrs;
-            if (const YAML::Node a = spec["attrs"]) {
-                if (!a.IsNull()) {
-                    detail::expect_map(src, a, what + " attrs");
-                    std::vector<std::string> known;
-                    for (const auto& s : def->def.attrs) known.push_back(s.name);
-                    std::set<std::string> seen;
-                    for (const auto& kv : a) {
-                        const std::string key = detail::read_string(src, kv.first, "attribute name");
-                        ErrorContext c = src.at(kv.first, key);
-                        c.node = name;
-                        c.op = op;
-                        if (!seen.insert(key).second) throw Error("duplicate attribute '" + key + "'", c);
-                        const auto it = std::find_if(def->def.attrs.begin(), def->def.attrs.end(),
-                                                     [&](const AttrSpec& s) { return s.name == key; });
-                        if (it == def->def.attrs.end()) {
-                            std::string msg = "unknown attribute '" + key + "' of op '" + op + "'";
-                            const auto close = close_names(key, known, 1);
-                            if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
-                            msg += known.empty() ? "; it takes none" : "; known:";
-                            for (size_t i = 0; i < known.size(); ++i) msg += (i ? ", " : " ") + known[i];
-                            throw Error(msg, c);
-                        }
-                        attrs.set(key, read_attr(*it, kv.second, name, op));
-                    }
-                }
-            }
-            node_names.push_back(name);
-            p.program->add_node(name, op, std::move(inputs), std::move(attrs), where);
+            p.program->add_node(name, op, std::move(inputs), node_attrs(spec["attrs"], def, name, op, what), where);
         }
         // References may point forward (build() orders the graph), so they are
         // checked once every name is known.
         for (const auto& r : refs) check_ref(r.ref, r.where, r.node);
+    }
+
+    // The node's op, or an error naming the closest known ones.
+    const RegisteredOp& node_op(const YAML::Node& spec, const std::string& name, const std::string& op,
+                                const std::string& what) {
+        // Graph inputs and constants are built into Program, not ops.
+        if (op == "parameter" || op == "constant")
+            src.fail(spec["op"], what + ": declare " + op + " nodes under 'inputs:' or 'constants:'", "op");
+        if (const RegisteredOp* def = registry->find_op(op)) return *def;
+        std::string msg = "unknown op '" + op + "'";
+        const auto close = close_names(op, registry->op_names());
+        if (!close.empty()) {
+            msg += "; did you mean";
+            for (size_t i = 0; i < close.size(); ++i) msg += (i ? ", '" : " '") + close[i] + "'";
+            msg += "?";
+        }
+        msg += " (is its module in the module folder? see `dynrt ops`)";
+        ErrorContext c = src.at(spec["op"], "op");
+        c.node = name;
+        throw Error(msg, c);
+    }
+
+    // attrs: each a known attribute of the op, once, converted to its type.
+    Attributes node_attrs(const YAML::Node& a, const RegisteredOp& def, const std::string& name, const std::string& op,
+                          const std::string& what) {
+        Attributes attrs;
+        if (!a || a.IsNull()) return attrs;
+        detail::expect_map(src, a, what + " attrs");
+        std::vector<std::string> known;
+        for (const auto& s : def.def.attrs) known.push_back(s.name);
+        std::set<std::string> seen;
+        for (const auto& kv : a) {
+            const std::string key = detail::read_string(src, kv.first, "attribute name");
+            ErrorContext c = src.at(kv.first, key);
+            c.node = name;
+            c.op = op;
+            if (!seen.insert(key).second) throw Error("duplicate attribute '" + key + "'", c);
+            const auto it = std::find_if(def.def.attrs.begin(), def.def.attrs.end(),
+                                         [&](const AttrSpec& s) { return s.name == key; });
+            if (it == def.def.attrs.end()) {
+                std::string msg = "unknown attribute '" + key + "' of op '" + op + "'";
+                const auto close = close_names(key, known, 1);
+                if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
+                msg += known.empty() ? "; it takes none" : "; known:";
+                for (size_t i = 0; i < known.size(); ++i) msg += (i ? ", " : " ") + known[i];
+                throw Error(msg, c);
+            }
+            attrs.set(key, read_attr(*it, kv.second, name, op));
+        }
+        return attrs;
     }
 
     // The K of a 'node:K' reference: digits that fit, checked here so that a
