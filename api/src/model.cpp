@@ -202,48 +202,28 @@ ErrorContext Model::Impl::where(const std::string& field) const {
     return c;
 }
 
-size_t Model::Impl::find_input(const std::string& name) const {
-    const auto it = input_index.find(name);
-    if (it != input_index.end()) return it->second;
+namespace {
+
+// The index of `name` among the model's inputs or outputs (`kind`), else an
+// error listing them with the closest name.
+size_t find_tensor(const std::map<std::string, size_t>& index, const std::vector<TensorInfo>& infos,
+                   const std::string& kind, const std::string& name, const ErrorContext& where) {
+    const auto it = index.find(name);
+    if (it != index.end()) return it->second;
     std::vector<std::string> names;
-    for (const auto& in : inputs) names.push_back(in.name);
-    std::string msg = "the model has no input '" + name + "'";
+    for (const auto& t : infos) names.push_back(t.name);
+    std::string msg = "the model has no " + kind + " '" + name + "'";
     const auto close = pipeline::close_names(name, names, 1);
     if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw Error(msg + "; its inputs: " + list, where());
+    throw Error(msg + "; its " + kind + "s: " + list, where);
 }
 
-size_t Model::Impl::find_output(const std::string& name) const {
-    const auto it = output_index.find(name);
-    if (it != output_index.end()) return it->second;
-    std::vector<std::string> names;
-    for (const auto& out : outputs) names.push_back(out.name);
-    std::string msg = "the model has no output '" + name + "'";
-    const auto close = pipeline::close_names(name, names, 1);
-    if (!close.empty()) msg += " (did you mean '" + close[0] + "'?)";
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw Error(msg + "; its outputs: " + list, where());
-}
-
-Model::Model(const std::string& path, const ModelOptions& options) {
-    auto impl = std::make_shared<Impl>();
-    impl->path = path;
-    LoadedModules modules = load_modules(module_dirs(options), options.verbose);
-    impl->registry = modules.registry;
-    impl->warnings = std::move(modules.warnings);
-
-    Loaded g = load_graph(path, impl->registry, options);
-    impl->program = g.program;
-
-    // Inputs and outputs as the model declares them.
-    std::optional<DeclaredDims> declared;
-#ifdef DYNRT_HAVE_ONNX
-    if (is_onnx(path)) declared = declared_dims(path);
-#endif
-    std::map<std::string, std::string> symbol_of;   // ONNX dim_param -> the importer's symbol
+// Inputs as the model declares them; `symbol_of` gets each ONNX dim_param's
+// symbol in the importer's inputs.
+void describe_inputs(Model::Impl& impl, const Loaded& g, const std::optional<DeclaredDims>& declared,
+                     std::map<std::string, std::string>& symbol_of) {
     for (size_t i = 0; i < g.inputs.size(); ++i) {
         const pipeline::InputSpec& spec = g.inputs[i];
         const std::string& name = g.model_input_names.at(i);
@@ -252,40 +232,47 @@ Model::Model(const std::string& path, const ModelOptions& options) {
             const auto it = declared->inputs.find(name);
             if (it != declared->inputs.end()) decl = &it->second;
         }
-        impl->inputs.push_back({name, spec.dtype, input_dims(spec, decl)});
+        impl.inputs.push_back({name, spec.dtype, input_dims(spec, decl)});
         if (decl && decl->size() == spec.dims.size())
             for (size_t k = 0; k < decl->size(); ++k)
                 if (!(*decl)[k].symbol.empty() && spec.dims[k].kind == pipeline::DimSpec::Kind::symbol)
                     symbol_of.emplace((*decl)[k].symbol, spec.dims[k].symbol);
-        impl->input_index[name] = i;
-        impl->input_index.emplace(spec.name, i);
+        impl.input_index[name] = i;
+        impl.input_index.emplace(spec.name, i);
     }
-    impl->specs = std::move(g.inputs);
-    const auto& program_outputs = impl->program->outputs();
+}
+
+// Outputs with the program's layouts; dynamic dims take the names the model
+// gives them (the inputs' symbols where an input has the same dim_param).
+void describe_outputs(Model::Impl& impl, const Loaded& g, const std::optional<DeclaredDims>& declared,
+                      const std::map<std::string, std::string>& symbol_of) {
+    const auto& program_outputs = impl.program->outputs();
     for (size_t k = 0; k < g.outputs.size() && k < program_outputs.size(); ++k) {
         const NodeInput& ref = program_outputs[k];
-        const Layout& l = impl->program->nodes().at(ref.node).out_layouts.at(ref.output);
+        const Layout& l = impl.program->nodes().at(ref.node).out_layouts.at(ref.output);
         TensorInfo info{g.outputs[k], l.dtype, {}};
         for (const Dimension& d : l.shape) info.dims.push_back(Dim{d.is_static() ? d.get_length() : -1, {}});
-        // Dynamic dims take the names the model gives them (the inputs'
-        // symbols where an input has the same dim_param).
+        const std::vector<Dim>* named = nullptr;
         if (declared) {
             const auto it = declared->outputs.find(g.outputs[k]);
-            if (it != declared->outputs.end() && it->second.size() == info.dims.size())
-                for (size_t d = 0; d < info.dims.size(); ++d) {
-                    const Dim& dd = it->second[d];
-                    if (info.dims[d].is_static() || dd.symbol.empty()) continue;
-                    const auto s = symbol_of.find(dd.symbol);
-                    info.dims[d].symbol = s != symbol_of.end() ? s->second : dd.symbol;
-                }
+            if (it != declared->outputs.end()) named = &it->second;
         }
-        impl->output_index[info.name] = k;
-        impl->outputs.push_back(std::move(info));
+        if (named && named->size() == info.dims.size())
+            for (size_t d = 0; d < info.dims.size(); ++d) {
+                const Dim& dd = (*named)[d];
+                if (info.dims[d].is_static() || dd.symbol.empty()) continue;
+                const auto s = symbol_of.find(dd.symbol);
+                info.dims[d].symbol = s != symbol_of.end() ? s->second : dd.symbol;
+            }
+        impl.output_index[info.name] = k;
+        impl.outputs.push_back(std::move(info));
     }
+}
 
-    // The device, as `dynrt run` picks it.
+// The device, as `dynrt run` picks it, and the network on it.
+void create_network(Model::Impl& impl, const Loaded& g, const ModelOptions& options) {
     std::vector<std::string> ops;
-    for (const auto& n : impl->program->nodes())
+    for (const auto& n : impl.program->nodes())
         if (n.def && !n.def->def.traits.is_input && !n.def->def.traits.is_constant &&
             std::find(ops.begin(), ops.end(), n.op) == ops.end())
             ops.push_back(n.op);
@@ -295,19 +282,48 @@ Model::Model(const std::string& path, const ModelOptions& options) {
     {
         const ScopedEnv env(engine_env(options));
         try {
-            impl->engine =
-                pipeline::create_device(*impl->registry, device, options.verbose, &impl->device, &note, ops, threads);
+            impl.engine =
+                pipeline::create_device(*impl.registry, device, options.verbose, &impl.device, &note, ops, threads);
         } catch (const Error& e) {
-            throw e.with_context(impl->where());
+            throw e.with_context(impl.where());
         }
     }
-    impl->device_name = impl->engine->info().name;
+    impl.device_name = impl.engine->info().name;
     if (options.verbose) std::fprintf(stderr, "dynrt: %s\n", note.c_str());
     try {
-        impl->network = Network::create(impl->program, impl->engine, network_options(g.run, options.verbose));
+        impl.network = Network::create(impl.program, impl.engine, network_options(g.run, options.verbose));
     } catch (const Error& e) {
-        throw e.with_context(impl->where());
+        throw e.with_context(impl.where());
     }
+}
+
+}   // namespace
+
+size_t Model::Impl::find_input(const std::string& name) const {
+    return find_tensor(input_index, inputs, "input", name, where());
+}
+
+size_t Model::Impl::find_output(const std::string& name) const {
+    return find_tensor(output_index, outputs, "output", name, where());
+}
+
+Model::Model(const std::string& path, const ModelOptions& options) {
+    auto impl = std::make_shared<Impl>();
+    impl->path = path;
+    LoadedModules modules = load_modules(module_dirs(options), options.verbose);
+    impl->registry = modules.registry;
+    impl->warnings = std::move(modules.warnings);
+    Loaded g = load_graph(path, impl->registry, options);
+    impl->program = g.program;
+    std::optional<DeclaredDims> declared;
+#ifdef DYNRT_HAVE_ONNX
+    if (is_onnx(path)) declared = declared_dims(path);
+#endif
+    std::map<std::string, std::string> symbol_of;   // ONNX dim_param -> the importer's symbol
+    describe_inputs(*impl, g, declared, symbol_of);
+    describe_outputs(*impl, g, declared, symbol_of);
+    impl->specs = std::move(g.inputs);
+    create_network(*impl, g, options);
     impl_ = std::move(impl);
 }
 
