@@ -117,6 +117,45 @@ HostTensor external_tensor(const ::onnx::TensorProto& t, const std::string& what
     return out;
 }
 
+// The number of values a TensorProto holds in the typed field of its type
+// (float16 and the small integer types use int32_data).
+size_t typed_count(const ::onnx::TensorProto& t, DataType dt) {
+    switch (dt) {
+        case DataType::f32: return static_cast<size_t>(t.float_data_size());
+        case DataType::i64: return static_cast<size_t>(t.int64_data_size());
+        case DataType::f64: return static_cast<size_t>(t.double_data_size());
+        default: return static_cast<size_t>(t.int32_data_size());
+    }
+}
+
+// Copies the typed values (their count already checked) into `out`.
+void copy_typed(const ::onnx::TensorProto& t, HostTensor& out) {
+    const size_t n = out.count();
+    switch (out.dtype()) {
+        case DataType::f32:
+            for (size_t i = 0; i < n; ++i) out.as<float>()[i] = t.float_data(static_cast<int>(i));
+            break;
+        case DataType::f16:
+            // Typed float16 values are the IEEE bit patterns in int32_data.
+            for (size_t i = 0; i < n; ++i)
+                out.as<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
+            break;
+        case DataType::f64:
+            for (size_t i = 0; i < n; ++i) out.as<double>()[i] = t.double_data(static_cast<int>(i));
+            break;
+        case DataType::i64:
+            for (size_t i = 0; i < n; ++i) out.as<int64_t>()[i] = t.int64_data(static_cast<int>(i));
+            break;
+        case DataType::i32:
+        case DataType::i8:
+        case DataType::u8:
+        case DataType::boolean:
+            for (size_t i = 0; i < n; ++i)
+                out.set_from_double(i, static_cast<double>(t.int32_data(static_cast<int>(i))));
+            break;
+    }
+}
+
 HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
     const std::string what = t.name().empty() ? std::string("tensor") : "tensor '" + t.name() + "'";
     const auto dt = dtype_from_onnx(t.data_type());
@@ -139,64 +178,19 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& file) {
         throw Error(what + " has dims " + shape.to_string() + ", more elements than fit (at most 2^60)",
                     in_file(file, "dims"));
     const size_t bytes = checked_mul(n, byte_size(*dt), "tensor data size");
-    if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
-        return external_tensor(t, what, *dt, shape, bytes, file);
-    }
-    auto count_error = [&](size_t got) {
-        return Error(what + " holds " + std::to_string(got) + " values, its dims " + shape.to_string() + " need " +
-                         std::to_string(n),
-                     in_file(file));
-    };
-    if (t.has_raw_data()) {
+    if (t.data_location() == ::onnx::TensorProto::EXTERNAL) return external_tensor(t, what, *dt, shape, bytes, file);
+    if (t.has_raw_data() && t.raw_data().size() != bytes)
         // raw_data is little-endian, like every host dynrt runs on.
-        if (t.raw_data().size() != bytes) {
-            throw Error(what + " has " + std::to_string(t.raw_data().size()) + " bytes of raw_data, " +
-                            shape.to_string() + " of " + to_string(*dt) + " needs " + std::to_string(bytes),
-                        in_file(file, "raw_data"));
-        }
-    } else {
-        size_t got = 0;
-        switch (*dt) {
-            case DataType::f32: got = static_cast<size_t>(t.float_data_size()); break;
-            case DataType::i64: got = static_cast<size_t>(t.int64_data_size()); break;
-            case DataType::f64: got = static_cast<size_t>(t.double_data_size()); break;
-            default: got = static_cast<size_t>(t.int32_data_size()); break;
-        }
-        if (got != n) throw count_error(got);
-    }
+        throw Error(what + " has " + std::to_string(t.raw_data().size()) + " bytes of raw_data, " + shape.to_string() +
+                        " of " + to_string(*dt) + " needs " + std::to_string(bytes),
+                    in_file(file, "raw_data"));
+    if (!t.has_raw_data() && typed_count(t, *dt) != n)
+        throw Error(what + " holds " + std::to_string(typed_count(t, *dt)) + " values, its dims " + shape.to_string() +
+                        " need " + std::to_string(n),
+                    in_file(file));
     HostTensor out(*dt, shape);
-    if (t.has_raw_data()) {
-        if (n) std::memcpy(out.data(), t.raw_data().data(), out.bytes());
-        return out;
-    }
-    switch (*dt) {
-        case DataType::f32:
-            if (static_cast<size_t>(t.float_data_size()) != n) throw count_error(t.float_data_size());
-            for (size_t i = 0; i < n; ++i) out.as<float>()[i] = t.float_data(static_cast<int>(i));
-            break;
-        case DataType::f16:
-            // Typed float16 values are the IEEE bit patterns in int32_data.
-            if (static_cast<size_t>(t.int32_data_size()) != n) throw count_error(t.int32_data_size());
-            for (size_t i = 0; i < n; ++i)
-                out.as<uint16_t>()[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
-            break;
-        case DataType::f64:
-            if (static_cast<size_t>(t.double_data_size()) != n) throw count_error(t.double_data_size());
-            for (size_t i = 0; i < n; ++i) out.as<double>()[i] = t.double_data(static_cast<int>(i));
-            break;
-        case DataType::i64:
-            if (static_cast<size_t>(t.int64_data_size()) != n) throw count_error(t.int64_data_size());
-            for (size_t i = 0; i < n; ++i) out.as<int64_t>()[i] = t.int64_data(static_cast<int>(i));
-            break;
-        case DataType::i32:
-        case DataType::i8:
-        case DataType::u8:
-        case DataType::boolean:
-            if (static_cast<size_t>(t.int32_data_size()) != n) throw count_error(t.int32_data_size());
-            for (size_t i = 0; i < n; ++i)
-                out.set_from_double(i, static_cast<double>(t.int32_data(static_cast<int>(i))));
-            break;
-    }
+    if (!t.has_raw_data()) copy_typed(t, out);
+    else if (n) std::memcpy(out.data(), t.raw_data().data(), out.bytes());
     return out;
 }
 
