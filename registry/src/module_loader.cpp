@@ -110,36 +110,31 @@ std::vector<std::string> ModuleLoader::search_path(const std::vector<std::string
     return {default_module_dir()};
 }
 
-void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
-    std::error_code ec;
-    // Absolute paths only: Boost 1.74 resolves a bare name against the current
-    // directory (P6), and the record should name the file unambiguously.
-    fs::path path = fs::absolute(path_in, ec).lexically_normal();
-    if (ec) path = fs::path(path_in);
-    const std::string p = path.string();
-    ErrorContext where;
-    where.file = p;
+namespace {
 
+// The file is a regular, trusted file in a trusted folder whose ELF headers
+// hold both entry points. dlopen trusts the file's headers: a truncated
+// module would be mapped past its end (SIGBUS), a data object named like an
+// entry point called as code. Read them first (module_elf.hpp).
+void check_module_file(const fs::path& path, const ErrorContext& where) {
+    std::error_code ec;
     if (!fs::exists(path, ec)) throw Error(ec ? "cannot be opened: " + ec.message() : "no such module file", where);
     if (!fs::is_regular_file(path, ec)) throw Error("not a regular file", where);
     check_trusted(path, "module file", where);
     check_trusted(path.parent_path(), "module folder", where);
-    // dlopen trusts the file's headers: a truncated module would be mapped
-    // past its end (SIGBUS), a data object named like an entry point called as
-    // code. Read them first (module_elf.hpp).
     const char* const entry_points[] = {DYNRT_MODULE_INFO_SYMBOL, DYNRT_MODULE_REGISTER_SYMBOL};
-    const std::string elf = detail::elf_module_problem(p, entry_points, 2);
+    const std::string elf = detail::elf_module_problem(path.string(), entry_points, 2);
     if (!elf.empty()) throw Error(elf, where);
+}
 
-    std::lock_guard<std::mutex> lock(loader_mutex());
-
-    // rtld_now: a missing symbol fails here, catchably, instead of killing the
-    // process at the first call (P5).
+// rtld_now: a missing symbol fails here, catchably, instead of killing the
+// process at the first call (P5).
+std::shared_ptr<boost::dll::shared_library> open_module(const fs::path& path, const ErrorContext& where) {
     auto library = std::make_shared<boost::dll::shared_library>();
     try {
         library->load(path, boost::dll::load_mode::rtld_now);
     } catch (const std::system_error& e) {
-        const std::string why = dlerror_text(e, p);
+        const std::string why = dlerror_text(e, path.string());
         // A library the module needs is not found ("libX.so.0: cannot open
         // shared object file"): a search-path problem, not a bad module.
         const size_t missing = why.find(": cannot open shared object file");
@@ -154,40 +149,58 @@ void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
                         " (dynrt_add_module links with --no-undefined to catch this at build time)",
                     where);
     }
+    return library;
+}
 
-    if (!library->has(DYNRT_MODULE_INFO_SYMBOL))
+// The module's info, refused unless its ABI and build fingerprint are this
+// dynrt's. The first two fields are the same in every ABI version; the rest
+// is read only when the version and size say the layout is ours.
+const DynrtModuleInfo& checked_info(boost::dll::shared_library& library, const ErrorContext& where) {
+    if (!library.has(DYNRT_MODULE_INFO_SYMBOL))
         throw Error(std::string("lacks the entry point ") + DYNRT_MODULE_INFO_SYMBOL +
                         ": not a dynrt module, or built against an SDK older than ABI " +
                         std::to_string(DYNRT_MODULE_ABI_VERSION) + " (use DYNRT_MODULE to define it)",
                     where);
-    auto& info_fn = library->get<const DynrtModuleInfo*()>(DYNRT_MODULE_INFO_SYMBOL);
+    auto& info_fn = library.get<const DynrtModuleInfo*()>(DYNRT_MODULE_INFO_SYMBOL);
     const DynrtModuleInfo* info = info_fn();
     if (!info) throw Error(std::string(DYNRT_MODULE_INFO_SYMBOL) + " returned null: " + kRebuild, where);
-
-    // The first two fields are the same in every ABI version; the rest is read
-    // only when the version and size say the layout is ours.
     const std::string host_fp = DYNRT_BUILD_FINGERPRINT;
     const bool layout_ok =
         info->abi_version == DYNRT_MODULE_ABI_VERSION && info->struct_size >= sizeof(DynrtModuleInfo);
     const std::string module_fp = layout_ok ? str_or(info->fingerprint, "<none>") : std::string("<unknown>");
-    if (!layout_ok || module_fp != host_fp) {
+    if (!layout_ok || module_fp != host_fp)
         throw Error("built for ABI " + std::to_string(info->abi_version) + " / fingerprint " + module_fp +
                         ", this dynrt is ABI " + std::to_string(DYNRT_MODULE_ABI_VERSION) + " / fingerprint " +
                         host_fp + ": " + kRebuild,
                     where);
-    }
-
-    if (!library->has(DYNRT_MODULE_REGISTER_SYMBOL))
+    if (!library.has(DYNRT_MODULE_REGISTER_SYMBOL))
         throw Error(std::string("lacks the entry point ") + DYNRT_MODULE_REGISTER_SYMBOL +
                         " (use DYNRT_MODULE to define both entry points): " + kRebuild,
                     where);
-    auto& register_fn = library->get<int(dynrt::ModuleRegistrar*, char*, size_t)>(DYNRT_MODULE_REGISTER_SYMBOL);
+    return *info;
+}
 
+}   // namespace
+
+void ModuleLoader::load_file(Registry& registry, const std::string& path_in) {
+    std::error_code ec;
+    // Absolute paths only: Boost 1.74 resolves a bare name against the current
+    // directory (P6), and the record should name the file unambiguously.
+    fs::path path = fs::absolute(path_in, ec).lexically_normal();
+    if (ec) path = fs::path(path_in);
+    ErrorContext where;
+    where.file = path.string();
+    check_module_file(path, where);
+
+    std::lock_guard<std::mutex> lock(loader_mutex());
+    auto library = open_module(path, where);
+    const DynrtModuleInfo& info = checked_info(*library, where);
+    auto& register_fn = library->get<int(dynrt::ModuleRegistrar*, char*, size_t)>(DYNRT_MODULE_REGISTER_SYMBOL);
     auto record = std::make_shared<ModuleRecord>();
-    record->path = p;
-    record->name = str_or(info->name, path.stem().string().c_str());
-    record->fingerprint = module_fp;
-    record->library = library;   // shared_ptr<shared_library> -> shared_ptr<void>
+    record->path = path.string();
+    record->name = str_or(info.name, path.stem().string().c_str());
+    record->fingerprint = DYNRT_BUILD_FINGERPRINT;   // checked_info refused any other
+    record->library = library;                       // shared_ptr<shared_library> -> shared_ptr<void>
 
     // Declared after `library`, so the staged entries (whose code lives in the
     // module) are destroyed before a refused module is unloaded.
