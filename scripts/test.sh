@@ -76,14 +76,17 @@ dynrt_build "$dir" "${args[@]}"
 cd "$dir"
 run_ctest() { ctest --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" --timeout 600 "$@"; }
 if [ -z "${DYNRT_SANITIZE_RUN:-}" ]; then
-  # Each op's impl-vs-reference matrices (<Op>Impls.*, <Op>Impls/<Table>.*)
-  # check every impl's logic over hundreds of shapes, and a static OpenCL impl
-  # compiles a program per shape: there the kernels are built with
-  # -cl-opt-disable, which on PoCL takes about half the time of an optimised
-  # build. Every other test builds them optimised, as users run them: the
-  # sweeps, the dynamic sequences (<Op>Dynamic.*), the node, data and model
-  # tests, the pipelines.
-  matrices='^[A-Za-z]+Impls[./]'
+  # The value checks build their OpenCL kernels with -cl-opt-disable, which
+  # on PoCL takes about half the time of an optimised build (a static OpenCL
+  # impl compiles a program per shape): each op's impl-vs-reference matrices
+  # (<Op>Impls.*, <Op>Impls/<Table>.*), its dynamic sequence on one network
+  # (<Op>Dynamic.*), and the ONNX node, multi-node and data tests on ocl
+  # (onnx_node_*_ocl, onnx_graphs_ocl, onnx_data_*_ocl), which compare values
+  # with the reference or the ONNX data. Every other test builds the kernels
+  # optimised, as users run them: each op's sweep (sweep_*_ocl, every impl
+  # against the reference over changing shapes), the model tests and the
+  # corpus, the flow, fusion and OpenCL suites.
+  matrices='^[A-Za-z]+(Impls|Dynamic)[./]|^onnx_(node_[a-z_0-9]+|graphs|data_[-a-z_0-9]+)_ocl$'
   status=0
   DYNRT_OCL_BUILD_OPTIONS="${DYNRT_OCL_BUILD_OPTIONS--cl-opt-disable}" run_ctest -R "$matrices" || status=1
   run_ctest -E "$matrices" || status=1

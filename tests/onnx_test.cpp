@@ -1087,7 +1087,9 @@ TEST(OnnxGraph, ExternalData_IsReadInsideTheModelFolderOnly) {
     const std::string model_file = (dir.path / "model.onnx").string();
     for (const auto& c : bad) {
         const auto& [location, offset, length, want, field] = c;
-        const std::string e = error_of([&] { di::load_model(model_with(location, offset, length)); });
+        // (C++17 lambdas capture no structured binding: copies.)
+        const std::string loc = location, off = offset, len = length;
+        const std::string e = error_of([&] { di::load_model(model_with(loc, off, len)); });
         SCOPED_TRACE(location + " " + offset + " " + length);
         EXPECT_NE(e.find(want), std::string::npos) << e;
         EXPECT_NE(e.find("tensor 'W'"), std::string::npos) << e;
@@ -1103,7 +1105,8 @@ TEST(OnnxGraph, ExternalData_IsReadInsideTheModelFolderOnly) {
     fs::create_directories(dir.path / "sub.bin");
     for (const auto& [location, want] : std::vector<std::pair<std::string, std::string>>{
              {"link.bin", "leads outside the model's folder"}, {"sub.bin", "is not a regular file"}}) {
-        const std::string e = error_of([&] { di::load_model(model_with(location, "0", "")); });
+        const std::string loc = location;
+        const std::string e = error_of([&] { di::load_model(model_with(loc, "0", "")); });
         EXPECT_NE(e.find(want), std::string::npos) << e;
         EXPECT_NE(e.find("field 'external_data.location'"), std::string::npos) << e;
     }
