@@ -21,6 +21,7 @@
 #include "dynrt/attributes.hpp"
 #include "dynrt/checked_math.hpp"
 #include "dynrt/cpu_parallel.hpp"
+#include "dynrt/cpu_quant.hpp"
 #include "dynrt/cpu_vec_math.hpp"
 #include "dynrt/error.hpp"
 #include "dynrt/module_abi.hpp"
@@ -94,40 +95,6 @@ std::vector<Layout> infer(const ShapeInferContext& ctx) {
 
 // ---- the host impls --------------------------------------------------------------
 
-// x viewed as [outer, channels, inner]: element i uses scale (i / inner) % channels.
-struct Channels {
-    size_t count = 0, channels = 1, inner = 1;
-};
-
-Channels channels_of(const HostCall& call) {
-    const Shape& x = call.in_shape(0);
-    Channels c;
-    c.count = x.count();
-    c.inner = std::max<size_t>(c.count, 1);
-    if (call.in_shape(1).count() == 1) return c;
-    const auto axis = static_cast<size_t>(normalize_axis(call.attrs().get_int("axis"), x.rank(), "axis"));
-    c.channels = static_cast<size_t>(x[axis]);
-    c.inner = dims_product(x, axis + 1, x.rank());
-    if (call.in_shape(1).count() != c.channels)
-        throw field_error(call.node(), "x_scale",
-                          "per-axis x_scale has " + std::to_string(call.in_shape(1).count()) + " elements but x " +
-                              x.to_string() + " has " + std::to_string(c.channels) + " along axis " +
-                              std::to_string(axis));
-    return c;
-}
-
-std::vector<float> checked_scales(const HostCall& call) {
-    std::vector<float> s(call.in_shape(1).count());
-    for (size_t k = 0; k < s.size(); ++k) {
-        s[k] = static_cast<float>(call.get(1, k));
-        if (!(s[k] > 0.0f))
-            throw field_error(call.node(), "x_scale",
-                              "x_scale[" + std::to_string(k) + "] is " + std::to_string(s[k]) +
-                                  "; a quantization scale must be positive");
-    }
-    return s;
-}
-
 // The zero points; an i32 x takes only zeros (ONNX: "must be 0 for int32").
 std::vector<int64_t> zero_points(const HostCall& call, size_t n) {
     std::vector<int64_t> z(n, 0);
@@ -143,8 +110,8 @@ std::vector<int64_t> zero_points(const HostCall& call, size_t n) {
 }
 
 void reference(HostCall& call) {
-    const Channels ch = channels_of(call);
-    const std::vector<float> scale = checked_scales(call);
+    const QuantChannels ch = quant_channels(call, kOp, "x_scale");
+    const std::vector<float> scale = checked_quant_scales(call, kOp, "x_scale");
     const std::vector<int64_t> zp = zero_points(call, scale.size());
     for (size_t i = 0; i < ch.count; ++i) {
         const size_t c = (i / ch.inner) % ch.channels;
@@ -172,9 +139,9 @@ void dequantize_any(const int8_t* x, float* y, size_t n, float s, int32_t z) { d
 
 template <typename T>
 void fast_typed(HostCall& call) {
-    const Channels ch = channels_of(call);
+    const QuantChannels ch = quant_channels(call, kOp, "x_scale");
     if (ch.count == 0) return;
-    const std::vector<float> scale = checked_scales(call);
+    const std::vector<float> scale = checked_quant_scales(call, kOp, "x_scale");
     const std::vector<int64_t> zp = zero_points(call, scale.size());
     const T* x = call.in<T>(0);
     float* y = call.out<float>(0);
